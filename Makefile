@@ -1,0 +1,165 @@
+# cordon: kernel-enforced sandbox for AI agents.
+#
+#   make            build everything into $(BUILD)
+#   make deps       install the Debian packages the build and tests need
+#   make test       unit + host + VM tests (the CI entry point)
+#   make demo       the quick-start demonstration
+#   make bench      benchmarks, printed as ratios against baselines and peers
+#
+# Quiet by default; V=1 prints full commands.  BUILD=dir moves the build
+# directory; VMLINUX_H=path pins a vmlinux.h instead of generating one from
+# /sys/kernel/btf/vmlinux.
+
+BUILD     ?= build
+VMLINUX_H ?=
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CC        ?= cc
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+# Linked BPF objects and skeletons are build products, not intermediates.
+.SECONDARY:
+.SUFFIXES:
+.PHONY: all deps test test-unit test-host test-vm demo bench clean
+
+WARN := -Wall -Wextra -Werror -Werror=shadow -Werror=missing-prototypes \
+        -Werror=format=2 -Wswitch-enum -Wno-unused-parameter
+HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -MMD -MP \
+              -I$(BUILD) -Ibpf -Iloader -Iuserspace -Ipolicy
+LDFLAGS ?=
+ALL_LDFLAGS := $(LDFLAGS) -pie -Wl,-z,relro,-z,now
+LIBS := -lbpf -lelf -lz -lseccomp -ljansson -lcrypto -lssl
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -I$(BUILD) -Ibpf -MMD -MP
+
+# --- sources -----------------------------------------------------------------
+# Each skeleton is one linked BPF object.  `probe` holds the trivial programs
+# the doctor loads to measure what the kernel accepts; `floor` is the
+# enforcement object.
+SKELS      := probe floor
+probe_BPF  := bpf/probe.bpf.c
+floor_BPF  := bpf/files.bpf.c
+
+LOADER_SRC := $(wildcard loader/*.c)
+USER_SRC   := $(wildcard userspace/*.c)
+POLICY_SRC := $(wildcard policy/*.c)
+LIB_SRC    := $(LOADER_SRC) $(filter-out userspace/main.c,$(USER_SRC)) $(POLICY_SRC)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+HOSTC_SRC  := $(wildcard tests/host/*.c)
+HOSTC_BIN  := $(HOSTC_SRC:tests/host/%.c=$(BUILD)/tests/host/%)
+VMC_SRC    := $(wildcard tests/vm/*.c)
+VMC_BIN    := $(VMC_SRC:tests/vm/%.c=$(BUILD)/tests/vm/%)
+TEST_BIN   := $(UNIT_BIN) $(HOSTC_BIN) $(VMC_BIN)
+
+SKEL_H     := $(SKELS:%=$(BUILD)/%.skel.h)
+
+all: $(BUILD)/cordon $(TEST_BIN)
+
+# --- BPF: compile, link (bpftool gen object), skeleton ------------------------
+ifeq ($(VMLINUX_H),)
+$(BUILD)/vmlinux.h: | $(BUILD)/.dir
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+else
+$(BUILD)/vmlinux.h: $(VMLINUX_H) | $(BUILD)/.dir
+	$(call msg,CP,$@)
+	$(Q)cp $< $@
+endif
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)/bpf/.dir
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+.SECONDEXPANSION:
+# The BPF objects of skeleton $(1).
+bpf_objs = $(addprefix $(BUILD)/,$(patsubst %.c,%.o,$($(1)_BPF)))
+$(BUILD)/%.linked.o: $$(call bpf_objs,$$*)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(BUILD)/%.skel.h: $(BUILD)/%.linked.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+# --- host C -------------------------------------------------------------------
+# Every host object may include a skeleton, so they all wait for them.
+HOST_OBJ := $(LIB_OBJ) $(BUILD)/userspace/main.o \
+            $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC) $(HOSTC_SRC) $(VMC_SRC))
+$(HOST_OBJ): $(BUILD)/%.o: %.c $(SKEL_H)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libcordon.a: $(LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cordon: $(BUILD)/userspace/main.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+
+$(BUILD)/tests/host/%: $(BUILD)/tests/host/%.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/vm/%: $(BUILD)/tests/vm/%.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+%/.dir:
+	@mkdir -p $(@D) && touch $@
+
+# --- dependencies -------------------------------------------------------------
+# Idempotent: dpkg-query first, apt only for what is missing.
+deps:
+	$(Q)tools/deps
+
+# --- tests ----------------------------------------------------------------------
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/testrun --build $(BUILD) unit host vm
+
+test-unit: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/testrun --build $(BUILD) unit
+
+test-host: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/testrun --build $(BUILD) host
+
+test-vm: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/testrun --build $(BUILD) vm
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo --build $(BUILD)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/run --build $(BUILD)
+
+clean:
+	$(call msg,CLEAN,$(BUILD))
+	$(Q)find $(BUILD) -mindepth 1 -maxdepth 1 ! -name vm -exec rm -rf {} + 2>/dev/null || true
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Helpers and maps shared by cordon's BPF programs.  Maps are declared
+ * __weak so that every hook file can include this header and the libbpf
+ * linker (`bpftool gen object`) merges the declarations into one map.
+ */
+#ifndef CORDON_COMMON_BPF_H
+#define CORDON_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "cordon.h"
+
+#define EPERM   1
+#define EACCES  13
+#define E2BIG   7
+
+#define FMODE_READ   0x1
+#define FMODE_WRITE  0x2
+#define FMODE_EXEC   0x20
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((void *)(ptr) - __builtin_offsetof(type, member)))
+#endif
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cordon_config);
+} cordon_config SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CORDON_MAX_SESSIONS);
+	__type(key, __u64);
+	__type(value, struct cordon_session);
+} cordon_sessions SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CORDON_MAX_FS_RULES);
+	__type(key, struct cordon_fs_key);
+	__type(value, struct cordon_fs_rule);
+} cordon_fs_rules SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} cordon_events SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CORDON_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} cordon_counters SEC(".maps") __weak;
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&cordon_counters, &which);
+
+	if (v)
+		*v += 1;
+}
+
+/*
+ * The session the current task belongs to, or NULL for host tasks.  The
+ * answer comes from the task's cgroup, which every descendant inherits
+ * through fork, clone, daemonising, setsid and re-parenting, and which a
+ * session task cannot change (cgroupfs writes are denied to it).
+ */
+static __always_inline struct cordon_session *current_session(__u64 *sid)
+{
+	struct cordon_config *cfg;
+	__u32 zero = 0;
+	__u64 id;
+
+	cfg = bpf_map_lookup_elem(&cordon_config, &zero);
+	if (!cfg || !cfg->session_level)
+		return NULL;
+	id = bpf_get_current_ancestor_cgroup_id(cfg->session_level);
+	if (!id)
+		return NULL;
+	*sid = id;
+	return bpf_map_lookup_elem(&cordon_sessions, &id);
+}
+
+/*
+ * Reserve and fill the common part of an event.  A full ring buffer is
+ * counted, never silently ignored: userspace reports the drop counter.
+ */
+static __always_inline struct cordon_event *
+event_start(__u64 sid, __u32 op, __u32 decision, int err, __u32 rule_id, __u32 reason)
+{
+	struct cordon_event *e;
+	__u64 pid_tgid;
+
+	e = bpf_ringbuf_reserve(&cordon_events, sizeof(*e), 0);
+	if (!e) {
+		count(CORDON_CNT_DROPS);
+		return NULL;
+	}
+	count(CORDON_CNT_EVENTS);
+	pid_tgid = bpf_get_current_pid_tgid();
+	e->ts_ns = bpf_ktime_get_ns();
+	e->session = sid;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->op = op;
+	e->decision = decision;
+	e->err = err;
+	e->rule_id = rule_id;
+	e->reason = reason;
+	e->flags = 0;
+	e->_pad = 0;
+	e->path[0] = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+#endif /* CORDON_COMMON_BPF_H */

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "cgroup.h"
+#include "util.h"
+
+/* Undo mountinfo's octal escapes (\040 for space, etc.) in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; ) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' &&
+		    r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+			r += 4;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = 0;
+}
+
+int cg_parse_mountinfo(const char *mountinfo, char *out, size_t outlen)
+{
+	const char *line = mountinfo;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[4096], *fields[16], *sep, *save = NULL, *tok;
+		int n = 0;
+
+		if (len < sizeof(buf)) {
+			memcpy(buf, line, len);
+			buf[len] = 0;
+			/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SRC SUPEROPTS" */
+			sep = strstr(buf, " - ");
+			if (sep) {
+				*sep = 0;
+				for (tok = strtok_r(buf, " ", &save); tok && n < 16;
+				     tok = strtok_r(NULL, " ", &save))
+					fields[n++] = tok;
+				if (n >= 5 && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
+					unescape(fields[4]);
+					if (strlen(fields[4]) + 1 > outlen)
+						return -ENAMETOOLONG;
+					strcpy(out, fields[4]);
+					return 0;
+				}
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int cg_find_root(char *out, size_t outlen)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = read_file("/proc/self/mountinfo", &text, 1 << 20);
+	if (r < 0)
+		return r;
+	return cg_parse_mountinfo(text, out, outlen);
+}
+
+int cg_level(const char *root, const char *path)
+{
+	size_t rl = strlen(root);
+	int level = 0;
+
+	while (rl > 1 && root[rl - 1] == '/')
+		rl--;
+	if (strncmp(root, path, rl) != 0 || (path[rl] != 0 && path[rl] != '/'))
+		return -EINVAL;
+	for (const char *p = path + rl; *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			level++;
+	return level;
+}
+
+int cg_id(const char *path, uint64_t *id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t cgid;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	int mount_id;
+
+	/* cgroupfs file handles are exactly the 64-bit cgroup (kernfs) id. */
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0)
+		return -errno;
+	if (h.fh.handle_bytes != sizeof(uint64_t))
+		return -EPROTO;
+	*id = h.cgid;
+	return 0;
+}
+
+int cg_mkdir(const char *path)
+{
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int cg_attach_pid(const char *path, int pid)
+{
+	char file[PATH_MAX], num[32];
+
+	if ((size_t)snprintf(file, sizeof(file), "%s/cgroup.procs", path) >= sizeof(file))
+		return -ENAMETOOLONG;
+	snprintf(num, sizeof(num), "%d", pid);
+	return write_file(file, num);
+}
+
+static int kill_members(const char *path)
+{
+	char file[PATH_MAX];
+	_cleanup_free_ char *procs = NULL;
+	int r;
+
+	if ((size_t)snprintf(file, sizeof(file), "%s/cgroup.kill", path) >= sizeof(file))
+		return -ENAMETOOLONG;
+	if (write_file(file, "1") == 0)
+		return 0;
+	/* Before 5.14: signal each member; new forks are caught on the next pass. */
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	r = read_file(file, &procs, 1 << 20);
+	if (r < 0)
+		return r;
+	for (char *p = procs; *p; ) {
+		long pid = strtol(p, &p, 10);
+		if (pid > 0)
+			(void)kill((pid_t)pid, SIGKILL);
+		while (*p == '\n')
+			p++;
+		if (pid <= 0)
+			break;
+	}
+	return 0;
+}
+
+int cg_destroy(const char *path)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	for (int i = 0; i < 500; i++) {
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		(void)kill_members(path);
+		nanosleep(&ts, NULL);
+	}
+	return -EBUSY;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * cgroup v2 plumbing: where the hierarchy is mounted, creating and removing
+ * the cgroups that are cordon's sessions, and their ids.
+ */
+#ifndef CORDON_CGROUP_H
+#define CORDON_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Find the cgroup2 mount point in the text of /proc/self/mountinfo.  Pure.
+ * Handles the hybrid layout (/sys/fs/cgroup/unified) and octal escapes.
+ * Returns 0, -ENOENT when there is none, -ENAMETOOLONG, -EINVAL on garbage.
+ */
+int cg_parse_mountinfo(const char *mountinfo, char *out, size_t outlen);
+
+/* The same, from this process's /proc/self/mountinfo. */
+int cg_find_root(char *out, size_t outlen);
+
+/* Depth of `path` below the cgroup2 `root` (root itself is level 0). Pure. */
+int cg_level(const char *root, const char *path);
+
+/* The cgroup id (as bpf_get_current_cgroup_id() reports it) of a cgroup dir. */
+int cg_id(const char *path, uint64_t *id);
+
+/* mkdir that tolerates an existing directory. */
+int cg_mkdir(const char *path);
+
+/*
+ * Remove a cgroup, killing whatever still lives in it first (cgroup.kill,
+ * falling back to SIGKILL of each member on kernels before 5.14).
+ */
+int cg_destroy(const char *path);
+
+/* Move a process into a cgroup. */
+int cg_attach_pid(const char *path, int pid);
+
+#endif /* CORDON_CGROUP_H */

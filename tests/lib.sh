@@ -1,0 +1,29 @@
+# Shared helpers for shell tests (POSIX sh: also sourced inside the VM guest).
+# Prints TAP; tools/testrun counts it.
+: "${BUILD:=$(cd "$(dirname "$0")/../.." && pwd)/build}"
+_n=0
+_failed=0
+
+# ok DESCRIPTION CMD...: run CMD, report ok/not ok by its status.
+ok() {
+    _d=$1; shift
+    _n=$((_n + 1))
+    if "$@" >/dev/null 2>&1; then
+        echo "ok $_n - $_d"
+    else
+        echo "not ok $_n - $_d"
+        _failed=$((_failed + 1))
+    fi
+}
+
+# skip_all REASON: the kernel (or machine) lacks a feature; exit 77.
+skip_all() {
+    echo "1..0 # SKIP $1"
+    exit 77
+}
+
+done_testing() {
+    echo "1..$_n"
+    [ "$_failed" -eq 0 ]
+    exit $?
+}

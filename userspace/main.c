@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cordon: one binary, subcommands.
+ */
+#include <string.h>
+#include "doctor.h"
+#include "util.h"
+
+#define CORDON_VERSION "0.1.0"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cordon [-v] COMMAND [ARGS...]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "  %-10s %s\n", "version", "print the version");
+	fprintf(f, "\n`cordon COMMAND --help` describes each command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+
+	while (i < argc && strcmp(argv[i], "-v") == 0) {
+		log_set_verbose(log_verbose() + 1);
+		i++;
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[i], "version") || !strcmp(argv[i], "--version")) {
+		printf("cordon %s\n", CORDON_VERSION);
+		return 0;
+	}
+	for (size_t c = 0; c < ARRAY_SIZE(commands); c++)
+		if (!strcmp(argv[i], commands[c].name))
+			return commands[c].fn(argc - i, argv + i);
+	log_err("unknown command '%s' (try `cordon --help`)", argv[i]);
+	return 2;
+}

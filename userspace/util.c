@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <fcntl.h>
+#include "util.h"
+
+static int verbose;
+
+void log_set_verbose(int level)
+{
+	verbose = level;
+}
+
+int log_verbose(void)
+{
+	return verbose;
+}
+
+void log_msg(const char *level, const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	fputs("cordon: ", stderr);
+	if (level)
+		fprintf(stderr, "%s: ", level);
+	va_start(ap, fmt);
+	errno = saved;
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	errno = saved;
+}
+
+int read_file(const char *path, char **out, size_t max)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(max + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (len < max) {
+		n = read(fd, buf + len, max - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	*out = TAKE_PTR(buf);
+	return (int)len;
+}
+
+int write_file(const char *path, const char *s)
+{
+	_cleanup_close_ int fd = -1;
+	size_t len = strlen(s);
+	ssize_t n;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Small helpers used everywhere: scope-bound cleanup, ownership transfer and
+ * logging.  Side-effect free apart from log_*.
+ */
+#ifndef CORDON_UTIL_H
+#define CORDON_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		(void)close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		(void)fclose(*f);
+}
+
+#define _cleanup_(f)       __attribute__((cleanup(f)))
+#define _cleanup_free_     _cleanup_(freep)
+#define _cleanup_close_    _cleanup_(closep)
+#define _cleanup_fclose_   _cleanup_(fclosep)
+
+/* Take ownership of *pp, leaving NULL (or -1) behind for the cleanup. */
+#define TAKE_PTR(p)  ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_FD(fd)  ({ int _fd = (fd); (fd) = -1; _fd; })
+
+/*
+ * Logging, at the boundary only.  Inner helpers return -errno; the caller
+ * that knows what the user asked for logs once, with a subsystem prefix.
+ */
+void log_set_verbose(int level);
+int log_verbose(void);
+void log_msg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_err(...)   log_msg("error", __VA_ARGS__)
+#define log_warn(...)  log_msg("warning", __VA_ARGS__)
+#define log_info(...)  log_msg(NULL, __VA_ARGS__)
+#define log_debug(...) do { if (log_verbose() > 0) log_msg("debug", __VA_ARGS__); } while (0)
+
+/* Read a whole small file (procfs, sysfs) into a NUL-terminated buffer. */
+int read_file(const char *path, char **out, size_t max);
+/* Write a string to a file (sysfs, cgroupfs). */
+int write_file(const char *path, const char *s);
+
+#endif /* CORDON_UTIL_H */
