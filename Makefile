@@ -135,27 +135,27 @@ deps:
 
 # --- tests ----------------------------------------------------------------------
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/testrun --build $(BUILD) unit host vm
 
 test-unit: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/testrun --build $(BUILD) unit
 
 test-host: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/testrun --build $(BUILD) host
 
 test-vm: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/testrun --build $(BUILD) vm
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/demo --build $(BUILD)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/bench/run --build $(BUILD)
 
 clean:

@@ -81,8 +81,8 @@ int main(void)
 	       "session and bystander cgroups created");
 	level = cg_level(root, sess);
 	tap_ok(level == 2, "session cgroup is at level 2 (got %d)", level);
-	tap_ok(cg_id(sess, &cgid) == 0 && cgid != 0, "session cgroup id %llu",
-	       (unsigned long long)cgid);
+	r = cg_id(sess, &cgid);
+	tap_ok(r == 0 && cgid != 0, "session cgroup id %llu", (unsigned long long)cgid);
 
 	(void)mkdir(DIR_, 0755);
 	(void)mkdir(DIR_ "/secret", 0755);
