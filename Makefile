@@ -56,7 +56,8 @@ LOADER_SRC := $(wildcard loader/*.c)
 USER_SRC   := $(wildcard userspace/*.c)
 POLICY_SRC := $(wildcard policy/*.c)
 LIB_SRC    := $(LOADER_SRC) $(filter-out userspace/main.c,$(USER_SRC)) $(POLICY_SRC)
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+PROFILES   := $(filter-out %.scenarios.json,$(wildcard policy/profiles/*.json))
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -98,10 +99,19 @@ $(BUILD)/%.skel.h: $(BUILD)/%.linked.o
 
 # --- host C -------------------------------------------------------------------
 # Every host object may include a skeleton, so they all wait for them.
-HOST_OBJ := $(LIB_OBJ) $(BUILD)/userspace/main.o \
+HOST_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/userspace/main.o \
             $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC) $(HOSTC_SRC) $(VMC_SRC))
 $(HOST_OBJ): $(BUILD)/%.o: %.c $(SKEL_H)
 	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The shipped profiles are compiled into the binary.
+$(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles | $(BUILD)/.dir
+	$(call msg,GEN,$@)
+	$(Q)tools/embed-profiles $@ $(PROFILES)
+
+$(BUILD)/profiles.o: $(BUILD)/profiles.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include "doctor.h"
+#include "policy_cmd.h"
 #include "util.h"
 
 #define CORDON_VERSION "0.1.0"
@@ -16,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
+	{ "policy", cmd_policy, "check, explain and test policies" },
 };
 
 static void usage(FILE *f)

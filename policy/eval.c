@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The one evaluator.  Semantics (policy/README.md): invariants first, then
+ * among matching rules the strongest decision wins (deny > escalate >
+ * allow), ties to the lowest rule id, and no match is a denial.
+ *
+ * Two implementations of the same function: pol_eval uses the index built
+ * at load (a hash of rule roots probed once per path prefix, host names and
+ * suffixes, CIDRs bucketed by prefix length, tool names), pol_eval_linear
+ * scans every rule.  Tests check they always agree; the benchmark measures
+ * both.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include "policy.h"
+#include "util.h"
+
+/* --- a small string-keyed multimap ---------------------------------------- */
+
+struct slot {
+	char *key;
+	size_t len;
+	uint64_t hash;
+	uint32_t *ids;
+	uint32_t n, cap;
+};
+
+struct smap {
+	struct slot *s;
+	size_t cap;     /* power of two */
+	size_t n;
+};
+
+static uint64_t fnv_step(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * 0x100000001b3ull;
+}
+
+#define FNV_INIT 0xcbf29ce484222325ull
+
+static uint64_t fnv(const void *key, size_t len)
+{
+	const unsigned char *k = key;
+	uint64_t h = FNV_INIT;
+
+	for (size_t i = 0; i < len; i++)
+		h = fnv_step(h, k[i]);
+	return h;
+}
+
+static const struct slot *smap_get_h(const struct smap *m, const void *key, size_t len,
+				     uint64_t h)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		const struct slot *s = &m->s[i];
+
+		if (!s->key)
+			return NULL;
+		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
+			return s;
+	}
+}
+
+static const struct slot *smap_get(const struct smap *m, const void *key, size_t len)
+{
+	return smap_get_h(m, key, len, fnv(key, len));
+}
+
+static int smap_grow(struct smap *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 64;
+	struct slot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct slot *o = &m->s[i];
+		size_t j;
+
+		if (!o->key)
+			continue;
+		for (j = o->hash & (ncap - 1); ns[j].key; j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = *o;
+	}
+	free(m->s);
+	m->s = ns;
+	m->cap = ncap;
+	return 0;
+}
+
+static int smap_add(struct smap *m, const void *key, size_t len, uint32_t id)
+{
+	uint64_t h = fnv(key, len);
+	struct slot *s;
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap && smap_grow(m) < 0)
+		return -ENOMEM;
+	for (i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		s = &m->s[i];
+		if (!s->key) {
+			s->key = malloc(len + 1);
+			if (!s->key)
+				return -ENOMEM;
+			memcpy(s->key, key, len);
+			s->key[len] = 0;
+			s->len = len;
+			s->hash = h;
+			m->n++;
+			break;
+		}
+		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
+			break;
+	}
+	if (s->n == s->cap) {
+		uint32_t ncap = s->cap ? s->cap * 2 : 2;
+		uint32_t *n = realloc(s->ids, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->ids = n;
+		s->cap = ncap;
+	}
+	s->ids[s->n++] = id;
+	return 0;
+}
+
+static void smap_free(struct smap *m)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		free(m->s[i].key);
+		free(m->s[i].ids);
+	}
+	free(m->s);
+	memset(m, 0, sizeof(*m));
+}
+
+/* --- the index ------------------------------------------------------------ */
+
+struct pol_index {
+	struct smap fs;          /* literal root path -> rule ids */
+	uint32_t *fs_glob;       /* rules with a glob path */
+	size_t n_fs_glob;
+	struct smap names;       /* "name" and ".suffix" -> net rule ids */
+	struct smap cidr;        /* fam|prefix|masked addr -> net rule ids */
+	uint8_t v4_prefixes[33], v6_prefixes[129];  /* which lengths exist */
+	struct smap tools;       /* "server.tool" (with '*' as given) -> rule ids */
+};
+
+static bool path_has_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+static void cidr_key(uint8_t key[18], int fam, const uint8_t *addr, unsigned prefix)
+{
+	unsigned bytes = fam == 4 ? 4 : 16;
+
+	memset(key, 0, 18);
+	key[0] = (uint8_t)fam;
+	key[1] = (uint8_t)prefix;
+	for (unsigned i = 0; i < bytes; i++) {
+		unsigned bits = prefix > i * 8 ? prefix - i * 8 : 0;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+
+		key[2 + i] = addr[i] & (bits ? mask : 0);
+	}
+}
+
+void pol_index_free(struct pol_index *x);
+int pol_index_build(struct policy *p);
+
+void pol_index_free(struct pol_index *x)
+{
+	if (!x)
+		return;
+	smap_free(&x->fs);
+	smap_free(&x->names);
+	smap_free(&x->cidr);
+	smap_free(&x->tools);
+	free(x->fs_glob);
+	free(x);
+}
+
+int pol_index_build(struct policy *p)
+{
+	struct pol_index *x = calloc(1, sizeof(*x));
+	char key[600];
+	int r = 0;
+
+	if (!x)
+		return -ENOMEM;
+	x->fs_glob = calloc(p->n_rules + 1, sizeof(uint32_t));
+	if (!x->fs_glob) {
+		free(x);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_rules && !r; i++) {
+		const struct pol_rule *ru = &p->rules[i];
+		bool glob = false;
+
+		switch (ru->kind) {
+		case POL_FS:
+			for (size_t j = 0; j < ru->fs.n_paths && !r; j++) {
+				if (path_has_glob(ru->fs.paths[j]))
+					glob = true;
+				else
+					r = smap_add(&x->fs, ru->fs.paths[j],
+						     strlen(ru->fs.paths[j]), ru->id);
+			}
+			if (glob)
+				x->fs_glob[x->n_fs_glob++] = ru->id;
+			break;
+		case POL_NET:
+			for (size_t j = 0; j < ru->net.n_hosts && !r; j++) {
+				const struct pol_host *h = &ru->net.hosts[j];
+				uint8_t ck[18];
+
+				switch (h->kind) {
+				case POL_HOST_NAME:
+				case POL_HOST_SUFFIX:
+					r = smap_add(&x->names, h->name, strlen(h->name), ru->id);
+					break;
+				case POL_HOST_CIDR4:
+				case POL_HOST_CIDR6:
+					cidr_key(ck, h->kind == POL_HOST_CIDR4 ? 4 : 6, h->addr, h->prefix);
+					r = smap_add(&x->cidr, ck, sizeof(ck), ru->id);
+					if (h->kind == POL_HOST_CIDR4)
+						x->v4_prefixes[h->prefix] = 1;
+					else
+						x->v6_prefixes[h->prefix] = 1;
+					break;
+				}
+			}
+			break;
+		case POL_TOOL:
+			snprintf(key, sizeof(key), "%s.%s", ru->tool.server, ru->tool.tool);
+			r = smap_add(&x->tools, key, strlen(key), ru->id);
+			break;
+		}
+	}
+	if (r) {
+		pol_index_free(x);
+		return r;
+	}
+	p->idx = x;
+	return 0;
+}
+
+/* --- shared matching --------------------------------------------------------- */
+
+struct acc {
+	int decision;                    /* -1: nothing matched yet */
+	const struct pol_rule *rule;
+};
+
+static void consider(struct acc *a, const struct pol_rule *r)
+{
+	if (a->decision < (int)r->decision ||
+	    (a->decision == (int)r->decision && (!a->rule || r->id < a->rule->id))) {
+		a->decision = (int)r->decision;
+		a->rule = r;
+	}
+}
+
+static uint32_t op_right(enum pol_op op)
+{
+	switch (op) {
+	case POL_OP_READ:
+		return CORDON_FS_READ;
+	case POL_OP_WRITE:
+		return CORDON_FS_WRITE;
+	case POL_OP_CREATE:
+		return CORDON_FS_CREATE;
+	case POL_OP_DELETE:
+		return CORDON_FS_DELETE;
+	case POL_OP_EXEC:
+		return CORDON_FS_EXEC;
+	case POL_OP_CHMOD:
+		return CORDON_FS_CHMOD;
+	case POL_OP_CONNECT:
+	case POL_OP_TOOL:
+		break;
+	}
+	return 0;
+}
+
+static bool fs_rule_matches(const struct pol_rule *r, const char *path, uint32_t want)
+{
+	if (!(r->fs.rights & want))
+		return false;
+	for (size_t i = 0; i < r->fs.n_paths; i++)
+		if (path_has_glob(r->fs.paths[i]) ? pol_glob_within(path, r->fs.paths[i])
+						  : pol_path_within(path, r->fs.paths[i]))
+			return true;
+	return false;
+}
+
+static bool port_ok(const struct pol_rule *r, uint16_t port)
+{
+	if (!r->net.n_ports)
+		return true;
+	for (size_t i = 0; i < r->net.n_ports; i++)
+		if (port >= r->net.ports[i].lo && port <= r->net.ports[i].hi)
+			return true;
+	return false;
+}
+
+static bool net_rule_matches(const struct pol_rule *r, const char *host, uint16_t port)
+{
+	if (!port_ok(r, port))
+		return false;
+	for (size_t i = 0; i < r->net.n_hosts; i++)
+		if (pol_host_match(&r->net.hosts[i], host))
+			return true;
+	return false;
+}
+
+static bool name_part_matches(const char *pat, const char *s)
+{
+	return !strcmp(pat, "*") || !strcmp(pat, s);
+}
+
+static bool tool_name_matches(const struct pol_rule *r, const char *server, const char *tool)
+{
+	return name_part_matches(r->tool.server, server) && name_part_matches(r->tool.tool, tool);
+}
+
+/* A path argument: canonical, and within one of dirs for every root. */
+static bool path_within_dirs(const struct pol_cond *c, const char *val,
+			     const struct pol_request *req, const struct policy *p)
+{
+	const char *const *roots = req->roots;
+	const char *ws = pol_vars_get(&p->vars, "WORKSPACE");
+	const char *fallback[2] = { ws, NULL };
+	char canon[PATH_MAX];
+
+	if (!val || !*val)
+		return false;
+	if (val[0] == '/' || !roots || !roots[0])
+		roots = val[0] == '/' ? fallback : (ws ? fallback : NULL);
+	if (!roots)
+		return false;
+	for (int i = 0; roots[i]; i++) {
+		bool in = false;
+
+		if (pol_canon_path(val, roots[i], canon, sizeof(canon)) < 0)
+			return false;
+		for (size_t j = 0; j < c->n_strs && !in; j++)
+			in = pol_path_within(canon, c->strs[j]);
+		if (!in)
+			return false;
+	}
+	return true;
+}
+
+static bool cond_holds_one(const struct pol_cond *c, json_t *v, const struct pol_request *req,
+			   const struct policy *p)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	char host[256];
+	size_t i;
+	json_t *e;
+
+	switch (c->kind) {
+	case POL_COND_ANY:
+		return true;
+	case POL_COND_EQUALS:
+		return json_equal(c->value, v);
+	case POL_COND_IN:
+		json_array_foreach(c->value, i, e)
+			if (json_equal(e, v))
+				return true;
+		return false;
+	case POL_COND_WITHIN:
+		return s && path_within_dirs(c, s, req, p);
+	case POL_COND_DOMAIN_IN:
+		if (!s || pol_url_host(s, host, sizeof(host)) < 0)
+			return false;
+		for (i = 0; i < c->n_hosts; i++)
+			if (pol_host_match(&c->hosts[i], host))
+				return true;
+		return false;
+	case POL_COND_PREFIX:
+		return s && !strncmp(s, c->strs[0], strlen(c->strs[0]));
+	case POL_COND_GLOB:
+		return s && fnmatch(c->strs[0], s, 0) == 0;
+	}
+	return false;
+}
+
+/*
+ * A condition on a list-valued argument (read_multiple_files' "paths")
+ * must hold for every element, except equals/in which compare the whole.
+ */
+static bool cond_holds(const struct pol_cond *c, json_t *args, const struct pol_request *req,
+		       const struct policy *p)
+{
+	json_t *v = args ? json_object_get(args, c->key) : NULL;
+	size_t i;
+	json_t *e;
+
+	if (!v)
+		return c->kind == POL_COND_ANY;     /* "any" declares an optional key */
+	if (json_is_array(v) && c->kind != POL_COND_EQUALS && c->kind != POL_COND_IN &&
+	    c->kind != POL_COND_ANY) {
+		if (json_array_size(v) == 0)
+			return false;
+		json_array_foreach(v, i, e)
+			if (!cond_holds_one(c, e, req, p))
+				return false;
+		return true;
+	}
+	return cond_holds_one(c, v, req, p);
+}
+
+static bool conds_hold(const struct pol_rule *r, json_t *args, const struct pol_request *req,
+		       const struct policy *p)
+{
+	for (size_t i = 0; i < r->tool.n_conds; i++)
+		if (!cond_holds(&r->tool.conds[i], args, req, p))
+			return false;
+	return true;
+}
+
+/* --- candidate enumeration: indexed or linear --------------------------------- */
+
+struct cands {
+	const struct policy *p;
+	bool linear;
+};
+
+typedef void (*visit_fn)(const struct pol_rule *r, void *ctx);
+
+static void visit_fs(const struct cands *c, const char *path, visit_fn fn, void *ctx)
+{
+	const struct policy *p = c->p;
+	const struct pol_index *x = p->idx;
+	const struct slot *slot;
+	uint64_t h = FNV_INIT;
+	size_t i;
+
+	if (c->linear || !x) {
+		for (i = 0; i < p->n_rules; i++)
+			if (p->rules[i].kind == POL_FS)
+				fn(&p->rules[i], ctx);
+		return;
+	}
+	/* "/" and then every prefix ending at a component boundary, hashed as we go. */
+	slot = smap_get(&x->fs, "/", 1);
+	for (uint32_t k = 0; slot && k < slot->n; k++)
+		fn(&p->rules[slot->ids[k]], ctx);
+	for (i = 0; path[i]; i++) {
+		h = fnv_step(h, (unsigned char)path[i]);
+		if (i > 0 && (path[i + 1] == '/' || path[i + 1] == 0)) {
+			slot = smap_get_h(&x->fs, path, i + 1, h);
+			for (uint32_t k = 0; slot && k < slot->n; k++)
+				fn(&p->rules[slot->ids[k]], ctx);
+		}
+	}
+	for (i = 0; i < x->n_fs_glob; i++)
+		fn(&p->rules[x->fs_glob[i]], ctx);
+}
+
+static void visit_net(const struct cands *c, const char *host, visit_fn fn, void *ctx)
+{
+	const struct policy *p = c->p;
+	const struct pol_index *x = p->idx;
+	struct pol_host h;
+	size_t i;
+
+	if (c->linear || !x) {
+		for (i = 0; i < p->n_rules; i++)
+			if (p->rules[i].kind == POL_NET)
+				fn(&p->rules[i], ctx);
+		return;
+	}
+	if (pol_host_parse(host, &h) < 0)
+		return;
+	if (h.kind == POL_HOST_NAME) {
+		const struct slot *s = smap_get(&x->names, h.name, strlen(h.name));
+		if (s)
+			for (uint32_t k = 0; k < s->n; k++)
+				fn(&p->rules[s->ids[k]], ctx);
+		/* ".b.c", ".c": each suffix at a label boundary. */
+		for (const char *d = strchr(h.name, '.'); d; d = strchr(d + 1, '.')) {
+			s = smap_get(&x->names, d, strlen(d));
+			if (s)
+				for (uint32_t k = 0; k < s->n; k++)
+					fn(&p->rules[s->ids[k]], ctx);
+		}
+	} else if (h.kind == POL_HOST_CIDR4 || h.kind == POL_HOST_CIDR6) {
+		int fam = h.kind == POL_HOST_CIDR4 ? 4 : 6;
+		const uint8_t *have = fam == 4 ? x->v4_prefixes : x->v6_prefixes;
+		unsigned maxp = fam == 4 ? 32 : 128;
+
+		for (unsigned pl = 0; pl <= maxp; pl++) {
+			uint8_t ck[18];
+			const struct slot *s;
+
+			if (!have[pl])
+				continue;
+			cidr_key(ck, fam, h.addr, pl);
+			s = smap_get(&x->cidr, ck, sizeof(ck));
+			if (s)
+				for (uint32_t k = 0; k < s->n; k++)
+					fn(&p->rules[s->ids[k]], ctx);
+		}
+	}
+	free(h.name);
+}
+
+static void visit_tool(const struct cands *c, const char *server, const char *tool,
+		       visit_fn fn, void *ctx)
+{
+	const struct policy *p = c->p;
+	const struct pol_index *x = p->idx;
+	const char *servers[2] = { server, "*" }, *tools[2] = { tool, "*" };
+	char key[600];
+
+	if (c->linear || !x) {
+		for (size_t i = 0; i < p->n_rules; i++)
+			if (p->rules[i].kind == POL_TOOL)
+				fn(&p->rules[i], ctx);
+		return;
+	}
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 2; b++) {
+			const struct slot *s;
+			int n = snprintf(key, sizeof(key), "%s.%s", servers[a], tools[b]);
+
+			if (n < 0 || (size_t)n >= sizeof(key))
+				continue;
+			s = smap_get(&x->tools, key, (size_t)n);
+			if (s)
+				for (uint32_t k = 0; k < s->n; k++)
+					fn(&p->rules[s->ids[k]], ctx);
+		}
+}
+
+/* --- the evaluation ----------------------------------------------------------- */
+
+struct fs_ctx {
+	struct acc a;
+	const char *path;
+	uint32_t want;
+};
+
+static void fs_visit(const struct pol_rule *r, void *ctx)
+{
+	struct fs_ctx *c = ctx;
+
+	if (fs_rule_matches(r, c->path, c->want))
+		consider(&c->a, r);
+}
+
+struct net_ctx {
+	struct acc a;
+	const char *host;
+	uint16_t port;
+};
+
+static void net_visit(const struct pol_rule *r, void *ctx)
+{
+	struct net_ctx *c = ctx;
+
+	if (net_rule_matches(r, c->host, c->port))
+		consider(&c->a, r);
+}
+
+struct tool_ctx {
+	struct acc a;
+	const struct policy *p;
+	const struct pol_request *req;
+	const char *server, *tool;
+	json_t *args;
+	int n_named;                 /* rules matching by name */
+	const char *unknown_key;     /* an argument no named rule knows */
+	json_t *seen;                /* keys known so far (object used as a set) */
+};
+
+static void tool_visit(const struct pol_rule *r, void *ctx)
+{
+	struct tool_ctx *c = ctx;
+
+	if (!tool_name_matches(r, c->server, c->tool))
+		return;
+	c->n_named++;
+	for (size_t i = 0; i < r->tool.n_conds; i++)
+		json_object_set_new(c->seen, r->tool.conds[i].key, json_true());
+	if (conds_hold(r, c->args, c->req, c->p))
+		consider(&c->a, r);
+}
+
+static void finish(struct pol_result *res, const struct acc *a, const char *what)
+{
+	if (a->decision < 0) {
+		res->decision = CORDON_DENY;
+		res->rule = NULL;
+		snprintf(res->reason, sizeof(res->reason), "no rule allows %s (default deny)", what);
+		return;
+	}
+	res->decision = (uint32_t)a->decision;
+	res->rule = a->rule;
+	snprintf(res->reason, sizeof(res->reason), "rule '%s' %ss %s", a->rule->name,
+		 pol_decision_name(res->decision), what);
+}
+
+/* Judge one tool event.  `lifted`: advisory (no default deny, no key check). */
+static void eval_tool(const struct cands *cs, const struct pol_request *req,
+		      const char *server, const char *tool, json_t *args, bool lifted,
+		      struct pol_result *res, struct acc *into)
+{
+	struct tool_ctx c = { .a = { -1, NULL }, .p = cs->p, .req = req, .server = server,
+			      .tool = tool, .args = args, .seen = json_object() };
+	const char *k;
+	json_t *v;
+	char what[300];
+
+	visit_tool(cs, server, tool, tool_visit, &c);
+	if (lifted) {
+		if (c.a.decision >= 0)
+			consider(into, c.a.rule);
+		json_decref(c.seen);
+		return;
+	}
+	snprintf(what, sizeof(what), "tool %s.%s", server, tool);
+	if (c.n_named == 0) {
+		res->decision = CORDON_DENY;
+		res->invariant = "unknown-tool";
+		snprintf(res->reason, sizeof(res->reason),
+			 "no rule names tool %s.%s: unknown tools are denied", server, tool);
+		json_decref(c.seen);
+		return;
+	}
+	if (args && !json_is_object(args)) {
+		res->decision = CORDON_DENY;
+		res->invariant = "malformed-arguments";
+		snprintf(res->reason, sizeof(res->reason), "arguments of %s are not an object", what);
+		json_decref(c.seen);
+		return;
+	}
+	if (args)
+		json_object_foreach(args, k, v)
+			if (!json_object_get(c.seen, k)) {
+				res->decision = CORDON_DENY;
+				res->invariant = "unknown-argument";
+				snprintf(res->reason, sizeof(res->reason),
+					 "argument '%s' of %s is named by no rule: unknown argument keys are denied",
+					 k, what);
+				json_decref(c.seen);
+				return;
+			}
+	json_decref(c.seen);
+	finish(res, &c.a, what);
+}
+
+static void eval_fs(const struct cands *cs, const struct pol_request *req,
+		    struct pol_result *res, struct acc *a)
+{
+	const char *inv, *why = NULL;
+	uint32_t want = op_right(req->op);
+	struct fs_ctx c = { .a = { -1, NULL }, .path = req->path, .want = want };
+
+	inv = pol_invariant_fs(cs->p, req->path, want, &why);
+	if (inv) {
+		res->decision = CORDON_DENY;
+		res->invariant = inv;
+		snprintf(res->reason, sizeof(res->reason), "invariant %s: %s is %s", inv,
+			 req->path, why);
+		a->decision = CORDON_DENY;
+		return;
+	}
+	visit_fs(cs, req->path, fs_visit, &c);
+	*a = c.a;
+}
+
+static void eval(const struct policy *p, const struct pol_request *req,
+		 struct pol_result *res, bool linear)
+{
+	const struct cands cs = { p, linear };
+	char what[PATH_MAX + 32];
+
+	memset(res, 0, sizeof(*res));
+	res->decision = CORDON_DENY;
+	switch (req->op) {
+	case POL_OP_READ:
+	case POL_OP_WRITE:
+	case POL_OP_CREATE:
+	case POL_OP_DELETE:
+	case POL_OP_CHMOD:
+	case POL_OP_EXEC: {
+		struct acc a = { -1, NULL };
+		struct pol_lifted l[POL_MAX_LIFTED];
+		int n;
+
+		if (!req->path || req->path[0] != '/') {
+			snprintf(res->reason, sizeof(res->reason), "malformed request: no absolute path");
+			return;
+		}
+		eval_fs(&cs, req, res, &a);
+		if (res->invariant)
+			return;
+		snprintf(what, sizeof(what), "%s of %s", pol_op_name(req->op), req->path);
+		if (a.decision < 0 || req->op != POL_OP_EXEC) {
+			finish(res, &a, what);
+			return;
+		}
+		/* The file may be executed: what the exec means joins the decision. */
+		n = pol_lift_exec(req->argv, req->cwd, l);
+		for (int i = 0; i < n; i++) {
+			struct acc before = a;
+
+			eval_tool(&cs, req, l[i].server, l[i].tool, l[i].args, true, res, &a);
+			if (a.rule != before.rule)
+				snprintf(what, sizeof(what), "exec of %s (%s.%s)", req->path,
+					 l[i].server, l[i].tool);
+		}
+		pol_lifted_free(l, n);
+		finish(res, &a, what);
+		return;
+	}
+	case POL_OP_CONNECT: {
+		struct net_ctx c = { .a = { -1, NULL }, .host = req->host, .port = req->port };
+
+		if (!req->host || !*req->host) {
+			snprintf(res->reason, sizeof(res->reason), "malformed request: no host");
+			return;
+		}
+		visit_net(&cs, req->host, net_visit, &c);
+		snprintf(what, sizeof(what), "connect to %s port %u", req->host, req->port);
+		finish(res, &c.a, what);
+		if (c.a.rule)
+			res->via = c.a.rule->net.via;
+		return;
+	}
+	case POL_OP_TOOL:
+		if (!req->server || !req->tool) {
+			snprintf(res->reason, sizeof(res->reason), "malformed request: no tool name");
+			return;
+		}
+		eval_tool(&cs, req, req->server, req->tool, req->args, false, res, NULL);
+		return;
+	}
+	snprintf(res->reason, sizeof(res->reason), "unknown operation");
+}
+
+void pol_eval(const struct policy *p, const struct pol_request *req, struct pol_result *res)
+{
+	eval(p, req, res, false);
+}
+
+void pol_eval_linear(const struct policy *p, const struct pol_request *req,
+		     struct pol_result *res)
+{
+	eval(p, req, res, true);
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Structural invariants: what no policy can allow.  They live here, in C,
+ * and not in a profile, so that a policy written carelessly (or by the
+ * agent, if it ever reached the policy) cannot relax them.
+ *
+ * Closed: writes to cordon's own files and to the kernel's control surfaces
+ * (BPF, cgroups, sysctl, boot); any access to memory and raw block devices,
+ * container-engine sockets (root on the host by another name) and the usual
+ * credential stores of the agent user, of root and of every /home user.
+ * Renaming or deleting a directory that holds a protected path is refused
+ * too, so a protected path cannot be moved out from under its pattern.
+ *
+ * Not closed here: a credential store at an unusual path; the policy must
+ * name it.  Hardlinks to protected files are an object question: the BPF
+ * LSM floor checks protected inodes wherever they are reached from; the
+ * fallback posture cannot (cordon doctor says so).
+ */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include "policy.h"
+#include "util.h"
+
+#define W (CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD)
+#define A CORDON_FS_ALL
+
+#define CRED(id, rel) \
+	{ id, "${HOME}/" rel, A, "a credential store" }, \
+	{ id, "/root/" rel, A, "a credential store" }, \
+	{ id, "/home/*/" rel, A, "a credential store" }
+
+static const struct pol_invariant table[] = {
+	/* The kernel's control surfaces and cordon's own state. */
+	{ "bpffs", "/sys/fs/bpf", A, "BPF objects, cordon's maps among them" },
+	{ "cgroupfs", "/sys/fs/cgroup", W, "cgroups: a session must not leave or resize its own" },
+	{ "sysfs", "/sys", W, "kernel and device settings" },
+	{ "sysctl", "/proc/sys", W, "kernel settings" },
+	{ "sysrq", "/proc/sysrq-trigger", A, "magic SysRq" },
+	{ "kcore", "/proc/kcore", A, "kernel memory" },
+	{ "boot", "/boot", W, "the kernel and boot loader" },
+	{ "cordon-etc", "/etc/cordon", A, "cordon's configuration and keys" },
+	{ "cordon-run", "/run/cordon", A, "cordon's sockets and session state" },
+	{ "cordon-lib", "/var/lib/cordon", A, "cordon's state" },
+	{ "cordon-log", "/var/log/cordon", A, "cordon's audit logs" },
+	/* Memory and raw devices. */
+	{ "dev-mem", "/dev/mem", A, "physical memory" },
+	{ "dev-mem", "/dev/kmem", A, "kernel memory" },
+	{ "dev-mem", "/dev/port", A, "I/O ports" },
+	{ "dev-mem", "/dev/cpu", A, "MSRs and CPUID" },
+	{ "dev-kmsg", "/dev/kmsg", W, "the kernel log" },
+	{ "dev-block", "/dev/sd*", A, "a raw block device" },
+	{ "dev-block", "/dev/vd*", A, "a raw block device" },
+	{ "dev-block", "/dev/xvd*", A, "a raw block device" },
+	{ "dev-block", "/dev/hd*", A, "a raw block device" },
+	{ "dev-block", "/dev/nvme*", A, "a raw block device" },
+	{ "dev-block", "/dev/mmcblk*", A, "a raw block device" },
+	{ "dev-block", "/dev/dm-*", A, "a raw block device" },
+	{ "dev-block", "/dev/md*", A, "a raw block device" },
+	{ "dev-block", "/dev/loop*", A, "a raw block device" },
+	{ "dev-block", "/dev/nbd*", A, "a raw block device" },
+	{ "dev-block", "/dev/sg*", A, "a raw SCSI device" },
+	{ "dev-block", "/dev/mapper", A, "raw block devices" },
+	{ "dev-block", "/dev/disk", A, "raw block devices" },
+	/* Container engines: their sockets are root on the host. */
+	{ "container-socket", "/run/docker.sock", A, "the Docker socket" },
+	{ "container-socket", "/var/run/docker.sock", A, "the Docker socket" },
+	{ "container-socket", "/run/containerd", A, "containerd" },
+	{ "container-socket", "/var/run/containerd", A, "containerd" },
+	{ "container-socket", "/run/podman", A, "the Podman socket" },
+	{ "container-socket", "/run/crio", A, "CRI-O" },
+	{ "container-socket", "/var/run/crio", A, "CRI-O" },
+	{ "container-socket", "/run/buildkit", A, "BuildKit" },
+	{ "container-socket", "/run/k3s", A, "k3s" },
+	{ "container-socket", "/run/user/*/docker.sock", A, "a rootless Docker socket" },
+	{ "container-socket", "/run/user/*/podman", A, "a rootless Podman socket" },
+	{ "container-socket", "/var/lib/docker", A, "Docker's state" },
+	{ "container-socket", "/var/lib/kubelet", A, "the kubelet's state" },
+	/* System secrets. */
+	{ "system-secret", "/etc/shadow", A, "password hashes" },
+	{ "system-secret", "/etc/gshadow", A, "password hashes" },
+	{ "system-secret", "/etc/sudoers", A, "sudo configuration" },
+	{ "system-secret", "/etc/sudoers.d", A, "sudo configuration" },
+	{ "system-secret", "/etc/ssh/ssh_host_*_key", A, "an SSH host key" },
+	{ "system-secret", "/etc/ssl/private", A, "TLS private keys" },
+	/* Credential stores, for the agent user, root and every /home user. */
+	CRED("credential-store", ".ssh"),
+	CRED("credential-store", ".aws"),
+	CRED("credential-store", ".gnupg"),
+	CRED("credential-store", ".config/gcloud"),
+	CRED("credential-store", ".netrc"),
+	CRED("credential-store", ".docker/config.json"),
+	CRED("credential-store", ".kube"),
+	CRED("credential-store", ".azure"),
+	CRED("credential-store", ".config/gh"),
+	CRED("credential-store", ".config/hub"),
+	CRED("credential-store", ".git-credentials"),
+	CRED("credential-store", ".npmrc"),
+	CRED("credential-store", ".pypirc"),
+	CRED("credential-store", ".cargo/credentials"),
+	CRED("credential-store", ".cargo/credentials.toml"),
+	CRED("credential-store", ".password-store"),
+	CRED("credential-store", ".vault-token"),
+	CRED("credential-store", ".terraform.d/credentials.tfrc.json"),
+	CRED("credential-store", ".config/op"),
+	CRED("credential-store", ".local/share/keyrings"),
+	CRED("credential-store", ".pgpass"),
+	CRED("credential-store", ".my.cnf"),
+	CRED("credential-store", ".boto"),
+	CRED("credential-store", ".s3cfg"),
+	CRED("credential-store", ".config/rclone"),
+	CRED("credential-store", ".mozilla"),
+	CRED("credential-store", ".config/google-chrome"),
+	CRED("credential-store", ".config/chromium"),
+	{ NULL, NULL, 0, NULL },
+};
+
+const struct pol_invariant *pol_invariants(void)
+{
+	return table;
+}
+
+static bool has_glob(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '*' || s[i] == '?' || s[i] == '[')
+			return true;
+	return false;
+}
+
+enum glob_rel {
+	GLOB_NONE = 0,
+	GLOB_WITHIN,            /* the path is the pattern or below it */
+	GLOB_ANCESTOR,          /* the path is a strict ancestor of an instance */
+};
+
+/* Compare a canonical path with a pattern component by component. */
+static enum glob_rel glob_rel(const char *path, const char *pattern)
+{
+	const char *p = path, *q = pattern;
+
+	for (;;) {
+		size_t pn, qn;
+		char pc[256], qc[256];
+
+		while (*p == '/')
+			p++;
+		while (*q == '/')
+			q++;
+		if (!*q)
+			return GLOB_WITHIN;
+		if (!*p)
+			return GLOB_ANCESTOR;
+		pn = strcspn(p, "/");
+		qn = strcspn(q, "/");
+		if (!has_glob(q, qn)) {
+			if (pn != qn || memcmp(p, q, pn))
+				return GLOB_NONE;
+		} else {
+			if (pn >= sizeof(pc) || qn >= sizeof(qc))
+				return GLOB_NONE;
+			memcpy(pc, p, pn);
+			pc[pn] = 0;
+			memcpy(qc, q, qn);
+			qc[qn] = 0;
+			if (fnmatch(qc, pc, FNM_PERIOD) != 0)
+				return GLOB_NONE;
+		}
+		p += pn;
+		q += qn;
+	}
+}
+
+bool pol_glob_within(const char *path, const char *pattern)
+{
+	return glob_rel(path, pattern) == GLOB_WITHIN;
+}
+
+/* Expand a leading ${HOME} of a pattern; false if HOME is unknown. */
+static bool expand(const struct policy *p, const char *pattern, char *out, size_t len)
+{
+	const char *home;
+
+	if (strncmp(pattern, "${HOME}", 7) != 0) {
+		snprintf(out, len, "%s", pattern);
+		return true;
+	}
+	home = pol_vars_get(&p->vars, "HOME");
+	if (!home || home[0] != '/')
+		return false;
+	return (size_t)snprintf(out, len, "%s%s", home, pattern + 7) < len;
+}
+
+const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t right,
+			     const char **why)
+{
+	char pat[4096];
+	enum glob_rel rel;
+
+	for (size_t i = 0; i < p->n_protected; i++)
+		if ((right & W) && pol_path_within(path, p->protected[i])) {
+			*why = "cordon's own file (policy, audit log, socket or state)";
+			return "cordon-self";
+		}
+	for (const struct pol_invariant *inv = table; inv->id; inv++) {
+		if (!expand(p, inv->pattern, pat, sizeof(pat)))
+			continue;
+		if (!(inv->denied & right))
+			continue;
+		rel = glob_rel(path, pat);
+		if (rel == GLOB_WITHIN) {
+			*why = inv->why;
+			return inv->id;
+		}
+		/*
+		 * Deleting or renaming an ancestor would move a protected path
+		 * out from under its pattern.
+		 */
+		if (rel == GLOB_ANCESTOR && right == CORDON_FS_DELETE) {
+			*why = "a directory holding a protected path";
+			return inv->id;
+		}
+	}
+	for (size_t i = 0; i < p->n_protected; i++)
+		if (right == CORDON_FS_DELETE &&
+		    glob_rel(path, p->protected[i]) == GLOB_ANCESTOR) {
+			*why = "a directory holding cordon's own files";
+			return "cordon-self";
+		}
+	return NULL;
+}

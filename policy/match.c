@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Pure helpers of the policy language: paths, URLs, hosts, durations, sizes,
+ * rights.  Apart from pol_canon_path (which asks the filesystem to resolve
+ * symlinks) nothing here touches the OS.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <limits.h>
+#include <stdlib.h>
+#include "policy.h"
+#include "util.h"
+
+const char *pol_decision_name(uint32_t d)
+{
+	switch (d) {
+	case CORDON_ALLOW:
+		return "allow";
+	case CORDON_ESCALATE:
+		return "escalate";
+	case CORDON_DENY:
+		return "deny";
+	}
+	return "deny";
+}
+
+int pol_decision_parse(const char *s)
+{
+	if (!strcmp(s, "allow"))
+		return CORDON_ALLOW;
+	if (!strcmp(s, "escalate"))
+		return CORDON_ESCALATE;
+	if (!strcmp(s, "deny"))
+		return CORDON_DENY;
+	return -EINVAL;
+}
+
+const char *pol_via_name(enum pol_via v)
+{
+	switch (v) {
+	case POL_VIA_DIRECT:
+		return "direct";
+	case POL_VIA_EGRESS:
+		return "egress";
+	case POL_VIA_CRED_PROXY:
+		return "credential-proxy";
+	}
+	return "direct";
+}
+
+const char *pol_op_name(enum pol_op op)
+{
+	static const char *const names[] = {
+		[POL_OP_READ] = "read", [POL_OP_WRITE] = "write", [POL_OP_CREATE] = "create",
+		[POL_OP_DELETE] = "delete", [POL_OP_EXEC] = "exec", [POL_OP_CHMOD] = "chmod",
+		[POL_OP_CONNECT] = "connect", [POL_OP_TOOL] = "tool",
+	};
+	return (unsigned)op < ARRAY_SIZE(names) ? names[op] : "?";
+}
+
+static const struct {
+	const char *name;
+	uint32_t bits;
+} rights[] = {
+	{ "read", CORDON_FS_READ },
+	{ "write", CORDON_FS_WRITE },
+	{ "create", CORDON_FS_CREATE },
+	{ "delete", CORDON_FS_DELETE },
+	{ "exec", CORDON_FS_EXEC },
+	{ "chmod", CORDON_FS_CHMOD },
+	{ "all", CORDON_FS_ALL },
+};
+
+int pol_right_parse(const char *s, uint32_t *bit)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rights); i++)
+		if (!strcmp(s, rights[i].name)) {
+			*bit = rights[i].bits;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *pol_rights_str(uint32_t r, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i + 1 < ARRAY_SIZE(rights); i++)
+		if (r & rights[i].bits) {
+			int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "",
+					 rights[i].name);
+			if (n < 0 || (size_t)n >= len - used)
+				break;
+			used += (size_t)n;
+		}
+	return buf;
+}
+
+/*
+ * Lexical normalisation: collapse "//", drop ".", resolve ".." against the
+ * components before it (never above "/").  The input must be absolute.
+ */
+int pol_normalize_path(const char *path, char *out, size_t outlen)
+{
+	size_t o = 0;
+	const char *p = path;
+
+	if (!path || path[0] != '/' || outlen < 2)
+		return -EINVAL;
+	out[o++] = '/';
+	while (*p) {
+		const char *start, *end;
+		size_t n;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		end = p;
+		n = (size_t)(end - start);
+		if (n == 1 && start[0] == '.')
+			continue;
+		if (n == 2 && start[0] == '.' && start[1] == '.') {
+			if (o > 1) {
+				o--;                       /* drop trailing '/' */
+				while (o > 1 && out[o - 1] != '/')
+					o--;
+			}
+			continue;
+		}
+		if (o + n + 1 >= outlen)
+			return -ENAMETOOLONG;
+		memcpy(out + o, start, n);
+		o += n;
+		out[o++] = '/';
+	}
+	if (o > 1)
+		o--;                                   /* no trailing '/' */
+	out[o] = 0;
+	return 0;
+}
+
+/*
+ * Canonicalise against the filesystem: the longest existing prefix is
+ * resolved with realpath (so symlinks, "/proc/self/root" and friends are
+ * followed to the object they name), the rest is normalised lexically.  The
+ * result is what the kernel would reach, as far as it exists today; the
+ * floor re-checks the object itself at the time of the operation.
+ */
+int pol_canon_path(const char *path, const char *cwd, char *out, size_t outlen)
+{
+	char abs[PATH_MAX * 2], head[PATH_MAX];
+	size_t cut;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (path[0] == '/') {
+		if (strlen(path) >= sizeof(abs))
+			return -ENAMETOOLONG;
+		strcpy(abs, path);
+	} else {
+		if (!cwd || cwd[0] != '/')
+			return -EINVAL;
+		if ((size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, path) >= sizeof(abs))
+			return -ENAMETOOLONG;
+	}
+	if (strlen(abs) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	/*
+	 * Resolve before normalising, as the kernel does: "link/.." is the
+	 * parent of the link's target, not the directory holding the link.
+	 * Cut components off the end until a prefix resolves.
+	 */
+	cut = strlen(abs);
+	for (;;) {
+		char saved = abs[cut];
+		char *ok;
+		size_t i;
+
+		abs[cut] = 0;
+		ok = realpath(abs, head);
+		abs[cut] = saved;
+		if (ok)
+			break;
+		if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+			return -errno;          /* ELOOP, ENAMETOOLONG: refuse */
+		for (i = cut; i > 0 && abs[i - 1] != '/'; i--)
+			;
+		if (i <= 1) {
+			strcpy(head, "/");
+			cut = 0;
+			break;
+		}
+		cut = i - 1;
+	}
+	{
+		char joined[PATH_MAX * 2];
+
+		if ((size_t)snprintf(joined, sizeof(joined), "%s/%s", head, abs + cut) >=
+		    sizeof(joined))
+			return -ENAMETOOLONG;
+		return pol_normalize_path(joined, out, outlen);
+	}
+}
+
+bool pol_path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		*s = (char)tolower((unsigned char)*s);
+}
+
+/*
+ * Normalise an IP literal to its canonical text.  inet_aton accepts every
+ * historical IPv4 form (0x7f.1, 2130706433, 0177.0.0.1), so an allowlist or
+ * denylist entry cannot be dodged by spelling an address differently.
+ * IPv4-mapped IPv6 becomes plain IPv4.  Returns 4, 6, or 0 for "not an IP".
+ */
+static int canon_ip(const char *in, char *out, size_t outlen, uint8_t addr[16])
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	char buf[INET6_ADDRSTRLEN + 2];
+	size_t n = strlen(in);
+
+	if (n >= 2 && in[0] == '[' && in[n - 1] == ']' && n - 2 < sizeof(buf)) {
+		memcpy(buf, in + 1, n - 2);
+		buf[n - 2] = 0;
+		in = buf;
+	}
+	if (inet_pton(AF_INET6, in, &a6) == 1) {
+		if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+			memcpy(&a4, &a6.s6_addr[12], 4);
+			goto v4;
+		}
+		memset(addr, 0, 16);
+		memcpy(addr, &a6, 16);
+		if (!inet_ntop(AF_INET6, &a6, out, (socklen_t)outlen))
+			return 0;
+		return 6;
+	}
+	/* inet_aton accepts trailing garbage after a space; refuse that. */
+	for (const char *c = in; *c; c++)
+		if (!isxdigit((unsigned char)*c) && *c != '.' && *c != 'x' && *c != 'X')
+			return 0;
+	if (!*in || inet_aton(in, &a4) == 0)
+		return 0;
+v4:
+	memset(addr, 0, 16);
+	memcpy(addr, &a4, 4);
+	if (!inet_ntop(AF_INET, &a4, out, (socklen_t)outlen))
+		return 0;
+	return 4;
+}
+
+int pol_url_host(const char *url, char *out, size_t outlen)
+{
+	const char *p, *host, *end;
+	char buf[256];
+	uint8_t addr[16];
+	size_t n;
+
+	for (p = url; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == '\\')
+			return -EINVAL;
+	if (!strncasecmp(url, "https://", 8))
+		host = url + 8;
+	else if (!strncasecmp(url, "http://", 7))
+		host = url + 7;
+	else
+		return -EINVAL;
+	end = host + strcspn(host, "/?#");
+	/* Userinfo: clients disagree about "a@b@c"; refuse any '@'. */
+	if (memchr(host, '@', (size_t)(end - host)))
+		return -EINVAL;
+	if (*host == '[') {
+		const char *rb = memchr(host, ']', (size_t)(end - host));
+		if (!rb)
+			return -EINVAL;
+		n = (size_t)(rb - host) + 1;
+		if (rb + 1 < end && rb[1] != ':')
+			return -EINVAL;
+	} else {
+		const char *colon = memchr(host, ':', (size_t)(end - host));
+		n = (size_t)((colon ? colon : end) - host);
+	}
+	if (n == 0 || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, host, n);
+	buf[n] = 0;
+	if (strchr(buf, '%'))
+		return -EINVAL;
+	lower(buf);
+	if (n > 1 && buf[n - 1] == '.')
+		buf[--n] = 0;
+	if (canon_ip(buf, out, outlen, addr))
+		return 0;
+	if (buf[0] == '[')
+		return -EINVAL;
+	for (const char *c = buf; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '.' && *c != '_')
+			return -EINVAL;
+	if (n >= outlen)
+		return -ENAMETOOLONG;
+	strcpy(out, buf);
+	return 0;
+}
+
+static bool valid_dns_name(const char *s)
+{
+	size_t label = 0;
+
+	if (!*s || strlen(s) > 253)
+		return false;
+	for (; *s; s++) {
+		if (*s == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return label > 0;
+}
+
+int pol_host_parse(const char *s, struct pol_host *h)
+{
+	char buf[256], canon[INET6_ADDRSTRLEN];
+	const char *slash;
+	int fam;
+
+	memset(h, 0, sizeof(*h));
+	if (strlen(s) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, s);
+	lower(buf);
+	slash = strchr(buf, '/');
+	if (slash) {
+		char *endp;
+		long pfx;
+
+		buf[slash - buf] = 0;
+		fam = canon_ip(buf, canon, sizeof(canon), h->addr);
+		if (!fam || !slash[1])
+			return -EINVAL;
+		errno = 0;
+		pfx = strtol(slash + 1, &endp, 10);
+		if (*endp || errno || pfx < 0 || pfx > (fam == 4 ? 32 : 128))
+			return -EINVAL;
+		h->kind = fam == 4 ? POL_HOST_CIDR4 : POL_HOST_CIDR6;
+		h->prefix = (uint8_t)pfx;
+		return 0;
+	}
+	fam = canon_ip(buf, canon, sizeof(canon), h->addr);
+	if (fam) {
+		h->kind = fam == 4 ? POL_HOST_CIDR4 : POL_HOST_CIDR6;
+		h->prefix = fam == 4 ? 32 : 128;
+		return 0;
+	}
+	if (buf[0] == '*' && buf[1] == '.') {
+		if (!valid_dns_name(buf + 2))
+			return -EINVAL;
+		h->kind = POL_HOST_SUFFIX;
+		h->name = strdup(buf + 1);      /* ".example.com" */
+		return h->name ? 0 : -ENOMEM;
+	}
+	if (strlen(buf) > 1 && buf[strlen(buf) - 1] == '.')
+		buf[strlen(buf) - 1] = 0;
+	if (!valid_dns_name(buf))
+		return -EINVAL;
+	h->kind = POL_HOST_NAME;
+	h->name = strdup(buf);
+	return h->name ? 0 : -ENOMEM;
+}
+
+static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned bits)
+{
+	unsigned whole = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, whole))
+		return false;
+	if (rest) {
+		uint8_t mask = (uint8_t)(0xff << (8 - rest));
+		return (a[whole] & mask) == (b[whole] & mask);
+	}
+	return true;
+}
+
+/* host: a name (any case) or an IP literal. */
+bool pol_host_match(const struct pol_host *h, const char *host)
+{
+	char canon[INET6_ADDRSTRLEN], name[256];
+	uint8_t addr[16];
+	int fam = canon_ip(host, canon, sizeof(canon), addr);
+	size_t n, m;
+
+	switch (h->kind) {
+	case POL_HOST_CIDR4:
+		return fam == 4 && prefix_match(addr, h->addr, h->prefix);
+	case POL_HOST_CIDR6:
+		return fam == 6 && prefix_match(addr, h->addr, h->prefix);
+	case POL_HOST_NAME:
+	case POL_HOST_SUFFIX:
+		if (fam || strlen(host) >= sizeof(name))
+			return false;
+		strcpy(name, host);
+		lower(name);
+		n = strlen(name);
+		if (n > 1 && name[n - 1] == '.')
+			name[--n] = 0;
+		if (h->kind == POL_HOST_NAME)
+			return !strcmp(name, h->name);
+		m = strlen(h->name);
+		return n > m && !strcmp(name + n - m, h->name);
+	}
+	return false;
+}
+
+int pol_parse_duration(const char *s, uint64_t *secs)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mul = 1;
+	else if (!strcmp(end, "m"))
+		mul = 60;
+	else if (!strcmp(end, "h"))
+		mul = 3600;
+	else if (!strcmp(end, "d"))
+		mul = 86400;
+	else
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*secs = v * mul;
+	return 0;
+}
+
+int pol_parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (!strcmp(end, "") || !strcmp(end, "B"))
+		mul = 1;
+	else if (!strcmp(end, "K") || !strcmp(end, "KiB"))
+		mul = 1ull << 10;
+	else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
+		mul = 1ull << 20;
+	else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
+		mul = 1ull << 30;
+	else if (!strcmp(end, "T") || !strcmp(end, "TiB"))
+		mul = 1ull << 40;
+	else
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*bytes = v * mul;
+	return 0;
+}

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The policy: its in-memory model, the loader (parse + validate + index) and
+ * the one evaluator every caller uses (the floor compiler, the supervisor,
+ * the MCP proxy, the credential proxy, `cordon policy`).  The language is
+ * described in policy/README.md.
+ */
+#ifndef CORDON_POLICY_H
+#define CORDON_POLICY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include "cordon.h"
+
+/* Decisions are cordon.h's: CORDON_ALLOW < CORDON_ESCALATE < CORDON_DENY. */
+const char *pol_decision_name(uint32_t d);
+int pol_decision_parse(const char *s);
+
+enum pol_kind {
+	POL_FS = 0,
+	POL_NET,
+	POL_TOOL,
+};
+
+enum pol_via {
+	POL_VIA_DIRECT = 0,
+	POL_VIA_EGRESS,
+	POL_VIA_CRED_PROXY,
+};
+const char *pol_via_name(enum pol_via v);
+
+struct pol_pos {
+	int line;
+	int col;
+};
+
+/* One host pattern of a net rule. */
+enum pol_host_kind {
+	POL_HOST_NAME = 0,      /* exact DNS name, lower case, no trailing dot */
+	POL_HOST_SUFFIX,        /* "*.example.com": any subdomain (name = ".example.com") */
+	POL_HOST_CIDR4,
+	POL_HOST_CIDR6,
+};
+
+struct pol_host {
+	enum pol_host_kind kind;
+	char *name;
+	uint8_t addr[16];       /* network byte order; IPv4 in the first 4 bytes */
+	uint8_t prefix;
+};
+
+struct pol_portrange {
+	uint16_t lo;
+	uint16_t hi;
+};
+
+enum pol_cond_kind {
+	POL_COND_ANY = 0,
+	POL_COND_EQUALS,
+	POL_COND_IN,
+	POL_COND_WITHIN,
+	POL_COND_DOMAIN_IN,
+	POL_COND_PREFIX,
+	POL_COND_GLOB,
+};
+
+struct pol_cond {
+	char *key;
+	enum pol_cond_kind kind;
+	json_t *value;          /* EQUALS: the value; IN: array of values */
+	char **strs;            /* WITHIN: canonical dirs; PREFIX/GLOB: one */
+	size_t n_strs;
+	struct pol_host *hosts; /* DOMAIN_IN */
+	size_t n_hosts;
+};
+
+struct pol_rule {
+	char *name;
+	char *description;
+	uint32_t decision;
+	enum pol_kind kind;
+	uint32_t id;            /* index in policy->rules, carried in kernel events */
+	struct pol_pos pos;
+	union {
+		struct {
+			char **paths;   /* absolute, canonical; may contain '*' components */
+			size_t n_paths;
+			uint32_t rights;
+		} fs;
+		struct {
+			struct pol_host *hosts;
+			size_t n_hosts;
+			struct pol_portrange *ports;  /* none: any port */
+			size_t n_ports;
+			enum pol_via via;
+			bool via_set;
+		} net;
+		struct {
+			char *server;   /* "*" for any */
+			char *tool;     /* "*" for any */
+			struct pol_cond *conds;
+			size_t n_conds;
+		} tool;
+	};
+};
+
+struct pol_credential {
+	char *name;
+	char *env;              /* the variable the agent sees, holding a sentinel */
+	char *source_env;       /* one of source_env / source_file */
+	char *source_file;
+	char **hosts;
+	size_t n_hosts;
+	char *header;
+	char *prefix;
+	char **endpoints;       /* "METHOD /path", trailing '*' = any rest */
+	size_t n_endpoints;
+	struct pol_pos pos;
+};
+
+struct pol_budgets {
+	uint64_t wall_time_s;   /* 0: unlimited */
+	uint64_t steps;
+	uint64_t memory_bytes;
+	uint64_t pids;
+	double cpu;             /* cores */
+};
+
+struct pol_vars {
+	size_t n;
+	struct { char *name; char *value; } v[32];
+};
+
+struct pol_index;
+
+struct policy {
+	char *file;             /* as named by the user (path or profile name) */
+	char *name;
+	char *description;
+	struct pol_rule *rules;
+	size_t n_rules;
+	struct pol_credential *creds;
+	size_t n_creds;
+	uint32_t approval_timeout_s;
+	uint32_t approval_on_timeout;   /* CORDON_ALLOW or CORDON_DENY */
+	struct pol_budgets budgets;
+	struct pol_vars vars;           /* the values the policy was expanded with */
+	char **protected;               /* cordon's own paths: never writable */
+	size_t n_protected;
+	struct pol_index *idx;
+};
+
+/*
+ * Add one of cordon's own paths (audit log, sockets, state) to the
+ * never-writable invariant of this policy.  The policy file is added by
+ * the loader.
+ */
+int pol_protect_path(struct policy *p, const char *path);
+
+/* --- structural invariants (policy/invariants.c) -------------------------- */
+
+struct pol_invariant {
+	const char *id;
+	const char *pattern;    /* absolute; ${HOME} and glob components allowed */
+	uint32_t denied;        /* CORDON_FS_* rights no policy can grant */
+	const char *why;
+};
+
+/* The built-in table, terminated by an entry with id == NULL. */
+const struct pol_invariant *pol_invariants(void);
+
+/*
+ * Does an invariant forbid `right` on canonical `path`?  Returns the
+ * invariant's id or NULL.  `home` expands ${HOME}.
+ */
+const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t right,
+			     const char **why);
+
+/* Match a canonical path against a pattern whose components may be globs:
+ * true when the path is the pattern or lies below it.  Pure. */
+bool pol_glob_within(const char *path, const char *pattern);
+
+/* --- lifting: what a raw operation means (policy/lift.c) ----------------- */
+
+#define POL_MAX_LIFTED 4
+
+struct pol_lifted {
+	char server[32];
+	char tool[32];
+	json_t *args;           /* owned */
+};
+
+/*
+ * The semantic events an exec stands for: always shell.exec {argv, cwd},
+ * then what a recogniser makes of it (git.push, npm.install, http.fetch...).
+ * Returns the count; free with pol_lifted_free.
+ */
+int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *out);
+void pol_lifted_free(struct pol_lifted *l, int n);
+
+/* Diagnostics: every problem with where it is. */
+enum pol_severity {
+	POL_ERROR = 0,
+	POL_WARNING,
+};
+
+struct pol_diag {
+	enum pol_severity severity;
+	struct pol_pos pos;
+	char msg[512];
+};
+
+struct pol_diags {
+	struct pol_diag *d;
+	size_t n;
+	size_t cap;
+	size_t n_errors;
+	bool no_warnings;       /* set to skip the O(n^2) shadowing analysis */
+};
+
+void pol_diags_free(struct pol_diags *ds);
+/* Print as FILE:LINE:COL: error|warning: message, one a line. */
+void pol_diags_print(const struct pol_diags *ds, const char *file, FILE *f);
+
+/* Variables: defaults from the environment, overridden by NAME=VALUE. */
+int pol_vars_defaults(struct pol_vars *vars);
+int pol_vars_set(struct pol_vars *vars, const char *name, const char *value);
+const char *pol_vars_get(const struct pol_vars *vars, const char *name);
+void pol_vars_free(struct pol_vars *vars);
+
+/*
+ * Parse, validate and index a policy from text.  Returns 0 and *out, or
+ * -EINVAL with every problem in *diags (never a partial policy).  Warnings
+ * (shadowed rules) may accompany success.  `file` is used for messages and
+ * as the policy file invariant.
+ */
+int pol_load_text(const char *text, size_t len, const char *file,
+		  const struct pol_vars *vars, struct policy **out,
+		  struct pol_diags *diags);
+
+/*
+ * Load a policy by path or shipped profile name (a name without '/' that is
+ * not an existing file).  -ENOENT names neither.
+ */
+int pol_load(const char *file_or_profile, const struct pol_vars *vars,
+	     struct policy **out, struct pol_diags *diags);
+void pol_free(struct policy *p);
+
+/* The shipped profiles built into the binary. */
+const char *pol_profile_text(const char *name, size_t *len);
+const char *const *pol_profile_names(void);
+
+/* --- evaluation ----------------------------------------------------------- */
+
+enum pol_op {
+	POL_OP_READ = 0,
+	POL_OP_WRITE,
+	POL_OP_CREATE,
+	POL_OP_DELETE,
+	POL_OP_EXEC,
+	POL_OP_CHMOD,
+	POL_OP_CONNECT,
+	POL_OP_TOOL,
+};
+const char *pol_op_name(enum pol_op op);
+
+struct pol_request {
+	enum pol_op op;
+	const char *path;           /* fs ops and exec: canonical absolute path */
+	const char *const *argv;    /* exec: NULL-terminated, may be NULL */
+	const char *cwd;            /* exec */
+	const char *host;           /* connect: name or IP literal */
+	uint16_t port;
+	const char *server;         /* tool */
+	const char *tool;
+	json_t *args;               /* tool: object (borrowed) */
+	const char *const *roots;   /* tool: server roots for relative paths, NULL-terminated */
+};
+
+struct pol_result {
+	uint32_t decision;
+	const struct pol_rule *rule;    /* the deciding rule, NULL for default/invariant */
+	const char *invariant;          /* the invariant that decided, or NULL */
+	enum pol_via via;               /* connect: how it must travel */
+	char reason[384];
+};
+
+/*
+ * Judge a request.  Paths must already be canonical (pol_canon_path); tool
+ * argument paths are canonicalised here.  Never fails: a malformed request
+ * is denied with a reason.
+ */
+void pol_eval(const struct policy *p, const struct pol_request *req, struct pol_result *res);
+
+/*
+ * The same decision by scanning every rule, without the index: the
+ * benchmark's baseline and the tests' oracle.
+ */
+void pol_eval_linear(const struct policy *p, const struct pol_request *req,
+		     struct pol_result *res);
+
+/*
+ * Canonicalise a path: make it absolute against cwd, resolve symlinks of
+ * the part that exists (realpath), and normalise the rest lexically ("." and
+ * ".." removed).  Returns 0 or -errno (-ENAMETOOLONG, -EINVAL).
+ */
+int pol_canon_path(const char *path, const char *cwd, char *out, size_t outlen);
+
+/* Lexical normalisation only (no filesystem access). Pure. */
+int pol_normalize_path(const char *path, char *out, size_t outlen);
+
+/* Is `path` equal to or below `dir`?  Both canonical.  Pure. */
+bool pol_path_within(const char *path, const char *dir);
+
+/*
+ * The host of an http(s) URL, lower-cased, IPv4 literals in dotted-quad
+ * form.  Refuses what parsers disagree on (userinfo, backslashes, percent
+ * signs in the host, whitespace and control characters).  Pure.
+ */
+int pol_url_host(const char *url, char *out, size_t outlen);
+
+/* Parse "NAME", "*.NAME", "IP" or "IP/PREFIX" into h. Pure. */
+int pol_host_parse(const char *s, struct pol_host *h);
+bool pol_host_match(const struct pol_host *h, const char *host);
+
+/* Durations ("90s", "15m", "2h", "1d", bare seconds) and sizes ("4G"). Pure. */
+int pol_parse_duration(const char *s, uint64_t *secs);
+int pol_parse_size(const char *s, uint64_t *bytes);
+
+/* Rights names <-> CORDON_FS_* bits. */
+int pol_right_parse(const char *s, uint32_t *bit);
+const char *pol_rights_str(uint32_t rights, char *buf, size_t len);
+
+#endif /* CORDON_POLICY_H */

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `cordon policy check | explain | test`: the policy language's front end.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <limits.h>
+#include "policy.h"
+#include "policy_cmd.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cordon policy check FILE...\n"
+		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
+		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
+		"\n"
+		"FILE is a policy path or a shipped profile name (%s",
+		"profiles:");
+	for (const char *const *n = pol_profile_names(); *n; n++)
+		fprintf(f, " %s", *n);
+	fprintf(f, ").\n"
+		"OP is one of: read PATH | write PATH | create PATH | delete PATH | chmod PATH |\n"
+		"              exec PATH [ARG...] | connect HOST:PORT | tool SERVER.TOOL JSON_ARGS\n"
+		"Exit status: 0 ok, 1 policy errors or scenario mismatches, 2 usage.\n");
+}
+
+/* Load and report; returns 0 or 1 (errors were printed). */
+static int load_or_report(const char *file, const struct pol_vars *vars, bool warnings,
+			  struct policy **out)
+{
+	struct pol_diags ds = { .no_warnings = !warnings };
+	int r = pol_load(file, vars, out, &ds);
+
+	pol_diags_print(&ds, file, stderr);
+	pol_diags_free(&ds);
+	if (r == -ENOENT) {
+		fprintf(stderr, "%s: no such file, and not a shipped profile\n", file);
+		return 1;
+	}
+	if (r == -EINVAL)
+		return 1;
+	if (r < 0) {
+		fprintf(stderr, "%s: cannot load: %s\n", file, strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct pol_vars vars = {};
+	int bad = 0;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (pol_vars_defaults(&vars) < 0) {
+		log_err("policy: cannot set default variables");
+		return 1;
+	}
+	for (int i = 1; i < argc; i++) {
+		struct policy *p = NULL;
+
+		if (load_or_report(argv[i], &vars, true, &p)) {
+			bad = 1;
+			continue;
+		}
+		printf("%s: ok (%zu rules, %zu credentials)\n", argv[i], p->n_rules, p->n_creds);
+		pol_free(p);
+	}
+	pol_vars_free(&vars);
+	return bad;
+}
+
+static int parse_var(struct pol_vars *vars, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char name[64];
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(name)) {
+		log_err("policy: --var wants NAME=VALUE, got '%s'", arg);
+		return -EINVAL;
+	}
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = 0;
+	if (pol_vars_set(vars, name, eq + 1) < 0) {
+		log_err("policy: bad variable name '%s'", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Split "HOST:PORT", "[V6]:PORT". */
+static int split_hostport(const char *s, char *host, size_t hlen, uint16_t *port)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long p;
+	size_t n;
+
+	if (!colon || colon == s)
+		return -EINVAL;
+	n = (size_t)(colon - s);
+	if (s[0] == '[') {
+		if (s[n - 1] != ']')
+			return -EINVAL;
+		s++;
+		n -= 2;
+	}
+	if (n == 0 || n >= hlen)
+		return -EINVAL;
+	memcpy(host, s, n);
+	host[n] = 0;
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (*end || errno || p < 1 || p > 65535)
+		return -EINVAL;
+	*port = (uint16_t)p;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	enum pol_op op;
+} ops[] = {
+	{ "read", POL_OP_READ }, { "write", POL_OP_WRITE }, { "create", POL_OP_CREATE },
+	{ "delete", POL_OP_DELETE }, { "chmod", POL_OP_CHMOD }, { "exec", POL_OP_EXEC },
+	{ "connect", POL_OP_CONNECT }, { "tool", POL_OP_TOOL },
+};
+
+static int op_parse(const char *s, enum pol_op *op)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if (!strcmp(s, ops[i].name)) {
+			*op = ops[i].op;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* Storage behind a pol_request built from text. */
+struct req_buf {
+	char path[PATH_MAX];
+	char host[256];
+	char server[128];
+	char tool[128];
+	char cwd[PATH_MAX];
+	json_t *args;
+};
+
+/*
+ * Fill req from an op and its operands (explain's argv, or a scenario).
+ * Returns 0 or prints why and returns -EINVAL.
+ */
+static int build_request(struct pol_request *req, struct req_buf *b, enum pol_op op,
+			 const char *subject, const char *const *argv, const char *json_args,
+			 json_t *args_obj, const char *cwd)
+{
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	req->op = op;
+	snprintf(b->cwd, sizeof(b->cwd), "%s", cwd);
+	switch (op) {
+	case POL_OP_READ:
+	case POL_OP_WRITE:
+	case POL_OP_CREATE:
+	case POL_OP_DELETE:
+	case POL_OP_CHMOD:
+	case POL_OP_EXEC:
+		r = pol_canon_path(subject, cwd, b->path, sizeof(b->path));
+		if (r < 0) {
+			fprintf(stderr, "cannot canonicalise '%s': %s\n", subject, strerror(-r));
+			return -EINVAL;
+		}
+		req->path = b->path;
+		req->argv = argv;
+		req->cwd = b->cwd;
+		return 0;
+	case POL_OP_CONNECT:
+		if (split_hostport(subject, b->host, sizeof(b->host), &req->port) < 0) {
+			fprintf(stderr, "connect wants HOST:PORT, got '%s'\n", subject);
+			return -EINVAL;
+		}
+		req->host = b->host;
+		return 0;
+	case POL_OP_TOOL: {
+		const char *dot = strchr(subject, '.');
+		json_error_t je;
+
+		if (!dot || dot == subject || !dot[1] || (size_t)(dot - subject) >= sizeof(b->server) ||
+		    strlen(dot + 1) >= sizeof(b->tool)) {
+			fprintf(stderr, "tool wants SERVER.TOOL, got '%s'\n", subject);
+			return -EINVAL;
+		}
+		memcpy(b->server, subject, (size_t)(dot - subject));
+		b->server[dot - subject] = 0;
+		strcpy(b->tool, dot + 1);
+		if (args_obj) {
+			b->args = json_incref(args_obj);
+		} else {
+			b->args = json_loads(json_args ? json_args : "{}", 0, &je);
+			if (!b->args) {
+				fprintf(stderr, "tool arguments are not JSON: %s (column %d)\n", je.text,
+					je.column);
+				return -EINVAL;
+			}
+		}
+		req->server = b->server;
+		req->tool = b->tool;
+		req->args = b->args;
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+static json_t *result_json(const struct policy *p, const struct pol_request *req,
+			   const struct pol_result *res)
+{
+	json_t *o = json_pack("{s:s,s:s}", "decision", pol_decision_name(res->decision),
+			      "reason", res->reason);
+
+	json_object_set_new(o, "rule", res->rule ? json_string(res->rule->name) : json_null());
+	json_object_set_new(o, "invariant", res->invariant ? json_string(res->invariant) : json_null());
+	if (res->rule)
+		json_object_set_new(o, "at", json_sprintf("%s:%d:%d", p->file, res->rule->pos.line,
+							   res->rule->pos.col));
+	if (req->op == POL_OP_CONNECT && res->decision != CORDON_DENY)
+		json_object_set_new(o, "via", json_string(pol_via_name(res->via)));
+	return o;
+}
+
+static int cmd_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "var", required_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	struct pol_vars vars = {};
+	struct policy *p = NULL;
+	struct pol_request req;
+	struct pol_result res;
+	struct req_buf b = {};
+	bool json = false;
+	enum pol_op op;
+	char cwd[PATH_MAX];
+	const char **xargv = NULL;
+	int c, r = 2;
+
+	if (pol_vars_defaults(&vars) < 0)
+		return 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c == 'V') {
+			if (parse_var(&vars, optarg) < 0)
+				goto out;
+		} else if (c == 'j') {
+			json = true;
+		} else {
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (argc - optind < 3 || op_parse(argv[optind + 1], &op) < 0) {
+		usage(stderr);
+		goto out;
+	}
+	if ((op == POL_OP_TOOL && argc - optind != 4) ||
+	    ((op != POL_OP_TOOL && op != POL_OP_EXEC) && argc - optind != 3)) {
+		usage(stderr);
+		goto out;
+	}
+	if (load_or_report(argv[optind], &vars, false, &p)) {
+		r = 1;
+		goto out;
+	}
+	snprintf(cwd, sizeof(cwd), "%s", pol_vars_get(&p->vars, "WORKSPACE") ?: "/");
+	if (op == POL_OP_EXEC) {
+		int n = argc - optind - 2;
+
+		xargv = calloc((size_t)n + 1, sizeof(char *));
+		if (!xargv)
+			goto out;
+		for (int i = 0; i < n; i++)
+			xargv[i] = argv[optind + 2 + i];
+	}
+	if (build_request(&req, &b, op, argv[optind + 2], xargv,
+			  op == POL_OP_TOOL ? argv[optind + 3] : NULL, NULL, cwd) < 0) {
+		r = 2;
+		goto out;
+	}
+	pol_eval(p, &req, &res);
+	if (json) {
+		json_t *o = result_json(p, &req, &res);
+		json_dumpf(o, stdout, JSON_COMPACT);
+		fputc('\n', stdout);
+		json_decref(o);
+	} else {
+		printf("decision:  %s\n", pol_decision_name(res.decision));
+		if (res.rule)
+			printf("rule:      %s (%s:%d:%d)\n", res.rule->name, p->file, res.rule->pos.line,
+			       res.rule->pos.col);
+		else
+			printf("rule:      none\n");
+		if (res.invariant)
+			printf("invariant: %s\n", res.invariant);
+		if (op == POL_OP_CONNECT && res.decision != CORDON_DENY)
+			printf("via:       %s\n", pol_via_name(res.via));
+		printf("reason:    %s\n", res.reason);
+	}
+	r = 0;
+out:
+	json_decref(b.args);
+	free(xargv);
+	pol_free(p);
+	pol_vars_free(&vars);
+	return r;
+}
+
+/* --- test ------------------------------------------------------------------------ */
+
+/* Expand ${NAME} from vars in a scenario string (no errors: unknown stays). */
+static void expand_simple(const struct pol_vars *vars, const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *p = in; *p && o + 1 < len; ) {
+		const char *close;
+
+		if (p[0] == '$' && p[1] == '{' && (close = strchr(p, '}'))) {
+			char name[64];
+			size_t n = (size_t)(close - p - 2);
+			const char *v;
+
+			if (n < sizeof(name)) {
+				memcpy(name, p + 2, n);
+				name[n] = 0;
+				v = pol_vars_get(vars, name);
+				if (v) {
+					o += (size_t)snprintf(out + o, len - o, "%s", v);
+					if (o >= len)
+						o = len - 1;
+					p = close + 1;
+					continue;
+				}
+			}
+		}
+		out[o++] = *p++;
+	}
+	out[o] = 0;
+}
+
+static int cmd_test(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "var", required_argument, NULL, 'V' },
+		{}
+	};
+	static const char *const skeys[] = { "name", "op", "path", "argv", "cwd", "host", "port",
+					     "tool", "args", "roots", "expect", "via", "invariant",
+					     "rule", NULL };
+	struct pol_vars vars = {};
+	struct policy *p = NULL;
+	json_t *root = NULL, *list, *vv, *sc;
+	json_error_t je;
+	const char *k;
+	size_t i;
+	int c, pass = 0, fail = 0, r = 2;
+
+	if (pol_vars_defaults(&vars) < 0)
+		return 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c != 'V' || parse_var(&vars, optarg) < 0) {
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		goto out;
+	}
+	root = json_load_file(argv[optind + 1], JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		fprintf(stderr, "%s:%d:%d: error: %s\n", argv[optind + 1], je.line, je.column, je.text);
+		r = 1;
+		goto out;
+	}
+	vv = json_object_get(root, "vars");
+	json_object_foreach(vv, k, sc)
+		if (!json_is_string(sc) || pol_vars_set(&vars, k, json_string_value(sc)) < 0) {
+			fprintf(stderr, "%s: bad variable '%s'\n", argv[optind + 1], k);
+			r = 1;
+			goto out;
+		}
+	list = json_object_get(root, "scenarios");
+	if (!json_is_array(list)) {
+		fprintf(stderr, "%s: missing \"scenarios\" array\n", argv[optind + 1]);
+		r = 1;
+		goto out;
+	}
+	if (load_or_report(argv[optind], &vars, false, &p)) {
+		r = 1;
+		goto out;
+	}
+	printf("%-4s %-8s %-9s %-9s %-26s %s\n", "#", "op", "expect", "got", "rule/invariant",
+	       "subject");
+	json_array_foreach(list, i, sc) {
+		const char *opname = json_string_value(json_object_get(sc, "op"));
+		const char *expect = json_string_value(json_object_get(sc, "expect"));
+		const char *subject = NULL, *want_via, *want_inv, *want_rule;
+		char subj[PATH_MAX], cwd[PATH_MAX], tmp[PATH_MAX], by[128];
+		const char *xargv[64] = { 0 };
+		char argbuf[64][256];
+		struct pol_request req;
+		struct pol_result res;
+		struct req_buf b = {};
+		enum pol_op op;
+		bool ok;
+		json_t *a, *roots;
+		const char *rootv[16] = { 0 };
+		char rootbuf[16][PATH_MAX];
+		size_t j;
+
+		json_object_foreach(sc, k, a) {
+			bool known = false;
+			for (int s = 0; skeys[s] && !known; s++)
+				known = !strcmp(k, skeys[s]);
+			if (!known) {
+				fprintf(stderr, "scenario %zu: unknown key \"%s\"\n", i + 1, k);
+				fail++;
+			}
+		}
+		if (!opname || op_parse(opname, &op) < 0 || !expect ||
+		    pol_decision_parse(expect) < 0) {
+			fprintf(stderr, "scenario %zu: needs \"op\" and \"expect\" (allow|escalate|deny)\n",
+				i + 1);
+			fail++;
+			continue;
+		}
+		expand_simple(&vars, json_string_value(json_object_get(sc, "cwd")) ?:
+			      (pol_vars_get(&vars, "WORKSPACE") ?: "/"), cwd, sizeof(cwd));
+		if (op == POL_OP_CONNECT) {
+			snprintf(subj, sizeof(subj), "%s:%lld",
+				 json_string_value(json_object_get(sc, "host")) ?: "",
+				 (long long)json_integer_value(json_object_get(sc, "port")));
+			subject = subj;
+		} else if (op == POL_OP_TOOL) {
+			subject = json_string_value(json_object_get(sc, "tool"));
+		} else {
+			expand_simple(&vars, json_string_value(json_object_get(sc, "path")) ?: "", subj,
+				      sizeof(subj));
+			subject = subj;
+		}
+		json_array_foreach(json_object_get(sc, "argv"), j, a) {
+			if (j >= 63)
+				break;
+			expand_simple(&vars, json_string_value(a) ?: "", argbuf[j], sizeof(argbuf[j]));
+			xargv[j] = argbuf[j];
+		}
+		roots = json_object_get(sc, "roots");
+		json_array_foreach(roots, j, a) {
+			if (j >= 15)
+				break;
+			expand_simple(&vars, json_string_value(a) ?: "", rootbuf[j], sizeof(rootbuf[j]));
+			rootv[j] = rootbuf[j];
+		}
+		if (!subject || build_request(&req, &b, op, subject, xargv[0] ? xargv : NULL, NULL,
+					      op == POL_OP_TOOL ? json_object_get(sc, "args") : NULL,
+					      cwd) < 0) {
+			fprintf(stderr, "scenario %zu: bad subject\n", i + 1);
+			json_decref(b.args);
+			fail++;
+			continue;
+		}
+		if (op == POL_OP_TOOL && !b.args) {
+			b.args = json_object();
+			req.args = b.args;
+		}
+		/* Tool args may use ${VAR}: expand string values in place. */
+		if (op == POL_OP_TOOL && json_is_object(b.args)) {
+			json_t *copy = json_deep_copy(b.args), *v2;
+			const char *k2;
+
+			json_object_foreach(copy, k2, v2)
+				if (json_is_string(v2)) {
+					expand_simple(&vars, json_string_value(v2), tmp, sizeof(tmp));
+					json_object_set_new(copy, k2, json_string(tmp));
+				}
+			json_decref(b.args);
+			b.args = copy;
+			req.args = copy;
+		}
+		if (rootv[0])
+			req.roots = rootv;
+		pol_eval(p, &req, &res);
+		want_via = json_string_value(json_object_get(sc, "via"));
+		want_inv = json_string_value(json_object_get(sc, "invariant"));
+		want_rule = json_string_value(json_object_get(sc, "rule"));
+		ok = res.decision == (uint32_t)pol_decision_parse(expect);
+		if (want_via)
+			ok = ok && !strcmp(want_via, pol_via_name(res.via));
+		if (want_inv)
+			ok = ok && res.invariant && !strcmp(want_inv, res.invariant);
+		if (want_rule)
+			ok = ok && res.rule && !strcmp(want_rule, res.rule->name);
+		snprintf(by, sizeof(by), "%s", res.invariant ? res.invariant :
+			 res.rule ? res.rule->name : "(default)");
+		printf("%-4zu %-8s %-9s %-9s %-26s %s%s\n", i + 1, opname, expect,
+		       pol_decision_name(res.decision), by, subject, ok ? "" : "   <-- MISMATCH");
+		if (!ok) {
+			printf("     %s%s%s\n", res.reason,
+			       json_string_value(json_object_get(sc, "name")) ? "; scenario: " : "",
+			       json_string_value(json_object_get(sc, "name")) ?: "");
+			fail++;
+		} else {
+			pass++;
+		}
+		json_decref(b.args);
+	}
+	printf("\n%s: %d scenarios passed, %d failed\n", argv[optind + 1], pass, fail);
+	r = fail ? 1 : 0;
+out:
+	json_decref(root);
+	pol_free(p);
+	pol_vars_free(&vars);
+	return r;
+}
+
+int cmd_policy(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "check"))
+		return cmd_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "explain"))
+		return cmd_explain(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "test"))
+		return cmd_test(argc - 1, argv + 1);
+	log_err("policy: unknown subcommand '%s' (check, explain, test)", argv[1]);
+	return 2;
+}
