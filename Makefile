@@ -173,3 +173,38 @@ clean:
 	$(Q)find $(BUILD) -mindepth 1 -maxdepth 1 ! -name vm -exec rm -rf {} + 2>/dev/null || true
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- fuzzing and the policy benchmark (tools/fuzz, tools/bench) ----------------
+# `make fuzz` builds the libFuzzer targets.  They compile their sources
+# directly instead of linking libcordon.a: every object they run must carry
+# the coverage and sanitizer instrumentation, and UBSan must abort (not just
+# print) so that libFuzzer keeps the input.  Needs libclang-rt-14-dev.
+FUZZ_CC     ?= $(CLANG)
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
+               -fno-sanitize-recover=all -Wall -Wextra -Wno-unused-parameter \
+               -I$(BUILD) -Ibpf -Iuserspace -Ipolicy
+FUZZ_HDR    := $(wildcard policy/*.h) userspace/util.h bpf/cordon.h
+FUZZ_POLICY := $(POLICY_SRC) userspace/util.c $(BUILD)/profiles.c
+.PHONY: fuzz
+fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz
+
+$(BUILD)/fuzz/policy_fuzz: tools/fuzz/policy_fuzz.c $(FUZZ_POLICY) $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_POLICY) -ljansson
+
+$(BUILD)/fuzz/jsonpos_fuzz: tools/fuzz/jsonpos_fuzz.c policy/jsonpos.c $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< policy/jsonpos.c -ljansson
+
+# The policy evaluator benchmark (tools/bench/policy.sh) is an ordinary host
+# program, optimised like cordon itself; `all` builds it so `make bench` has it.
+all: $(BUILD)/tools/bench/policy_bench
+
+$(BUILD)/tools/bench/policy_bench.o: tools/bench/policy_bench.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/tools/bench/policy_bench: $(BUILD)/tools/bench/policy_bench.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)

@@ -858,26 +858,27 @@ static void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char
 		else
 			r->description = strdup(json_string_value(desc));
 	}
-	if (json_object_get(o, "fs")) {
-		subjects++;
+	/*
+	 * Count first: the subjects share a union, so only a rule with exactly
+	 * one of them is parsed at all.
+	 */
+	subjects = !!json_object_get(o, "fs") + !!json_object_get(o, "net") +
+		   !!json_object_get(o, "tool");
+	if (subjects == 1 && json_object_get(o, "fs")) {
 		r->kind = POL_FS;
 		child(cp, sizeof(cp), ptr, "fs");
 		if (json_is_object(json_object_get(o, "fs")))
 			parse_fs(c, r, json_object_get(o, "fs"), cp);
 		else
 			err(c, cp, "\"fs\" must be an object");
-	}
-	if (json_object_get(o, "net")) {
-		subjects++;
+	} else if (subjects == 1 && json_object_get(o, "net")) {
 		r->kind = POL_NET;
 		child(cp, sizeof(cp), ptr, "net");
 		if (json_is_object(json_object_get(o, "net")))
 			parse_net(c, r, json_object_get(o, "net"), cp);
 		else
 			err(c, cp, "\"net\" must be an object");
-	}
-	if (json_object_get(o, "tool")) {
-		subjects++;
+	} else if (subjects == 1) {
 		r->kind = POL_TOOL;
 		child(cp, sizeof(cp), ptr, "tool");
 		if (json_is_object(json_object_get(o, "tool")))

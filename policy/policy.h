@@ -330,6 +330,48 @@ bool pol_host_match(const struct pol_host *h, const char *host);
 int pol_parse_duration(const char *s, uint64_t *secs);
 int pol_parse_size(const char *s, uint64_t *bytes);
 
+/* --- compiled forms for the kernel floor (policy/compile.c) --------------- */
+
+/*
+ * One kernel table entry: rights on the object at `path` and below.  The
+ * loader turns the path into (dev, ino) when the session starts.  Rights
+ * that a rule escalates are in `escalate`: the kernel cannot hold a call
+ * for a human, so the floor denies them and the supervisor performs an
+ * approved operation itself.
+ */
+struct pol_fs_entry {
+	const char *path;
+	uint32_t allow;
+	uint32_t deny;
+	uint32_t escalate;
+	uint32_t rule_id;       /* POL_RULE_INVARIANT for invariants */
+	const char *invariant;  /* id, or NULL */
+	bool protected_object;  /* deny-all invariant: protect the inode itself */
+};
+
+#define POL_RULE_INVARIANT 0xffffffffu
+
+typedef int (*pol_fs_entry_fn)(void *ctx, const struct pol_fs_entry *e);
+
+/*
+ * Every fs rule root and invariant, glob patterns expanded against the
+ * filesystem as it is now.  Stops at and returns fn's first negative value.
+ */
+int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx);
+
+/* A direct network rule for the cgroup-bpf programs. */
+struct pol_net_entry {
+	int family;             /* 4 or 6 */
+	uint8_t addr[16];
+	uint8_t prefix;
+	uint16_t port_lo, port_hi;
+	uint32_t decision;
+	uint32_t rule_id;
+};
+
+typedef int (*pol_net_entry_fn)(void *ctx, const struct pol_net_entry *e);
+int pol_compile_net(const struct policy *p, pol_net_entry_fn fn, void *ctx);
+
 /* Rights names <-> CORDON_FS_* bits. */
 int pol_right_parse(const char *s, uint32_t *bit);
 const char *pol_rights_str(uint32_t rights, char *buf, size_t len);

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <arpa/inet.h>
 #include <limits.h>
 #include "policy.h"
 #include "policy_cmd.h"
@@ -15,6 +16,7 @@ static void usage(FILE *f)
 		"usage: cordon policy check FILE...\n"
 		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
 		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
+		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
 		"\n"
 		"FILE is a policy path or a shipped profile name (%s",
 		"profiles:");
@@ -532,6 +534,74 @@ out:
 	return r;
 }
 
+static int print_fs_entry(void *ctx, const struct pol_fs_entry *e)
+{
+	char a[64], d[64], x[64];
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "path", e->path,
+			      "allow", pol_rights_str(e->allow, a, sizeof(a)),
+			      "deny", pol_rights_str(e->deny, d, sizeof(d)),
+			      "escalate", pol_rights_str(e->escalate, x, sizeof(x)));
+	const struct policy *p = ctx;
+
+	if (e->invariant)
+		json_object_set_new(o, "invariant", json_string(e->invariant));
+	else
+		json_object_set_new(o, "rule", json_string(p->rules[e->rule_id].name));
+	if (e->protected_object)
+		json_object_set_new(o, "protected_object", json_true());
+	json_dumpf(o, stdout, JSON_COMPACT);
+	fputc('\n', stdout);
+	json_decref(o);
+	return 0;
+}
+
+static int print_net_entry(void *ctx, const struct pol_net_entry *e)
+{
+	const struct policy *p = ctx;
+	char addr[INET6_ADDRSTRLEN];
+
+	inet_ntop(e->family == 4 ? AF_INET : AF_INET6, e->addr, addr, sizeof(addr));
+	printf("{\"net\":\"%s/%u\",\"ports\":\"%u-%u\",\"decision\":\"%s\",\"rule\":\"%s\"}\n",
+	       addr, e->prefix, e->port_lo, e->port_hi, pol_decision_name(e->decision),
+	       p->rules[e->rule_id].name);
+	return 0;
+}
+
+/* `cordon policy compile`: the tables the kernel floor would load, as JSON lines. */
+static int cmd_compile(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "var", required_argument, NULL, 'V' },
+		{}
+	};
+	struct pol_vars vars = {};
+	struct policy *p = NULL;
+	int c, r = 2;
+
+	if (pol_vars_defaults(&vars) < 0)
+		return 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1)
+		if (c != 'V' || parse_var(&vars, optarg) < 0)
+			goto out;
+	if (argc - optind != 1) {
+		usage(stderr);
+		goto out;
+	}
+	r = 1;
+	if (load_or_report(argv[optind], &vars, false, &p))
+		goto out;
+	if (pol_compile_fs(p, print_fs_entry, p) < 0 || pol_compile_net(p, print_net_entry, p) < 0) {
+		fprintf(stderr, "%s: cannot compile\n", argv[optind]);
+		goto out;
+	}
+	r = 0;
+out:
+	pol_free(p);
+	pol_vars_free(&vars);
+	return r;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -544,6 +614,8 @@ int cmd_policy(int argc, char **argv)
 		return cmd_explain(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "test"))
 		return cmd_test(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "compile"))
+		return cmd_compile(argc - 1, argv + 1);
 	log_err("policy: unknown subcommand '%s' (check, explain, test)", argv[1]);
 	return 2;
 }

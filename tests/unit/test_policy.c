@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Policy loader and evaluator: every diagnostic names where, decisions
+ * follow "default deny, strongest wins" whatever the rule order, invariants
+ * cannot be relaxed, canonicalisation defeats symlinks and "..", and the
+ * indexed evaluator always agrees with the linear one.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "policy.h"
+
+static struct pol_vars vars;
+
+static int setup(void **state)
+{
+	memset(&vars, 0, sizeof(vars));
+	pol_vars_set(&vars, "WORKSPACE", "/work/p");
+	pol_vars_set(&vars, "HOME", "/home/agent");
+	pol_vars_set(&vars, "TMPDIR", "/tmp");
+	pol_vars_set(&vars, "USER", "agent");
+	pol_vars_set(&vars, "UID", "1000");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	pol_vars_free(&vars);
+	return 0;
+}
+
+/* Load text; on failure return the diagnostics for inspection. */
+static struct policy *load(const char *text, struct pol_diags *ds)
+{
+	struct policy *p = NULL;
+
+	memset(ds, 0, sizeof(*ds));
+	(void)pol_load_text(text, strlen(text), "t.json", &vars, &p, ds);
+	return p;
+}
+
+/* Assert the first error is at line:col and mentions `needle`. */
+static void expect_error(const char *text, int line, int col, const char *needle)
+{
+	struct pol_diags ds;
+	struct policy *p = load(text, &ds);
+
+	if (p || ds.n_errors == 0 || ds.d[0].pos.line != line || ds.d[0].pos.col != col ||
+	    !strstr(ds.d[0].msg, needle)) {
+		fprintf(stderr, "want %d:%d '%s'\ngot: ", line, col, needle);
+		pol_diags_print(&ds, "t.json", stderr);
+	}
+	assert_null(p);
+	assert_true(ds.n_errors > 0);
+	assert_int_equal(ds.d[0].pos.line, line);
+	assert_int_equal(ds.d[0].pos.col, col);
+	assert_non_null(strstr(ds.d[0].msg, needle));
+	pol_diags_free(&ds);
+}
+
+#define HDR "{\"cordon_policy\": 1,\n\"rules\": [\n"
+
+static void errors_name_file_line_col(void **state)
+{
+	expect_error(HDR "{\"name\": \"a\", \"decison\": \"allow\", \"fs\": {\"paths\": [\"/x\"], \"rights\": [\"read\"]}}]}",
+		     3, 15, "did you mean \"decision\"");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/x\"], \"rights\": [\"wirte\"]}}]}",
+		     3, 71, "did you mean \"write\"");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"alow\", \"fs\": {\"paths\": [\"/x\"], \"rights\": [\"read\"]}}]}",
+		     3, 27, "did you mean \"allow\"");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\",\n  \"fs\": {\"paths\": [\"rel/x\"], \"rights\": [\"read\"]}}]}",
+		     4, 20, "relative");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.0.0.0/33\"]}}]}",
+		     3, 54, "bad CIDR");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"1.2.3.4\"], \"ports\": [70000]}}]}",
+		     3, 76, "out of range");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"${NOPE}/x\"], \"rights\": [\"read\"]}}]}",
+		     3, 54, "unknown variable ${NOPE}");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"@nolist\"], \"rights\": [\"read\"]}}]}",
+		     3, 53, "unknown list");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": \"/x\", \"rights\": [\"read\"]}}]}",
+		     3, 52, "expected an array");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"example.com\"], \"via\": \"direct\"}}]}",
+		     3, 43, "cannot be \"direct\"");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"tool\": {\"name\": \"nodot\"}}]}",
+		     3, 53, "bad tool name");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/x\"], \"rights\": [\"read\"]}},\n"
+		     "{\"name\": \"a\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/y\"], \"rights\": [\"read\"]}}]}",
+		     4, 10, "duplicate rule name \"a\" (first at line 3)");
+	expect_error("{\"cordon_policy\": 1, \"rules\": [}", 1, 32, "invalid JSON");
+	expect_error("{\"cordon_policy\": 2, \"rules\": []}", 1, 19, "unsupported policy version");
+	expect_error("{\"rules\": []}", 1, 1, "missing \"cordon_policy\"");
+	expect_error("[1]", 1, 1, "a policy is a JSON object");
+	expect_error(HDR "{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/x\"], \"rights\": [\"read\"]},"
+		     " \"net\": {\"hosts\": [\"1.2.3.4\"]}}]}", 3, 1, "exactly one subject");
+	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"budgets\": {\"memory\": \"4Q\"}}", 1, 57,
+		     "bad memory size");
+	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"approvals\": {\"on_timeout\": \"maybe\"}}", 1, 63,
+		     "on_timeout");
+	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"credentials\": [{\"name\": \"x\", \"env\": \"1BAD\","
+		     " \"header\": \"h\", \"source\": {\"env\": \"K\"}, \"hosts\": [\"a.com\"], \"endpoints\": [\"FETCH /\"]}]}",
+		     1, 72, "not a valid environment variable");
+}
+
+static void duplicate_keys_are_refused(void **state)
+{
+	struct pol_diags ds;
+
+	assert_null(load("{\"cordon_policy\": 1, \"rules\": [], \"rules\": []}", &ds));
+	assert_non_null(strstr(ds.d[0].msg, "duplicate"));
+	pol_diags_free(&ds);
+}
+
+static void all_errors_are_reported_not_just_the_first(void **state)
+{
+	struct pol_diags ds;
+
+	assert_null(load(HDR "{\"name\": \"a\", \"decision\": \"x\", \"fs\": {\"paths\": [\"r\"], \"rights\": [\"y\"]}}]}", &ds));
+	assert_int_equal(ds.n_errors, 3);
+	pol_diags_free(&ds);
+}
+
+static void shadowed_rules_are_warned(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"inner\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/w/sub\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"outer\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w\"], \"rights\": [\"read\", \"write\"]}}]}", &ds);
+
+	assert_non_null(p);
+	assert_int_equal(ds.n_errors, 0);
+	assert_int_equal(ds.n, 1);
+	assert_int_equal(ds.d[0].severity, POL_WARNING);
+	assert_int_equal(ds.d[0].pos.line, 3);
+	assert_non_null(strstr(ds.d[0].msg, "shadowed by rule 'outer'"));
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
+static uint32_t decide(struct policy *p, enum pol_op op, const char *path)
+{
+	struct pol_request rq = { .op = op, .path = path };
+	struct pol_result res, lin;
+
+	pol_eval(p, &rq, &res);
+	pol_eval_linear(p, &rq, &lin);
+	assert_int_equal(res.decision, lin.decision);
+	return res.decision;
+}
+
+static void strongest_wins_whatever_the_order(void **state)
+{
+	static const char *const orders[2] = {
+		HDR "{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/w\"], \"rights\": [\"all\"]}},\n"
+		"{\"name\": \"e\", \"decision\": \"escalate\", \"fs\": {\"paths\": [\"/w/deploy\"], \"rights\": [\"write\"]}},\n"
+		"{\"name\": \"d\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w/deploy/keys\"], \"rights\": [\"all\"]}}]}",
+		HDR "{\"name\": \"d\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w/deploy/keys\"], \"rights\": [\"all\"]}},\n"
+		"{\"name\": \"e\", \"decision\": \"escalate\", \"fs\": {\"paths\": [\"/w/deploy\"], \"rights\": [\"write\"]}},\n"
+		"{\"name\": \"a\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/w\"], \"rights\": [\"all\"]}}]}",
+	};
+
+	for (int i = 0; i < 2; i++) {
+		struct pol_diags ds;
+		struct policy *p = load(orders[i], &ds);
+
+		assert_non_null(p);
+		assert_int_equal(decide(p, POL_OP_WRITE, "/w/src/a.c"), CORDON_ALLOW);
+		assert_int_equal(decide(p, POL_OP_READ, "/w/deploy/x"), CORDON_ALLOW);
+		assert_int_equal(decide(p, POL_OP_WRITE, "/w/deploy/x"), CORDON_ESCALATE);
+		assert_int_equal(decide(p, POL_OP_READ, "/w/deploy/keys/k"), CORDON_DENY);
+		assert_int_equal(decide(p, POL_OP_READ, "/elsewhere"), CORDON_DENY);
+		assert_int_equal(decide(p, POL_OP_READ, "/w2/x"), CORDON_DENY);   /* not below /w */
+		pol_diags_free(&ds);
+		pol_free(p);
+	}
+}
+
+static void invariants_beat_any_policy(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR "{\"name\": \"everything\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/\"], \"rights\": [\"all\"]}}]}", &ds);
+	struct pol_request rq = { .op = POL_OP_READ, .path = "/home/agent/.ssh/id_rsa" };
+	struct pol_result res;
+
+	assert_non_null(p);
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_DENY);
+	assert_string_equal(res.invariant, "credential-store");
+	assert_int_equal(decide(p, POL_OP_READ, "/home/someone/.aws/credentials"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_WRITE, "/sys/fs/cgroup/cgroup.procs"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_READ, "/sys/fs/cgroup/cgroup.procs"), CORDON_ALLOW);
+	assert_int_equal(decide(p, POL_OP_READ, "/dev/nvme0n1"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_DELETE, "/home/agent"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_DELETE, "/home"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_DELETE, "/home/agent/src"), CORDON_ALLOW);
+	assert_int_equal(decide(p, POL_OP_READ, "/home/agent/.sshfoo"), CORDON_ALLOW);
+	/* cordon's own files: writable by no policy. */
+	assert_int_equal(pol_protect_path(p, "/tmp/cordon-test-audit.log"), 0);
+	assert_int_equal(decide(p, POL_OP_WRITE, "/tmp/cordon-test-audit.log"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_READ, "/tmp/cordon-test-audit.log"), CORDON_ALLOW);
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
+/* A symlink in the workspace pointing at ~/.ssh: canonicalised, it is ~/.ssh. */
+static void symlinks_and_dotdot_cannot_redirect(void **state)
+{
+	char dir[] = "/tmp/cordon-pol-XXXXXX", ws[256], home[256], ssh[PATH_MAX],
+	     link[PATH_MAX], req[PATH_MAX], canon[PATH_MAX], text[2048];
+	struct pol_vars v = {};
+	struct pol_diags ds = {};
+	struct policy *p = NULL;
+	struct pol_request rq = { .op = POL_OP_READ };
+	struct pol_result res;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	snprintf(home, sizeof(home), "%s/home", dir);
+	snprintf(ssh, sizeof(ssh), "%s/.ssh", home);
+	snprintf(link, sizeof(link), "%s/innocent", ws);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	assert_int_equal(mkdir(home, 0755), 0);
+	assert_int_equal(mkdir(ssh, 0700), 0);
+	assert_int_equal(symlink(ssh, link), 0);
+	pol_vars_set(&v, "WORKSPACE", ws);
+	pol_vars_set(&v, "HOME", home);
+	snprintf(text, sizeof(text), HDR "{\"name\": \"ws\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"${WORKSPACE}\"], \"rights\": [\"all\"]}}]}");
+	assert_int_equal(pol_load_text(text, strlen(text), "t.json", &v, &p, &ds), 0);
+
+	snprintf(req, sizeof(req), "%s/innocent/id_rsa", ws);
+	assert_int_equal(pol_canon_path(req, NULL, canon, sizeof(canon)), 0);
+	assert_true(strncmp(canon, ssh, strlen(ssh)) == 0);
+	rq.path = canon;
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_DENY);
+	assert_string_equal(res.invariant, "credential-store");
+
+	/* ".." after the symlink goes to the link target's parent, as in the kernel. */
+	snprintf(req, sizeof(req), "%s/innocent/../other", ws);
+	assert_int_equal(pol_canon_path(req, NULL, canon, sizeof(canon)), 0);
+	snprintf(req, sizeof(req), "%s/other", home);
+	assert_string_equal(canon, req);
+	rq.path = canon;
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_DENY);
+
+	/* Relative requests resolve against cwd. */
+	assert_int_equal(pol_canon_path("a/../b", ws, canon, sizeof(canon)), 0);
+	snprintf(req, sizeof(req), "%s/b", ws);
+	assert_string_equal(canon, req);
+
+	pol_free(p);
+	pol_diags_free(&ds);
+	pol_vars_free(&v);
+	unlink(link);
+	rmdir(ssh);
+	rmdir(home);
+	rmdir(ws);
+	rmdir(dir);
+}
+
+static struct policy *tool_policy(void)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"read\", \"decision\": \"allow\", \"tool\": {\"name\": \"fs.read\", \"args\": {\"path\": {\"within\": [\"/work/p\"]}, \"limit\": {\"any\": true}}}},\n"
+		"{\"name\": \"fetch\", \"decision\": \"allow\", \"tool\": {\"name\": \"web.fetch\", \"args\": {\"url\": {\"domain_in\": [\"good.com\", \"*.docs.org\"]}}}},\n"
+		"{\"name\": \"mode\", \"decision\": \"allow\", \"tool\": {\"name\": \"db.query\", \"args\": {\"mode\": {\"in\": [\"ro\", \"explain\"]}}}},\n"
+		"{\"name\": \"no-drop\", \"decision\": \"deny\", \"tool\": {\"name\": \"db.*\", \"args\": {\"mode\": {\"equals\": \"drop\"}}}},\n"
+		"{\"name\": \"push\", \"decision\": \"escalate\", \"tool\": {\"name\": \"git.push\"}}]}", &ds);
+
+	assert_non_null(p);
+	pol_diags_free(&ds);
+	return p;
+}
+
+static uint32_t call(struct policy *p, const char *server, const char *tool, const char *args,
+		     const char **inv)
+{
+	json_t *a = json_loads(args, 0, NULL);
+	const char *roots[] = { "/work/p", NULL };
+	struct pol_request rq = { .op = POL_OP_TOOL, .server = server, .tool = tool, .args = a,
+				  .roots = roots };
+	struct pol_result res, lin;
+
+	assert_non_null(a);
+	pol_eval(p, &rq, &res);
+	pol_eval_linear(p, &rq, &lin);
+	assert_int_equal(res.decision, lin.decision);
+	if (inv)
+		*inv = res.invariant;
+	json_decref(a);
+	return res.decision;
+}
+
+static void tool_calls(void **state)
+{
+	struct policy *p = tool_policy();
+	const char *inv;
+
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"/work/p/a\"}", NULL), CORDON_ALLOW);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"src/a\", \"limit\": 5}", NULL), CORDON_ALLOW);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"../../etc/passwd\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"/work/p/../q\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": 7}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"/work/p/a\", \"follow\": 1}", &inv), CORDON_DENY);
+	assert_string_equal(inv, "unknown-argument");
+	assert_int_equal(call(p, "fs", "write", "{\"path\": \"/work/p/a\"}", &inv), CORDON_DENY);
+	assert_string_equal(inv, "unknown-tool");
+
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://good.com/x\"}", NULL), CORDON_ALLOW);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://GOOD.com.:443/x\"}", NULL), CORDON_ALLOW);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://api.docs.org/x\"}", NULL), CORDON_ALLOW);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://docs.org/x\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://good.com.evil.net/\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://good.com@evil.net/\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://evil.net\\\\@good.com/\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://evil.net#@good.com/\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"ftp://good.com/\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "web", "fetch", "{\"url\": \"https://good%2ecom/\"}", NULL), CORDON_DENY);
+
+	assert_int_equal(call(p, "db", "query", "{\"mode\": \"ro\"}", NULL), CORDON_ALLOW);
+	assert_int_equal(call(p, "db", "query", "{\"mode\": \"rw\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "db", "query", "{\"mode\": \"drop\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "git", "push", "{}", NULL), CORDON_ESCALATE);
+	pol_free(p);
+}
+
+static void lifted_exec_joins_the_file_decision(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"bin\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/usr/bin\"], \"rights\": [\"exec\"]}},\n"
+		"{\"name\": \"push\", \"decision\": \"escalate\", \"tool\": {\"name\": \"git.push\"}},\n"
+		"{\"name\": \"evil\", \"decision\": \"deny\", \"tool\": {\"name\": \"http.fetch\", \"args\": {\"url\": {\"domain_in\": [\"evil.net\"]}}}}]}", &ds);
+	const char *push[] = { "git", "push", "origin", "main", NULL };
+	const char *status[] = { "git", "status", NULL };
+	const char *curl[] = { "curl", "-s", "https://evil.net/x", NULL };
+	struct pol_request rq = { .op = POL_OP_EXEC, .path = "/usr/bin/git", .argv = push };
+	struct pol_result res;
+
+	assert_non_null(p);
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_ESCALATE);
+	assert_string_equal(res.rule->name, "push");
+	rq.argv = status;
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_ALLOW);
+	rq.path = "/usr/bin/curl";
+	rq.argv = curl;
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_DENY);
+	/* A tool rule cannot loosen the file: git outside /usr/bin stays denied. */
+	rq.path = "/opt/git";
+	rq.argv = status;
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_DENY);
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
+static void network(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"lan\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.0.0.0/8\", \"2001:db8::/32\"], \"ports\": [22, \"8000-8100\"]}},\n"
+		"{\"name\": \"lo\", \"decision\": \"deny\", \"net\": {\"hosts\": [\"127.0.0.0/8\", \"::1\"]}},\n"
+		"{\"name\": \"api\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"*.example.com\", \"api.x.io\"], \"ports\": [443], \"via\": \"credential-proxy\"}}]}", &ds);
+	struct pol_request rq = { .op = POL_OP_CONNECT };
+	struct pol_result res, lin;
+	static const struct { const char *host; uint16_t port; uint32_t want; } cases[] = {
+		{ "10.1.2.3", 22, CORDON_ALLOW }, { "10.1.2.3", 8050, CORDON_ALLOW },
+		{ "10.1.2.3", 23, CORDON_DENY }, { "11.0.0.1", 22, CORDON_DENY },
+		{ "::ffff:10.9.9.9", 22, CORDON_ALLOW },       /* mapped IPv6 is IPv4 */
+		{ "2001:db8::1", 8000, CORDON_ALLOW }, { "2001:db9::1", 8000, CORDON_DENY },
+		{ "0x7f.1", 80, CORDON_DENY }, { "2130706433", 80, CORDON_DENY },
+		{ "::1", 80, CORDON_DENY }, { "[::1]", 80, CORDON_DENY },
+		{ "a.example.com", 443, CORDON_ALLOW }, { "A.B.Example.COM.", 443, CORDON_ALLOW },
+		{ "example.com", 443, CORDON_DENY }, { "badexample.com", 443, CORDON_DENY },
+		{ "api.x.io", 443, CORDON_ALLOW }, { "api.x.io", 80, CORDON_DENY },
+		{ "x.io", 443, CORDON_DENY },
+	};
+
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rq.host = cases[i].host;
+		rq.port = cases[i].port;
+		pol_eval(p, &rq, &res);
+		pol_eval_linear(p, &rq, &lin);
+		if (res.decision != cases[i].want)
+			fprintf(stderr, "%s:%u: %s\n", cases[i].host, cases[i].port, res.reason);
+		assert_int_equal(res.decision, cases[i].want);
+		assert_int_equal(lin.decision, cases[i].want);
+	}
+	rq.host = "a.example.com";
+	rq.port = 443;
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.via, POL_VIA_CRED_PROXY);
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
+/* Random policies and requests: the index must never change a decision. */
+static void index_agrees_with_linear_scan(void **state)
+{
+	static const char *const dirs[] = { "/a", "/a/b", "/a/b/c", "/x", "/x/y", "/", "/a/*/c",
+					    "/home/*/.cache", "/tmp" };
+	static const char *const reqs[] = { "/a", "/a/b/c/d", "/a/q/c/z", "/x/y", "/xy", "/",
+					    "/home/u/.cache/f", "/tmp/t", "/b" };
+	static const char *const decs[] = { "allow", "escalate", "deny" };
+	static const char *const rights[] = { "read", "write", "create", "delete", "exec", "all" };
+	static const char *const hosts[] = { "a.com", "*.a.com", "10.0.0.0/8", "10.1.0.0/16",
+					     "::1", "2001:db8::/48", "b.org" };
+	static const char *const qhosts[] = { "a.com", "x.a.com", "10.1.2.3", "10.2.0.1", "::1",
+					      "2001:db8::5", "b.org", "c.org", "::ffff:10.1.0.1" };
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 200; round++) {
+		char text[16384];
+		size_t o = 0;
+		struct pol_diags ds;
+		struct policy *p;
+		int n = 1 + (int)(rand_r(&seed) % 30);
+
+		o += (size_t)snprintf(text + o, sizeof(text) - o, HDR);
+		for (int i = 0; i < n; i++) {
+			int kind = (int)(rand_r(&seed) % 3);
+
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s{\"name\": \"r%d\", \"decision\": \"%s\", ",
+					      i ? ",\n" : "", i, decs[rand_r(&seed) % 3]);
+			if (kind == 0)
+				o += (size_t)snprintf(text + o, sizeof(text) - o,
+						      "\"fs\": {\"paths\": [\"%s\"], \"rights\": [\"%s\"]}}",
+						      dirs[rand_r(&seed) % 9], rights[rand_r(&seed) % 6]);
+			else if (kind == 1)
+				o += (size_t)snprintf(text + o, sizeof(text) - o,
+						      "\"net\": {\"hosts\": [\"%s\"], \"via\": \"egress\", \"ports\": [%u]}}",
+						      hosts[rand_r(&seed) % 7], 440 + rand_r(&seed) % 5);
+			else
+				o += (size_t)snprintf(text + o, sizeof(text) - o,
+						      "\"tool\": {\"name\": \"%s.%s\"}}",
+						      rand_r(&seed) % 2 ? "s" : "*", rand_r(&seed) % 2 ? "t" : "*");
+		}
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "]}");
+		p = load(text, &ds);
+		if (!p)
+			pol_diags_print(&ds, "random", stderr);
+		assert_non_null(p);
+		for (int q = 0; q < 60; q++) {
+			struct pol_request rq = { 0 };
+			struct pol_result a, b;
+			int kind = q % 3;
+
+			if (kind == 0) {
+				rq.op = (enum pol_op)(rand_r(&seed) % 6);
+				rq.path = reqs[rand_r(&seed) % 9];
+			} else if (kind == 1) {
+				rq.op = POL_OP_CONNECT;
+				rq.host = qhosts[rand_r(&seed) % 9];
+				rq.port = (uint16_t)(440 + rand_r(&seed) % 5);
+			} else {
+				rq.op = POL_OP_TOOL;
+				rq.server = rand_r(&seed) % 2 ? "s" : "z";
+				rq.tool = rand_r(&seed) % 2 ? "t" : "u";
+			}
+			pol_eval(p, &rq, &a);
+			pol_eval_linear(p, &rq, &b);
+			assert_int_equal(a.decision, b.decision);
+			assert_ptr_equal(a.rule, b.rule);
+		}
+		pol_diags_free(&ds);
+		pol_free(p);
+	}
+}
+
+static void shipped_profiles_load(void **state)
+{
+	for (const char *const *n = pol_profile_names(); *n; n++) {
+		struct pol_diags ds = {};
+		struct policy *p = NULL;
+
+		assert_int_equal(pol_load(*n, &vars, &p, &ds), 0);
+		assert_int_equal(ds.n_errors, 0);
+		assert_int_equal(ds.n, 0);          /* no warnings either */
+		pol_free(p);
+		pol_diags_free(&ds);
+	}
+	{
+		struct pol_diags ds = {};
+		struct policy *p = NULL;
+
+		assert_int_equal(pol_load("no-such-profile", &vars, &p, &ds), -ENOENT);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(errors_name_file_line_col),
+		cmocka_unit_test(duplicate_keys_are_refused),
+		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
+		cmocka_unit_test(shadowed_rules_are_warned),
+		cmocka_unit_test(strongest_wins_whatever_the_order),
+		cmocka_unit_test(invariants_beat_any_policy),
+		cmocka_unit_test(symlinks_and_dotdot_cannot_redirect),
+		cmocka_unit_test(tool_calls),
+		cmocka_unit_test(lifted_exec_joins_the_file_decision),
+		cmocka_unit_test(network),
+		cmocka_unit_test(index_agrees_with_linear_scan),
+		cmocka_unit_test(shipped_profiles_load),
+	};
+	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
+}
