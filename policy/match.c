@@ -433,11 +433,16 @@ bool pol_host_match(const struct pol_host *h, const char *host)
 	return false;
 }
 
-int pol_parse_duration(const char *s, uint64_t *secs)
+struct unit {
+	const char *suffix;
+	uint64_t mul;
+};
+
+/* A decimal number followed by one of `units` (the first has suffix ""). */
+static int parse_scaled(const char *s, const struct unit *units, uint64_t *out)
 {
-	char *end;
 	unsigned long long v;
-	uint64_t mul = 1;
+	char *end;
 
 	if (!*s || !isdigit((unsigned char)*s))
 		return -EINVAL;
@@ -445,48 +450,30 @@ int pol_parse_duration(const char *s, uint64_t *secs)
 	v = strtoull(s, &end, 10);
 	if (errno)
 		return -ERANGE;
-	if (!strcmp(end, "") || !strcmp(end, "s"))
-		mul = 1;
-	else if (!strcmp(end, "m"))
-		mul = 60;
-	else if (!strcmp(end, "h"))
-		mul = 3600;
-	else if (!strcmp(end, "d"))
-		mul = 86400;
-	else
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*secs = v * mul;
-	return 0;
+	for (const struct unit *u = units; u->suffix; u++)
+		if (!strcmp(end, u->suffix)) {
+			if (v > UINT64_MAX / u->mul)
+				return -ERANGE;
+			*out = v * u->mul;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int pol_parse_duration(const char *s, uint64_t *secs)
+{
+	static const struct unit units[] = {
+		{ "", 1 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 }, { NULL, 0 },
+	};
+	return parse_scaled(s, units, secs);
 }
 
 int pol_parse_size(const char *s, uint64_t *bytes)
 {
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!*s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	if (!strcmp(end, "") || !strcmp(end, "B"))
-		mul = 1;
-	else if (!strcmp(end, "K") || !strcmp(end, "KiB"))
-		mul = 1ull << 10;
-	else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
-		mul = 1ull << 20;
-	else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
-		mul = 1ull << 30;
-	else if (!strcmp(end, "T") || !strcmp(end, "TiB"))
-		mul = 1ull << 40;
-	else
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*bytes = v * mul;
-	return 0;
+	static const struct unit units[] = {
+		{ "", 1 }, { "B", 1 }, { "K", 1ull << 10 }, { "KiB", 1ull << 10 },
+		{ "M", 1ull << 20 }, { "MiB", 1ull << 20 }, { "G", 1ull << 30 }, { "GiB", 1ull << 30 },
+		{ "T", 1ull << 40 }, { "TiB", 1ull << 40 }, { NULL, 0 },
+	};
+	return parse_scaled(s, units, bytes);
 }

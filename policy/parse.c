@@ -160,45 +160,42 @@ struct pctx {
 	struct policy *p;
 };
 
+/* Report at the value (or, with key, the member name) that ptr points to. */
+static void vreport(struct pctx *c, enum pol_severity sev, const char *ptr, bool key,
+		    int extra_col, const char *fmt, va_list ap)
+{
+	int line = 1, col = 1;
+
+	if (c->pos && jpos_get(c->pos, ptr, key, &line, &col) < 0)
+		line = 1, col = 1;
+	diags_add(c->diags, sev, line, col + extra_col, fmt, ap);
+}
+
+#define REPORT(c, sev, ptr, key, extra, fmt) do { \
+	va_list ap; \
+	va_start(ap, fmt); \
+	vreport(c, sev, ptr, key, extra, fmt, ap); \
+	va_end(ap); \
+} while (0)
+
 __attribute__((format(printf, 5, 6)))
 static void diag(struct pctx *c, enum pol_severity sev, const char *ptr, int extra_col,
 		 const char *fmt, ...)
 {
-	int line = 1, col = 1;
-	va_list ap;
-
-	if (c->pos && jpos_get(c->pos, ptr, false, &line, &col) < 0)
-		line = 1, col = 1;
-	va_start(ap, fmt);
-	diags_add(c->diags, sev, line, col + extra_col, fmt, ap);
-	va_end(ap);
+	REPORT(c, sev, ptr, false, extra_col, fmt);
 }
 
 __attribute__((format(printf, 3, 4)))
 static void err(struct pctx *c, const char *ptr, const char *fmt, ...)
 {
-	int line = 1, col = 1;
-	va_list ap;
-
-	if (c->pos && jpos_get(c->pos, ptr, false, &line, &col) < 0)
-		line = 1, col = 1;
-	va_start(ap, fmt);
-	diags_add(c->diags, POL_ERROR, line, col, fmt, ap);
-	va_end(ap);
+	REPORT(c, POL_ERROR, ptr, false, 0, fmt);
 }
 
 /* Error at a member's name rather than its value. */
 __attribute__((format(printf, 3, 4)))
 static void err_key(struct pctx *c, const char *ptr, const char *fmt, ...)
 {
-	int line = 1, col = 1;
-	va_list ap;
-
-	if (c->pos && jpos_get(c->pos, ptr, true, &line, &col) < 0)
-		line = 1, col = 1;
-	va_start(ap, fmt);
-	diags_add(c->diags, POL_ERROR, line, col, fmt, ap);
-	va_end(ap);
+	REPORT(c, POL_ERROR, ptr, true, 0, fmt);
 }
 
 static void child(char *out, size_t size, const char *ptr, const char *key)

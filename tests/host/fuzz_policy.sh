@@ -1,0 +1,60 @@
+#!/bin/bash
+# The policy loader, evaluator and JSON position scanner under libFuzzer with
+# ASan and UBSan (tools/fuzz): each target runs its seed corpus, then fuzzes
+# for a bounded time with the language's dictionary.  Any crash, leak,
+# sanitizer report, timeout, or disagreement between pol_eval and
+# pol_eval_linear fails the test and leaves the input in the log.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+src=${CORDON_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+secs=${FUZZ_SECONDS:-25}
+
+command -v "${CLANG:-clang}" >/dev/null || skip_all "needs clang (make deps)"
+probe=$(mktemp -d /tmp/fuzz_policy.XXXXXX)
+trap 'rm -rf "$probe"' EXIT
+echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' \
+    >"$probe/probe.c"
+"${CLANG:-clang}" -fsanitize=fuzzer,address,undefined "$probe/probe.c" -o "$probe/probe" \
+    >/dev/null 2>&1 || skip_all "needs libFuzzer for clang (libclang-rt-14-dev: make deps)"
+
+make -s -C "$src" BUILD="$BUILD" fuzz >"$probe/make.log" 2>&1
+rc=$?
+ok "make fuzz builds both targets (rc=$rc)" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || tail -n 30 "$probe/make.log" | sed 's/^/# /'
+
+# show_failure LOG: the report of the first failure in a libFuzzer log.
+show_failure() {
+    grep -m1 -A30 -E 'ERROR|runtime error|_fuzz: ' "$1" | sed 's/^/# /'
+}
+
+# fuzz NAME CORPUS...: replay the seeds, then fuzz a copy of them for $secs s.
+fuzz() {
+    local name=$1 bin=$BUILD/fuzz/$1 work=$probe/$1 rc
+    shift
+    mkdir -p "$work/corpus" "$work/art"
+    cp "$@" "$work/corpus/"
+    "$bin" -artifact_prefix="$work/art/" "$@" >"$work/replay.log" 2>&1
+    rc=$?
+    ok "$name: every seed runs clean (rc=$rc)" test "$rc" -eq 0
+    [ "$rc" -eq 0 ] || show_failure "$work/replay.log"
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+        -dict="$src/tools/fuzz/policy.dict" -artifact_prefix="$work/art/" \
+        -print_final_stats=1 "$work/corpus" >"$work/fuzz.log" 2>&1
+    rc=$?
+    ok "$name: ${secs}s of fuzzing, no crash (rc=$rc)" test "$rc" -eq 0
+    ok "$name: no crash, leak, timeout or oom input left" \
+        test -z "$(ls -A "$work/art")"
+    if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$work/art")" ]; then
+        show_failure "$work/fuzz.log"
+        for f in "$work/art"/*; do
+            [ -f "$f" ] && echo "# input $(basename "$f"): $(base64 -w0 "$f")"
+        done
+    fi
+    echo "# $name: $(grep -E '^stat::number_of_executed_units' "$work/fuzz.log" |
+        awk '{ print $2 }') runs, corpus $(ls "$work/corpus" | wc -l) inputs"
+}
+
+fuzz policy_fuzz "$src"/tools/fuzz/corpus/policy/*
+fuzz jsonpos_fuzz "$src"/tools/fuzz/corpus/jsonpos/* "$src"/tools/fuzz/corpus/policy/*
+done_testing
