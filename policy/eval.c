@@ -141,7 +141,19 @@ static void smap_free(struct smap *m)
 
 /* --- the index ------------------------------------------------------------ */
 
+/* An invariant pattern, expanded once at load. */
+struct inv_ent {
+	uint32_t prio;           /* 0: cordon's own files; 1 + index in the table */
+	char *pat;
+	size_t litlen;           /* bytes before the first glob component */
+};
+
 struct pol_index {
+	struct smap inv;         /* literal invariant pattern -> inv_ents index */
+	struct inv_ent *invs;
+	size_t n_invs, cap_invs;
+	uint32_t *inv_glob;      /* inv_ents with a glob, checked after a prefix test */
+	size_t n_inv_glob;
 	struct smap fs;          /* literal root path -> rule ids */
 	uint32_t *fs_glob;       /* rules with a glob path */
 	size_t n_fs_glob;
@@ -182,8 +194,80 @@ void pol_index_free(struct pol_index *x)
 	smap_free(&x->names);
 	smap_free(&x->cidr);
 	smap_free(&x->tools);
+	smap_free(&x->inv);
+	for (size_t i = 0; i < x->n_invs; i++)
+		free(x->invs[i].pat);
+	free(x->invs);
+	free(x->inv_glob);
 	free(x->fs_glob);
 	free(x);
+}
+
+static int add_inv(struct pol_index *x, uint32_t prio, const char *pat)
+{
+	struct inv_ent *e;
+	const char *g;
+
+	if (x->n_invs == x->cap_invs) {
+		size_t ncap = x->cap_invs ? x->cap_invs * 2 : 256;
+		struct inv_ent *n = realloc(x->invs, ncap * sizeof(*n));
+		uint32_t *ng = realloc(x->inv_glob, ncap * sizeof(*ng));
+
+		if (n)
+			x->invs = n;
+		if (ng)
+			x->inv_glob = ng;
+		if (!n || !ng)
+			return -ENOMEM;
+		x->cap_invs = ncap;
+	}
+	e = &x->invs[x->n_invs];
+	e->prio = prio;
+	e->pat = strdup(pat);
+	if (!e->pat)
+		return -ENOMEM;
+	g = strpbrk(pat, "*?[");
+	if (!g) {
+		e->litlen = strlen(pat);
+		x->n_invs++;
+		return smap_add(&x->inv, pat, strlen(pat), (uint32_t)(x->n_invs - 1));
+	}
+	while (g > pat && g[-1] != '/')
+		g--;
+	e->litlen = (size_t)(g - pat);
+	x->inv_glob[x->n_inv_glob++] = (uint32_t)x->n_invs++;
+	return 0;
+}
+
+/* cordon's own files, added after load by pol_protect_path. */
+int pol_index_add_protected(struct policy *p, const char *path);
+
+int pol_index_add_protected(struct policy *p, const char *path)
+{
+	return p->idx ? add_inv(p->idx, 0, path) : 0;
+}
+
+static int build_invariants(const struct policy *p, struct pol_index *x)
+{
+	const struct pol_invariant *t = pol_invariants();
+	const char *home = pol_vars_get(&p->vars, "HOME");
+	char pat[PATH_MAX];
+	int r = 0;
+
+	for (size_t i = 0; i < p->n_protected && !r; i++)
+		r = add_inv(x, 0, p->protected[i]);
+	for (uint32_t i = 0; t[i].id && !r; i++) {
+		if (!strncmp(t[i].pattern, "${HOME}", 7)) {
+			if (!home || home[0] != '/')
+				continue;
+			if ((size_t)snprintf(pat, sizeof(pat), "%s%s", home, t[i].pattern + 7) >= sizeof(pat))
+				continue;
+		} else {
+			snprintf(pat, sizeof(pat), "%s", t[i].pattern);
+		}
+		r = add_inv(x, i + 1, pat);
+	}
+	return r;
 }
 
 int pol_index_build(struct policy *p)
@@ -199,6 +283,7 @@ int pol_index_build(struct policy *p)
 		free(x);
 		return -ENOMEM;
 	}
+	r = build_invariants(p, x);
 	for (size_t i = 0; i < p->n_rules && !r; i++) {
 		const struct pol_rule *ru = &p->rules[i];
 		bool glob = false;
@@ -330,14 +415,48 @@ static bool tool_name_matches(const struct pol_rule *r, const char *server, cons
 	return name_part_matches(r->tool.server, server) && name_part_matches(r->tool.tool, tool);
 }
 
+/*
+ * Canonicalising an argument path asks the filesystem (realpath); several
+ * candidate rules often test the same argument, so one evaluation keeps the
+ * last few answers.
+ */
+struct canon_cache {
+	struct {
+		const char *val;
+		const char *root;
+		int r;
+		char out[PATH_MAX];
+	} e[4];
+	unsigned next;
+};
+
+static int canon_cached(struct canon_cache *cc, const char *val, const char *root,
+			const char **out)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(cc->e); i++)
+		if (cc->e[i].val == val && cc->e[i].root == root) {
+			*out = cc->e[i].out;
+			return cc->e[i].r;
+		}
+	i = cc->next++ % ARRAY_SIZE(cc->e);
+	cc->e[i].val = val;
+	cc->e[i].root = root;
+	cc->e[i].r = pol_canon_path(val, root, cc->e[i].out, sizeof(cc->e[i].out));
+	*out = cc->e[i].out;
+	return cc->e[i].r;
+}
+
 /* A path argument: canonical, and within one of dirs for every root. */
 static bool path_within_dirs(const struct pol_cond *c, const char *val,
-			     const struct pol_request *req, const struct policy *p)
+			     const struct pol_request *req, const struct policy *p,
+			     struct canon_cache *cc)
 {
 	const char *const *roots = req->roots;
 	const char *ws = pol_vars_get(&p->vars, "WORKSPACE");
 	const char *fallback[2] = { ws, NULL };
-	char canon[PATH_MAX];
+	const char *canon;
 
 	if (!val || !*val)
 		return false;
@@ -348,7 +467,7 @@ static bool path_within_dirs(const struct pol_cond *c, const char *val,
 	for (int i = 0; roots[i]; i++) {
 		bool in = false;
 
-		if (pol_canon_path(val, roots[i], canon, sizeof(canon)) < 0)
+		if (canon_cached(cc, val, roots[i], &canon) < 0)
 			return false;
 		for (size_t j = 0; j < c->n_strs && !in; j++)
 			in = pol_path_within(canon, c->strs[j]);
@@ -359,7 +478,7 @@ static bool path_within_dirs(const struct pol_cond *c, const char *val,
 }
 
 static bool cond_holds_one(const struct pol_cond *c, json_t *v, const struct pol_request *req,
-			   const struct policy *p)
+			   const struct policy *p, struct canon_cache *cc)
 {
 	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 	char host[256];
@@ -377,7 +496,7 @@ static bool cond_holds_one(const struct pol_cond *c, json_t *v, const struct pol
 				return true;
 		return false;
 	case POL_COND_WITHIN:
-		return s && path_within_dirs(c, s, req, p);
+		return s && path_within_dirs(c, s, req, p, cc);
 	case POL_COND_DOMAIN_IN:
 		if (!s || pol_url_host(s, host, sizeof(host)) < 0)
 			return false;
@@ -398,7 +517,7 @@ static bool cond_holds_one(const struct pol_cond *c, json_t *v, const struct pol
  * must hold for every element, except equals/in which compare the whole.
  */
 static bool cond_holds(const struct pol_cond *c, json_t *args, const struct pol_request *req,
-		       const struct policy *p)
+		       const struct policy *p, struct canon_cache *cc)
 {
 	json_t *v = args ? json_object_get(args, c->key) : NULL;
 	size_t i;
@@ -411,18 +530,18 @@ static bool cond_holds(const struct pol_cond *c, json_t *args, const struct pol_
 		if (json_array_size(v) == 0)
 			return false;
 		json_array_foreach(v, i, e)
-			if (!cond_holds_one(c, e, req, p))
+			if (!cond_holds_one(c, e, req, p, cc))
 				return false;
 		return true;
 	}
-	return cond_holds_one(c, v, req, p);
+	return cond_holds_one(c, v, req, p, cc);
 }
 
 static bool conds_hold(const struct pol_rule *r, json_t *args, const struct pol_request *req,
-		       const struct policy *p)
+		       const struct policy *p, struct canon_cache *cc)
 {
 	for (size_t i = 0; i < r->tool.n_conds; i++)
-		if (!cond_holds(&r->tool.conds[i], args, req, p))
+		if (!cond_holds(&r->tool.conds[i], args, req, p, cc))
 			return false;
 	return true;
 }
@@ -528,13 +647,18 @@ static void visit_tool(const struct cands *c, const char *server, const char *to
 				fn(&p->rules[i], ctx);
 		return;
 	}
+	/* A name the index cannot key (over-long) is enumerated in full: never skipped. */
+	if (strlen(server) + strlen(tool) + 2 > sizeof(key)) {
+		const struct cands all = { p, true };
+
+		visit_tool(&all, server, tool, fn, ctx);
+		return;
+	}
 	for (int a = 0; a < 2; a++)
 		for (int b = 0; b < 2; b++) {
 			const struct slot *s;
 			int n = snprintf(key, sizeof(key), "%s.%s", servers[a], tools[b]);
 
-			if (n < 0 || (size_t)n >= sizeof(key))
-				continue;
 			s = smap_get(&x->tools, key, (size_t)n);
 			if (s)
 				for (uint32_t k = 0; k < s->n; k++)
@@ -578,9 +702,9 @@ struct tool_ctx {
 	const struct pol_request *req;
 	const char *server, *tool;
 	json_t *args;
-	int n_named;                 /* rules matching by name */
-	const char *unknown_key;     /* an argument no named rule knows */
-	json_t *seen;                /* keys known so far (object used as a set) */
+	size_t n_named;              /* rules matching by name */
+	const struct pol_rule *named[64];   /* the first of them, for the key check */
+	struct canon_cache *cc;
 };
 
 static void tool_visit(const struct pol_rule *r, void *ctx)
@@ -589,11 +713,36 @@ static void tool_visit(const struct pol_rule *r, void *ctx)
 
 	if (!tool_name_matches(r, c->server, c->tool))
 		return;
+	if (c->n_named < ARRAY_SIZE(c->named))
+		c->named[c->n_named] = r;
 	c->n_named++;
-	for (size_t i = 0; i < r->tool.n_conds; i++)
-		json_object_set_new(c->seen, r->tool.conds[i].key, json_true());
-	if (conds_hold(r, c->args, c->req, c->p))
+	if (conds_hold(r, c->args, c->req, c->p, c->cc))
 		consider(&c->a, r);
+}
+
+/* Does some rule naming this tool name the argument key? */
+static bool key_known(const struct tool_ctx *c, const char *key)
+{
+	const struct policy *p = c->p;
+
+	if (c->n_named <= ARRAY_SIZE(c->named)) {
+		for (size_t i = 0; i < c->n_named; i++)
+			for (size_t j = 0; j < c->named[i]->tool.n_conds; j++)
+				if (!strcmp(c->named[i]->tool.conds[j].key, key))
+					return true;
+		return false;
+	}
+	/* More named rules than remembered: ask every rule. */
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct pol_rule *r = &p->rules[i];
+
+		if (r->kind != POL_TOOL || !tool_name_matches(r, c->server, c->tool))
+			continue;
+		for (size_t j = 0; j < r->tool.n_conds; j++)
+			if (!strcmp(r->tool.conds[j].key, key))
+				return true;
+	}
+	return false;
 }
 
 static void finish(struct pol_result *res, const struct acc *a, const char *what)
@@ -606,8 +755,9 @@ static void finish(struct pol_result *res, const struct acc *a, const char *what
 	}
 	res->decision = (uint32_t)a->decision;
 	res->rule = a->rule;
-	snprintf(res->reason, sizeof(res->reason), "rule '%s' %ss %s", a->rule->name,
-		 pol_decision_name(res->decision), what);
+	snprintf(res->reason, sizeof(res->reason), "rule '%s' %s %s", a->rule->name,
+		 res->decision == CORDON_ALLOW ? "allows" :
+		 res->decision == CORDON_ESCALATE ? "escalates" : "denies", what);
 }
 
 /* Judge one tool event.  `lifted`: advisory (no default deny, no key check). */
@@ -615,8 +765,13 @@ static void eval_tool(const struct cands *cs, const struct pol_request *req,
 		      const char *server, const char *tool, json_t *args, bool lifted,
 		      struct pol_result *res, struct acc *into)
 {
+	struct canon_cache cc;
 	struct tool_ctx c = { .a = { -1, NULL }, .p = cs->p, .req = req, .server = server,
-			      .tool = tool, .args = args, .seen = json_object() };
+			      .tool = tool, .args = args, .cc = &cc };
+
+	cc.next = 0;
+	for (unsigned i = 0; i < ARRAY_SIZE(cc.e); i++)
+		cc.e[i].val = NULL;
 	const char *k;
 	json_t *v;
 	char what[300];
@@ -625,7 +780,6 @@ static void eval_tool(const struct cands *cs, const struct pol_request *req,
 	if (lifted) {
 		if (c.a.decision >= 0)
 			consider(into, c.a.rule);
-		json_decref(c.seen);
 		return;
 	}
 	snprintf(what, sizeof(what), "tool %s.%s", server, tool);
@@ -634,29 +788,81 @@ static void eval_tool(const struct cands *cs, const struct pol_request *req,
 		res->invariant = "unknown-tool";
 		snprintf(res->reason, sizeof(res->reason),
 			 "no rule names tool %s.%s: unknown tools are denied", server, tool);
-		json_decref(c.seen);
 		return;
 	}
 	if (args && !json_is_object(args)) {
 		res->decision = CORDON_DENY;
 		res->invariant = "malformed-arguments";
 		snprintf(res->reason, sizeof(res->reason), "arguments of %s are not an object", what);
-		json_decref(c.seen);
 		return;
 	}
 	if (args)
 		json_object_foreach(args, k, v)
-			if (!json_object_get(c.seen, k)) {
+			if (!key_known(&c, k)) {
 				res->decision = CORDON_DENY;
 				res->invariant = "unknown-argument";
 				snprintf(res->reason, sizeof(res->reason),
 					 "argument '%s' of %s is named by no rule: unknown argument keys are denied",
 					 k, what);
-				json_decref(c.seen);
 				return;
 			}
-	json_decref(c.seen);
 	finish(res, &c.a, what);
+}
+
+#define W_RIGHTS (CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD)
+
+static void inv_consider(const struct inv_ent *e, uint32_t want, uint32_t *best)
+{
+	const struct pol_invariant *t = pol_invariants();
+	uint32_t denied = e->prio ? t[e->prio - 1].denied : W_RIGHTS;
+
+	if ((denied & want) && e->prio < *best)
+		*best = e->prio;
+}
+
+/*
+ * The invariants through the index: literal patterns found by the same
+ * prefix walk as rules, globs after a literal-prefix test.  Same answer as
+ * pol_invariant_fs (the oracle), which still serves deletes, because a
+ * delete is also refused on the ancestors of a protected path.
+ */
+static const char *invariant_fast(const struct policy *p, const char *path, uint32_t want,
+				  const char **why)
+{
+	const struct pol_index *x = p->idx;
+	const struct pol_invariant *t = pol_invariants();
+	const struct slot *slot;
+	uint32_t best = UINT32_MAX;
+	uint64_t h = FNV_INIT;
+
+	if (want == CORDON_FS_DELETE)
+		return pol_invariant_fs(p, path, want, why);
+	slot = smap_get(&x->inv, "/", 1);
+	for (uint32_t k = 0; slot && k < slot->n; k++)
+		inv_consider(&x->invs[slot->ids[k]], want, &best);
+	for (size_t i = 0; path[i]; i++) {
+		h = fnv_step(h, (unsigned char)path[i]);
+		if (i > 0 && (path[i + 1] == '/' || path[i + 1] == 0)) {
+			slot = smap_get_h(&x->inv, path, i + 1, h);
+			for (uint32_t k = 0; slot && k < slot->n; k++)
+				inv_consider(&x->invs[slot->ids[k]], want, &best);
+		}
+	}
+	for (size_t i = 0; i < x->n_inv_glob; i++) {
+		const struct inv_ent *e = &x->invs[x->inv_glob[i]];
+
+		if (e->prio < best && !strncmp(path, e->pat, e->litlen) &&
+		    pol_glob_within(path, e->pat))
+			inv_consider(e, want, &best);
+	}
+	if (best == UINT32_MAX)
+		return NULL;
+	if (best == 0) {
+		*why = "cordon's own file (policy, audit log, socket or state)";
+		return "cordon-self";
+	}
+	*why = t[best - 1].why;
+	return t[best - 1].id;
 }
 
 static void eval_fs(const struct cands *cs, const struct pol_request *req,
@@ -666,7 +872,8 @@ static void eval_fs(const struct cands *cs, const struct pol_request *req,
 	uint32_t want = op_right(req->op);
 	struct fs_ctx c = { .a = { -1, NULL }, .path = req->path, .want = want };
 
-	inv = pol_invariant_fs(cs->p, req->path, want, &why);
+	inv = cs->linear || !cs->p->idx ? pol_invariant_fs(cs->p, req->path, want, &why)
+					 : invariant_fast(cs->p, req->path, want, &why);
 	if (inv) {
 		res->decision = CORDON_DENY;
 		res->invariant = inv;
@@ -730,6 +937,20 @@ static void eval(const struct policy *p, const struct pol_request *req,
 		if (!req->host || !*req->host) {
 			snprintf(res->reason, sizeof(res->reason), "malformed request: no host");
 			return;
+		}
+		{
+			/* Judge only what a connection can name: one host or address. */
+			struct pol_host h;
+			int bad = pol_host_parse(req->host, &h) < 0 || h.kind == POL_HOST_SUFFIX ||
+				  strchr(req->host, '/');
+
+			free(h.name);
+			if (bad) {
+				snprintf(res->reason, sizeof(res->reason),
+					 "malformed request: '%.200s' is not a host name or address",
+					 req->host);
+				return;
+			}
 		}
 		visit_net(&cs, req->host, net_visit, &c);
 		snprintf(what, sizeof(what), "connect to %s port %u", req->host, req->port);

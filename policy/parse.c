@@ -746,7 +746,7 @@ static bool valid_name_part(const char *s, size_t n)
 {
 	if (n == 1 && s[0] == '*')
 		return true;
-	if (n == 0)
+	if (n == 0 || n > 128)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
@@ -769,7 +769,8 @@ static void parse_tool(struct pctx *c, struct pol_rule *r, json_t *o, const char
 
 		if (!dot || !valid_name_part(s, (size_t)(dot - s)) ||
 		    !valid_name_part(dot + 1, strlen(dot + 1))) {
-			err(c, cp, "bad tool name \"%s\": SERVER.TOOL, each part a name or *", s);
+			err(c, cp, "bad tool name \"%.200s\": SERVER.TOOL, each part a name "
+			    "(letters, digits, _ and -, at most 128) or *", s);
 		} else {
 			r->tool.server = strndup(s, (size_t)(dot - s));
 			r->tool.tool = strdup(dot + 1);
@@ -1263,6 +1264,8 @@ void pol_free(struct policy *p)
 	free(p);
 }
 
+int pol_index_add_protected(struct policy *p, const char *path);
+
 int pol_protect_path(struct policy *p, const char *path)
 {
 	char canon[PATH_MAX];
@@ -1272,7 +1275,10 @@ int pol_protect_path(struct policy *p, const char *path)
 	if (r < 0)
 		return r;
 	s = strdup(canon);
-	return s ? push_str(&p->protected, &p->n_protected, s) : -ENOMEM;
+	if (!s)
+		return -ENOMEM;
+	r = push_str(&p->protected, &p->n_protected, s);
+	return r ?: pol_index_add_protected(p, canon);
 }
 
 static void parse_root(struct pctx *c, json_t *root, struct policy *p)
@@ -1402,6 +1408,26 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	int r;
 
 	*out = NULL;
+	/*
+	 * jansson skips a NUL byte after a number or literal; a policy is text,
+	 * so a NUL anywhere is an error at its position.
+	 */
+	{
+		const char *nul = memchr(text, 0, len);
+
+		if (nul) {
+			int line = 1, col = 1;
+
+			for (const char *q = text; q < nul; q++) {
+				if (*q == '\n')
+					line++, col = 1;
+				else if (((unsigned char)*q & 0xc0) != 0x80)
+					col++;
+			}
+			diags_addf(diags, POL_ERROR, line, col, "NUL byte in policy text");
+			return -EINVAL;
+		}
+	}
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
 		diags_addf(diags, POL_ERROR, je.line > 0 ? je.line : 1, je.column > 0 ? je.column : 1,
@@ -1411,7 +1437,12 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	r = jpos_scan(text, len, &c.pos);
 	if (r < 0) {
 		json_decref(root);
-		return r;
+		if (r == -ENOMEM)
+			return r;
+		diags_addf(diags, POL_ERROR, 1, 1, r == -E2BIG ?
+			   "nested deeper than %d levels" : "invalid JSON (rejected by the position scanner)",
+			   JPOS_MAX_DEPTH);
+		return -EINVAL;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {

@@ -484,6 +484,58 @@ static void index_agrees_with_linear_scan(void **state)
 	}
 }
 
+/* Regressions found by the fuzzer. */
+static void fuzz_regressions(void **state)
+{
+	char text[4096], name[700];
+	struct pol_diags ds;
+	struct policy *p;
+	static const char nul[] = "{\"cordon_policy\": 1\0, \"rules\": []}";
+
+	/* A tool name too long for the index key must not be skipped. */
+	memset(name, 'a', 620);
+	name[620] = 0;
+	snprintf(text, sizeof(text), HDR
+		 "{\"name\": \"any\", \"decision\": \"allow\", \"tool\": {\"name\": \"srv.*\"}},\n"
+		 "{\"name\": \"long\", \"decision\": \"deny\", \"tool\": {\"name\": \"srv.%s\"}}]}", name);
+	p = load(text, &ds);
+	assert_null(p);                         /* names are capped at 128 */
+	assert_non_null(strstr(ds.d[0].msg, "at most 128"));
+	pol_diags_free(&ds);
+	p = load(HDR "{\"name\": \"any\", \"decision\": \"allow\", \"tool\": {\"name\": \"srv.*\"}}]}", &ds);
+	assert_non_null(p);
+	assert_int_equal(call(p, "srv", name, "{}", NULL), CORDON_ALLOW);   /* full scan, no skip */
+	pol_free(p);
+	pol_diags_free(&ds);
+
+	/* A NUL byte is an error with a position, never a silent refusal. */
+	memset(&ds, 0, sizeof(ds));
+	assert_int_equal(pol_load_text(nul, sizeof(nul) - 1, "t.json", &vars, &p, &ds), -EINVAL);
+	assert_int_equal(ds.n_errors, 1);
+	assert_int_equal(ds.d[0].pos.col, 20);
+	assert_non_null(strstr(ds.d[0].msg, "NUL byte"));
+	pol_diags_free(&ds);
+
+	/* A connect "host" that no connection can name is denied by both evaluators. */
+	p = load(HDR "{\"name\": \"x\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"*.example.com\"]}}]}", &ds);
+	assert_non_null(p);
+	{
+		static const char *const bad[] = { "a..example.com", "*.example.com", "x y.example.com",
+						   "10.0.0.0/8", "" };
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct pol_request rq = { .op = POL_OP_CONNECT, .host = bad[i], .port = 1 };
+			struct pol_result a, b;
+
+			pol_eval(p, &rq, &a);
+			pol_eval_linear(p, &rq, &b);
+			assert_int_equal(a.decision, CORDON_DENY);
+			assert_int_equal(b.decision, CORDON_DENY);
+		}
+	}
+	pol_free(p);
+	pol_diags_free(&ds);
+}
+
 static void shipped_profiles_load(void **state)
 {
 	for (const char *const *n = pol_profile_names(); *n; n++) {
@@ -518,6 +570,7 @@ int main(void)
 		cmocka_unit_test(lifted_exec_joins_the_file_decision),
 		cmocka_unit_test(network),
 		cmocka_unit_test(index_agrees_with_linear_scan),
+		cmocka_unit_test(fuzz_regressions),
 		cmocka_unit_test(shipped_profiles_load),
 	};
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);

@@ -319,14 +319,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/*
 	 * The contract: a policy and no errors, or no policy; and a policy
 	 * refused as invalid says why (the user gets nothing else).
-	 *
-	 * Known exception, to drop once the loader reports it: jansson 2.14
-	 * skips a NUL byte that follows a number or a literal ("1\0,"), the
-	 * position scanner rightly refuses the text, and load() then returns
-	 * -EINVAL with no diagnostic.
 	 */
 	if ((r == 0) != (p != NULL) || (r == 0 && diags.n_errors) ||
-	    (r == -EINVAL && !diags.n_errors && !memchr(data, 0, size))) {
+	    (r == -EINVAL && !diags.n_errors)) {
 		fprintf(stderr, "policy_fuzz: pol_load_text returned %d with %zu errors\n", r,
 			diags.n_errors);
 		__builtin_trap();
