@@ -390,6 +390,25 @@ static int add_node(struct scanner *s, uint32_t parent, uint32_t name, uint32_t 
 
 static int scan_value(struct scanner *s, uint32_t self, unsigned int depth);
 
+/* After a member or element: 1 on ',' (another follows), 0 on `close`. */
+static int next_or_close(struct scanner *s, char close)
+{
+	char c;
+
+	skip_ws(s);
+	c = (char)byte_at(s, s->off);
+	if (c == ',') {
+		s->off++;
+		skip_ws(s);
+		return 1;
+	}
+	if (c == close) {
+		s->off++;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 static int scan_object(struct scanner *s, uint32_t self, unsigned int depth)
 {
 	int r;
@@ -424,18 +443,9 @@ static int scan_object(struct scanner *s, uint32_t self, unsigned int depth)
 		r = scan_value(s, child, depth);
 		if (r < 0)
 			return r;
-		skip_ws(s);
-		switch (byte_at(s, s->off)) {
-		case ',':
-			s->off++;
-			skip_ws(s);
-			break;
-		case '}':
-			s->off++;
-			return 0;
-		default:
-			return -EINVAL;
-		}
+		r = next_or_close(s, '}');
+		if (r <= 0)
+			return r;
 	}
 }
 
@@ -458,18 +468,9 @@ static int scan_array(struct scanner *s, uint32_t self, unsigned int depth)
 		r = scan_value(s, child, depth);
 		if (r < 0)
 			return r;
-		skip_ws(s);
-		switch (byte_at(s, s->off)) {
-		case ',':
-			s->off++;
-			skip_ws(s);
-			break;
-		case ']':
-			s->off++;
-			return 0;
-		default:
-			return -EINVAL;
-		}
+		r = next_or_close(s, ']');
+		if (r <= 0)
+			return r;
 	}
 }
 
