@@ -16,6 +16,7 @@
 #define EPERM   1
 #define EACCES  13
 #define E2BIG   7
+#define EXDEV   18
 
 #define FMODE_READ   0x1
 #define FMODE_WRITE  0x2
@@ -47,10 +48,27 @@ struct {
 	__type(value, struct cordon_fs_rule);
 } cordon_fs_rules SEC(".maps") __weak;
 
+/* Events of tasks whose session has no ring buffer of its own (none today). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } cordon_events SEC(".maps") __weak;
+
+/*
+ * One ring buffer per session, so that each session's supervisor reads its
+ * own events and a flood in one session cannot make another drop.
+ */
+struct session_rb {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CORDON_SESSION_RINGBUF);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, CORDON_MAX_SESSIONS);
+	__type(key, __u64);
+	__array(values, struct session_rb);
+} cordon_session_events SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -99,9 +117,16 @@ event_start(__u64 sid, __u32 op, __u32 decision, int err, __u32 rule_id, __u32 r
 	struct cordon_event *e;
 	__u64 pid_tgid;
 
-	e = bpf_ringbuf_reserve(&cordon_events, sizeof(*e), 0);
+	void *rb = bpf_map_lookup_elem(&cordon_session_events, &sid);
+	struct cordon_session *s;
+
+	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0)
+	       : bpf_ringbuf_reserve(&cordon_events, sizeof(*e), 0);
 	if (!e) {
 		count(CORDON_CNT_DROPS);
+		s = bpf_map_lookup_elem(&cordon_sessions, &sid);
+		if (s)
+			__sync_fetch_and_add(&s->drops, 1);
 		return NULL;
 	}
 	count(CORDON_CNT_EVENTS);

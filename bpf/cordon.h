@@ -49,18 +49,32 @@ enum cordon_op {
 	CORDON_OP_NONE = 0,
 	CORDON_OP_OPEN_READ,
 	CORDON_OP_OPEN_WRITE,
-	CORDON_OP_CREATE,
-	CORDON_OP_DELETE,
+	CORDON_OP_CREATE,          /* a file, fifo or socket: mknod, open(O_CREAT) */
+	CORDON_OP_MKDIR,
+	CORDON_OP_SYMLINK,
+	CORDON_OP_UNLINK,
+	CORDON_OP_RMDIR,
+	CORDON_OP_RENAME,
+	CORDON_OP_LINK,
+	CORDON_OP_TRUNCATE,
+	CORDON_OP_CHMOD,
+	CORDON_OP_CHOWN,
 	CORDON_OP_EXEC,
+	CORDON_OP_MMAP_EXEC,
+	CORDON_OP_MPROTECT_EXEC,
 	CORDON_OP_MAX,
 };
 
-/* Why the floor decided as it did, when no policy rule did. */
+/* Why the floor decided as it did. */
 enum cordon_reason {
 	CORDON_REASON_RULE = 0,       /* the rule id in the event decided */
-	CORDON_REASON_DEFAULT,        /* no rule matched: default deny */
-	CORDON_REASON_WALK_BOUND,     /* dentry walk exceeded CORDON_WALK_DEPTH */
-	CORDON_REASON_PROTECTED,      /* structural invariant: protected inode */
+	CORDON_REASON_DEFAULT,        /* no rule granted the right: default deny */
+	CORDON_REASON_WALK_BOUND,     /* the dentry walk exceeded CORDON_WALK_DEPTH */
+	CORDON_REASON_PROTECTED,      /* structural invariant (rule_id names none) */
+	CORDON_REASON_FILELESS,       /* exec or PROT_EXEC of an unlinked file or memfd */
+	CORDON_REASON_REFER,          /* a link or rename would grant new rights */
+	CORDON_REASON_CONTROL_FS,     /* cgroupfs or bpffs: never written by a session */
+	CORDON_REASON_ESCALATE,       /* the policy escalates: the supervisor decides */
 };
 
 /*
@@ -72,13 +86,17 @@ enum cordon_reason {
 struct cordon_config {
 	__u32 session_level;  /* cgroup depth of session cgroups (root = 0) */
 	__u32 _pad;
+	__u64 build_id;       /* hash of the loaded BPF object: a stale floor is reloaded */
 };
 
 /* Value of the sessions map, keyed by the session cgroup id. */
 struct cordon_session {
 	__u32 policy_id;      /* selects this session's rules in the rule maps */
 	__u32 flags;
+	__u64 drops;          /* events this session's ring buffer could not take */
 };
+
+#define CORDON_SESSION_RINGBUF  (1u << 20)   /* bytes of each session's ring buffer */
 
 /*
  * Filesystem rule map key: a rule root named by object, not by string.  A
@@ -95,12 +113,24 @@ struct cordon_fs_key {
 struct cordon_fs_rule {
 	__u32 allow;          /* rights granted below this root */
 	__u32 deny;           /* rights denied below this root (wins) */
-	__u32 rule_id;        /* index into the compiled policy, for events */
-	__u32 _pad;
+	__u32 escalate;       /* rights the policy escalates: denied in the kernel */
+	__u32 allow_rule;     /* rule ids, for events */
+	__u32 deny_rule;
+	__u32 flags;          /* CORDON_RULE_* */
 };
+
+/* The deny comes from a structural invariant, not a policy rule. */
+#define CORDON_RULE_INVARIANT  (1u << 0)
+/* The denied rights are escalated by the policy (the kernel denies them). */
+#define CORDON_RULE_ESCALATE   (1u << 1)
 
 /* Event flags. */
 #define CORDON_EV_PATH_TRUNCATED  (1u << 0)
+/*
+ * path holds NUL-terminated names, leaf first, from a dentry walk (hooks
+ * where bpf_d_path is not allowed); userspace joins them in reverse.
+ */
+#define CORDON_EV_PATH_COMPONENTS (1u << 1)
 
 /* Ring buffer record: one per denial and per allowed write, exec, delete. */
 struct cordon_event {

@@ -1,124 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Filesystem hooks of the kernel floor.
+ * Filesystem hooks of the kernel floor: file_open and the path_* hooks.
+ * Every decision is fs.bpf.h's object walk; see there for what it closes.
  *
- * Matching is on objects, not strings: a policy rule's root is an inode
- * (device, inode number) and a request walks up from the target dentry,
- * across mount points, looking every ancestor up in cordon_fs_rules.  A
- * symlink, a relative path, /proc/self/root or a bind mount therefore cannot
- * redirect a rule: whatever name was used, the walk starts from the object
- * the kernel actually resolved.  The walk is bounded (CORDON_WALK_DEPTH);
- * hitting the bound denies and says so in the event.
- *
- * Not closed here: a hardlink to a denied file placed under an allowed
- * directory is reached by a different dentry chain; protected inodes are
- * checked on the target itself by the rules loaded into the same map.
+ * Rights: open for read/write by the open mode; create (files, fifos,
+ * sockets, directories, symlinks) on the parent directory; delete on the
+ * object; truncate as write; chmod/chown as chmod.  Links and renames also
+ * obey the REFER rule (Landlock's idea): the new place may not grant the
+ * object any right it did not have where it was, so moving or linking a
+ * file cannot launder a denial.
  */
-#include "common.bpf.h"
+#include "fs.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct walk {
-	__u32 allow;
-	__u32 deny;
-	__u32 allow_rule;
-	__u32 deny_rule;
-};
+#define RENAME_EXCHANGE (1 << 1)
 
-/*
- * Accumulate the rights of every rule on the path from dentry to the root of
- * the mount namespace.  Denials from any ancestor win over grants from any
- * other: no rule order surprises.  Returns 0, or -E2BIG if the bound was hit.
- */
-static __always_inline int walk_rules(__u32 policy_id, struct dentry *dentry,
-				      struct vfsmount *vmnt, struct walk *w)
+/* Rights a walk finally grants: allowed and neither denied nor escalated. */
+static __always_inline __u32 effective(const struct walk *w)
 {
-	struct mount *mnt = container_of(vmnt, struct mount, mnt);
-	struct cordon_fs_key key = { .policy_id = policy_id };
-	struct cordon_fs_rule *rule;
-	struct dentry *parent, *root;
-	struct mount *up;
-
-	for (int i = 0; i < CORDON_WALK_DEPTH; i++) {
-		key.dev = BPF_CORE_READ(dentry, d_sb, s_dev);
-		key.ino = BPF_CORE_READ(dentry, d_inode, i_ino);
-		rule = bpf_map_lookup_elem(&cordon_fs_rules, &key);
-		if (rule) {
-			if (rule->deny & ~w->deny)
-				w->deny_rule = rule->rule_id;
-			if (rule->allow & ~w->allow)
-				w->allow_rule = rule->rule_id;
-			w->deny |= rule->deny;
-			w->allow |= rule->allow;
-		}
-		parent = BPF_CORE_READ(dentry, d_parent);
-		root = BPF_CORE_READ(mnt, mnt.mnt_root);
-		if (dentry != root && dentry != parent) {
-			dentry = parent;
-			continue;
-		}
-		/* At the root of this mount: continue at its mountpoint. */
-		up = BPF_CORE_READ(mnt, mnt_parent);
-		if (!up || up == mnt)
-			return 0;
-		dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-		mnt = up;
-	}
-	return -E2BIG;
+	return w->bounded ? 0 : (w->allow & ~(w->deny | w->escalate));
 }
 
 /*
- * Decide whether `want` rights are granted on the object at `path`.  Returns
- * 0 or -EACCES and fills *rule_id and *reason for the event.
- */
-static __always_inline int decide(__u32 policy_id, const struct path *path,
-				  __u32 want, __u32 *rule_id, __u32 *reason)
-{
-	struct walk w = {};
-	struct dentry *dentry = BPF_CORE_READ(path, dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(path, mnt);
-
-	if (walk_rules(policy_id, dentry, mnt, &w) < 0) {
-		*rule_id = 0;
-		*reason = CORDON_REASON_WALK_BOUND;
-		return -EACCES;
-	}
-	if (w.deny & want) {
-		*rule_id = w.deny_rule;
-		*reason = CORDON_REASON_RULE;
-		return -EACCES;
-	}
-	if ((w.allow & want) != want) {
-		*rule_id = 0;
-		*reason = CORDON_REASON_DEFAULT;
-		return -EACCES;
-	}
-	*rule_id = w.allow_rule;
-	*reason = CORDON_REASON_RULE;
-	return 0;
-}
-
-/*
- * file_open: read and write by the open mode.  The hook runs on the opened
- * struct file, after path resolution, so it judges the object the caller
- * really got, whichever syscall (open, openat2, io_uring) asked for it.
+ * file_open runs on the opened struct file, after path resolution, so it
+ * judges the object the caller got whichever syscall asked (open, openat2,
+ * io_uring, /proc/self/fd re-opens).
  */
 SEC("lsm.s/file_open")
 int BPF_PROG(cordon_file_open, struct file *file, int ret)
 {
 	struct cordon_session *s;
-	struct cordon_event *e;
-	__u32 want = 0, rule_id = 0, reason = 0, op;
+	struct verdict v;
+	__u32 want = 0, op;
 	__u64 sid = 0;
 	unsigned int mode;
-	int err;
 
 	if (ret)
 		return ret;
 	s = current_session(&sid);
 	if (!s)
 		return 0;
-
 	mode = BPF_CORE_READ(file, f_mode);
 	if (mode & FMODE_EXEC)
 		want |= CORDON_FS_EXEC;
@@ -129,16 +51,189 @@ int BPF_PROG(cordon_file_open, struct file *file, int ret)
 	if (!want)
 		return 0;
 	op = (want & CORDON_FS_WRITE) ? CORDON_OP_OPEN_WRITE : CORDON_OP_OPEN_READ;
+	decide(s->policy_id, file->f_path.dentry, file->f_path.mnt, want, &v);
+	if (v.err || (want & CORDON_FS_WRITE))
+		report_path(sid, op, &v, &file->f_path);
+	return v.err;
+}
 
-	err = decide(s->policy_id, &file->f_path, want, &rule_id, &reason);
-	if (err || (want & CORDON_FS_WRITE)) {
-		e = event_start(sid, op, err ? CORDON_DENY : CORDON_ALLOW, err,
-				rule_id, reason);
-		if (e) {
-			if (bpf_d_path((struct path *)&file->f_path, e->path, sizeof(e->path)) < 0)
-				e->flags |= CORDON_EV_PATH_TRUNCATED;
-			bpf_ringbuf_submit(e, 0);
-		}
+/* Creation of `dentry` in `dir`: the create right on the directory. */
+static __always_inline int on_create(const struct path *dir, struct dentry *dentry, __u32 op)
+{
+	struct cordon_session *s;
+	struct verdict v;
+	__u64 sid = 0;
+
+	s = current_session(&sid);
+	if (!s)
+		return 0;
+	decide(s->policy_id, BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt),
+	       CORDON_FS_CREATE, &v);
+	report_walk(sid, op, &v, dentry, BPF_CORE_READ(dir, mnt));
+	return v.err;
+}
+
+/* An operation on an existing object: `want` on the object itself. */
+static __always_inline int on_object(struct dentry *d, struct vfsmount *m, __u32 want, __u32 op)
+{
+	struct cordon_session *s;
+	struct verdict v;
+	__u64 sid = 0;
+
+	s = current_session(&sid);
+	if (!s)
+		return 0;
+	decide(s->policy_id, d, m, want, &v);
+	report_walk(sid, op, &v, d, m);
+	return v.err;
+}
+
+SEC("lsm/path_mknod")
+int BPF_PROG(cordon_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	if (ret)
+		return ret;
+	return on_create(dir, dentry, CORDON_OP_CREATE);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(cordon_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return on_create(dir, dentry, CORDON_OP_MKDIR);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(cordon_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	if (ret)
+		return ret;
+	return on_create(dir, dentry, CORDON_OP_SYMLINK);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(cordon_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return on_object(dentry, BPF_CORE_READ(dir, mnt), CORDON_FS_DELETE, CORDON_OP_UNLINK);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(cordon_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	if (ret)
+		return ret;
+	return on_object(dentry, BPF_CORE_READ(dir, mnt), CORDON_FS_DELETE, CORDON_OP_RMDIR);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(cordon_path_truncate, const struct path *path, int ret)
+{
+	if (ret)
+		return ret;
+	return on_object(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), CORDON_FS_WRITE,
+			 CORDON_OP_TRUNCATE);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(cordon_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	if (ret)
+		return ret;
+	return on_object(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), CORDON_FS_CHMOD,
+			 CORDON_OP_CHMOD);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(cordon_path_chown, const struct path *path, __u64 uid, __u64 gid, int ret)
+{
+	if (ret)
+		return ret;
+	return on_object(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), CORDON_FS_CHMOD,
+			 CORDON_OP_CHOWN);
+}
+
+static __always_inline void deny_refer(struct verdict *v)
+{
+	v->err = -EXDEV;     /* what Landlock answers: callers fall back to copying */
+	v->decision = CORDON_DENY;
+	v->rule_id = 0;
+	v->reason = CORDON_REASON_REFER;
+}
+
+/*
+ * A new name for an existing file.  The link lives in the same mount as the
+ * file (the kernel refuses EXDEV otherwise), so new_dir's mount is the
+ * file's.
+ */
+SEC("lsm/path_link")
+int BPF_PROG(cordon_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct vfsmount *m = BPF_CORE_READ(new_dir, mnt);
+	struct walk src = {}, dst = {};
+	struct cordon_session *s;
+	struct verdict v;
+	__u64 sid = 0;
+
+	if (ret)
+		return ret;
+	s = current_session(&sid);
+	if (!s)
+		return 0;
+	decide(s->policy_id, BPF_CORE_READ(new_dir, dentry), m, CORDON_FS_CREATE, &v);
+	if (!v.err && !control_fs(old_dentry, CORDON_FS_CREATE, &v)) {
+		walk_rules(s->policy_id, old_dentry, m, &src);
+		walk_rules(s->policy_id, BPF_CORE_READ(new_dir, dentry), m, &dst);
+		if (effective(&dst) & ~effective(&src))
+			deny_refer(&v);
 	}
-	return err;
+	report_walk(sid, CORDON_OP_LINK, &v, old_dentry, m);
+	return v.err;
+}
+
+/*
+ * rename: delete at the source, create at the destination (and delete of
+ * whatever the destination replaces), and REFER between the two parent
+ * directories: the object keeps its own rules wherever it goes, so only the
+ * inherited rights are compared.  RENAME_EXCHANGE moves both ways.
+ */
+SEC("lsm/path_rename")
+int BPF_PROG(cordon_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	struct vfsmount *om = BPF_CORE_READ(old_dir, mnt), *nm = BPF_CORE_READ(new_dir, mnt);
+	struct walk src = {}, dst = {};
+	struct cordon_session *s;
+	struct verdict v;
+	__u64 sid = 0;
+	__u32 se, de;
+
+	if (ret)
+		return ret;
+	s = current_session(&sid);
+	if (!s)
+		return 0;
+	decide(s->policy_id, old_dentry, om, CORDON_FS_DELETE, &v);
+	if (!v.err)
+		decide(s->policy_id, BPF_CORE_READ(new_dir, dentry), nm, CORDON_FS_CREATE, &v);
+	if (!v.err && BPF_CORE_READ(new_dentry, d_inode))
+		decide(s->policy_id, new_dentry, nm, CORDON_FS_DELETE, &v);
+	if (!v.err && (flags & RENAME_EXCHANGE))
+		decide(s->policy_id, BPF_CORE_READ(old_dir, dentry), om, CORDON_FS_CREATE, &v);
+	if (!v.err) {
+		walk_rules(s->policy_id, BPF_CORE_READ(old_dir, dentry), om, &src);
+		walk_rules(s->policy_id, BPF_CORE_READ(new_dir, dentry), nm, &dst);
+		se = effective(&src);
+		de = effective(&dst);
+		if ((de & ~se) || ((flags & RENAME_EXCHANGE) && (se & ~de)))
+			deny_refer(&v);
+	}
+	report_walk(sid, CORDON_OP_RENAME, &v, old_dentry, om);
+	return v.err;
 }

@@ -1,15 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kernel floor's loader: load once, pin, reuse; sessions as map entries.
+ *
+ * Pinning keeps the programs attached after the cordon that loaded them
+ * exits, so a session start costs map updates only.  The pinned config map
+ * carries a hash of the BPF object: a floor built from another object is
+ * unpinned and loaded afresh rather than trusted.
+ *
+ * Failure is all or nothing: if any program refuses to load or attach,
+ * every link made so far is destroyed and every pin removed, so the kernel
+ * never runs half a floor that cordon would report as whole.
+ */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
 #include "floor.h"
 #include "floor.skel.h"
+#include "policy.h"
 #include "util.h"
 
+#define PIN_MAP(name) CORDON_PIN_DIR "/" name
+
 struct floor {
-	struct floor_bpf *skel;
+	struct floor_bpf *skel;     /* NULL when opened from pins */
+	struct bpf_link *links[32];
+	size_t n_links;
+	int fd_config, fd_sessions, fd_rules, fd_events, fd_counters, fd_sess_events;
+	bool pinned;
+};
+
+static const struct {
+	const char *pin;
+	size_t off;   /* offset of the fd in struct floor */
+} map_pins[] = {
+#define M(n, field) { PIN_MAP(n), offsetof(struct floor, field) }
+	M("config", fd_config),
+	M("sessions", fd_sessions),
+	M("fs_rules", fd_rules),
+	M("events", fd_events),
+	M("counters", fd_counters),
+	M("session_events", fd_sess_events),
+#undef M
+};
+
+
+struct floor_session {
+	char cgroup[PATH_MAX];
+	uint64_t id;
+	uint32_t policy_id;
+	struct cordon_fs_key *keys;
+	size_t n_keys;
+	int rb_fd;
 	struct ring_buffer *rb;
 	floor_event_fn fn;
 	void *ctx;
@@ -20,13 +68,208 @@ uint32_t floor_kdev(uint64_t st_dev)
 	return (major(st_dev) << 20) | minor(st_dev);
 }
 
-static int on_event(void *ctx, void *data, size_t len)
+static int *fd_at(struct floor *f, size_t i)
 {
-	struct floor *f = ctx;
+	return (int *)((char *)f + map_pins[i].off);
+}
 
-	if (len < sizeof(struct cordon_event) || !f->fn)
+static uint64_t build_id(void)
+{
+	size_t sz = 0;
+	const unsigned char *b = floor_bpf__elf_bytes(&sz);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* libbpf's messages (the verifier's log among them) with -v or CORDON_BPF_LOG=1. */
+static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && (log_verbose() > 0 || getenv("CORDON_BPF_LOG")))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+/* bpffs at /sys/fs/bpf, mounting it if it is not there. */
+static int ensure_bpffs(void)
+{
+	struct stat st;
+
+	if (mkdir(CORDON_PIN_DIR, 0700) == 0 || errno == EEXIST)
 		return 0;
-	return f->fn(f->ctx, data);
+	if (errno != ENOENT && errno != EPERM)
+		return -errno;
+	if (stat("/sys/fs/bpf", &st) < 0)
+		return -errno;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
+		return -errno;
+	if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int floor_unload(void)
+{
+	DIR *d = opendir(CORDON_PIN_DIR);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0)
+			r = -errno;
+	closedir(d);
+	if (rmdir(CORDON_PIN_DIR) < 0 && errno != ENOENT)
+		r = r ?: -errno;
+	return r;
+}
+
+int floor_cgroup_parent(char *out, size_t len)
+{
+	char root[PATH_MAX];
+	int r = cg_find_root(root, sizeof(root));
+
+	if (r < 0)
+		return r;
+	if ((size_t)snprintf(out, len, "%s/%s", root, CORDON_CGROUP_PARENT) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int session_level(uint32_t *level)
+{
+	char root[PATH_MAX], parent[PATH_MAX + 16];
+	int r = cg_find_root(root, sizeof(root));
+
+	if (r < 0)
+		return r;
+	snprintf(parent, sizeof(parent), "%s/%s", root, CORDON_CGROUP_PARENT);
+	r = cg_mkdir(parent);
+	if (r < 0)
+		return r;
+	r = cg_level(root, parent);
+	if (r < 0)
+		return r;
+	*level = (uint32_t)r + 1;
+	return 0;
+}
+
+static void close_fds(struct floor *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++)
+		if (*fd_at(f, i) >= 0 && !f->skel)
+			close(*fd_at(f, i));
+}
+
+void floor_close(struct floor *f)
+{
+	if (!f)
+		return;
+	close_fds(f);
+	for (size_t i = 0; i < f->n_links; i++)
+		bpf_link__destroy(f->links[i]);
+	floor_bpf__destroy(f->skel);
+	free(f);
+}
+
+static struct floor *floor_new(void)
+{
+	struct floor *f = calloc(1, sizeof(*f));
+
+	if (f)
+		for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++)
+			*fd_at(f, i) = -1;
+	return f;
+}
+
+/* Open every pinned map; 0 only if the floor there is whole and ours. */
+static int open_pinned(struct floor *f)
+{
+	struct cordon_config cfg;
+	uint32_t zero = 0;
+	struct bpf_program *prog;
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++) {
+		*fd_at(f, i) = bpf_obj_get(map_pins[i].pin);
+		if (*fd_at(f, i) < 0)
+			return -ENOENT;
+	}
+	if (bpf_map_lookup_elem(f->fd_config, &zero, &cfg) || cfg.build_id != build_id())
+		return -ESTALE;
+	/* Every program's link must be pinned: a floor missing a hook is not the floor. */
+	{
+		struct floor_bpf *probe = floor_bpf__open();
+
+		if (!probe)
+			return -errno;
+		bpf_object__for_each_program(prog, probe->obj) {
+			snprintf(path, sizeof(path), "%s/link_%s", CORDON_PIN_DIR, bpf_program__name(prog));
+			if (access(path, F_OK) < 0) {
+				floor_bpf__destroy(probe);
+				return -ENOENT;
+			}
+		}
+		floor_bpf__destroy(probe);
+	}
+	f->pinned = true;
+	return 0;
+}
+
+static int load(struct floor *f, bool pin)
+{
+	struct cordon_config cfg = { .build_id = build_id() };
+	struct bpf_program *prog;
+	uint32_t zero = 0;
+	char path[PATH_MAX];
+	int r;
+
+	r = session_level(&cfg.session_level);
+	if (r < 0)
+		return r;
+	f->skel = floor_bpf__open();
+	if (!f->skel)
+		return -errno;
+	r = floor_bpf__load(f->skel);
+	if (r)
+		return r;
+	bpf_object__for_each_program(prog, f->skel->obj) {
+		struct bpf_link *link = bpf_program__attach(prog);
+
+		if (!link)
+			return -errno;
+		if (pin) {
+			snprintf(path, sizeof(path), "%s/link_%s", CORDON_PIN_DIR, bpf_program__name(prog));
+			r = bpf_link__pin(link, path);
+			if (r) {
+				bpf_link__destroy(link);
+				return r;
+			}
+		}
+		/* Closing the fd detaches an unpinned link; a pinned one stays. */
+		if (f->n_links >= ARRAY_SIZE(f->links)) {
+			bpf_link__destroy(link);
+			return -E2BIG;
+		}
+		f->links[f->n_links++] = link;
+	}
+	f->fd_config = bpf_map__fd(f->skel->maps.cordon_config);
+	f->fd_sessions = bpf_map__fd(f->skel->maps.cordon_sessions);
+	f->fd_rules = bpf_map__fd(f->skel->maps.cordon_fs_rules);
+	f->fd_events = bpf_map__fd(f->skel->maps.cordon_events);
+	f->fd_counters = bpf_map__fd(f->skel->maps.cordon_counters);
+	f->fd_sess_events = bpf_map__fd(f->skel->maps.cordon_session_events);
+	if (bpf_map_update_elem(f->fd_config, &zero, &cfg, 0))
+		return -errno;
+	if (pin)
+		for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++)
+			if (bpf_obj_pin(*fd_at(f, i), map_pins[i].pin))
+				return -errno;
+	f->pinned = pin;
+	return 0;
 }
 
 int floor_open(struct floor **out)
@@ -34,93 +277,379 @@ int floor_open(struct floor **out)
 	struct floor *f;
 	int r;
 
-	f = calloc(1, sizeof(*f));
+	libbpf_set_print(silent_libbpf);
+	r = ensure_bpffs();
+	if (r < 0)
+		return r;
+	f = floor_new();
 	if (!f)
 		return -ENOMEM;
-	f->skel = floor_bpf__open();
-	if (!f->skel) {
-		r = -errno;
-		goto fail;
+	if (open_pinned(f) == 0) {
+		*out = f;
+		return 0;
 	}
-	r = floor_bpf__load(f->skel);
-	if (r)
-		goto fail;
-	r = floor_bpf__attach(f->skel);
-	if (r)
-		goto fail;
-	f->rb = ring_buffer__new(bpf_map__fd(f->skel->maps.cordon_events), on_event, f, NULL);
-	if (!f->rb) {
-		r = -errno;
-		goto fail;
+	close_fds(f);
+	floor_close(f);
+	/* Absent, partial or stale: start clean. */
+	(void)floor_unload();
+	r = ensure_bpffs();
+	if (r < 0)
+		return r;
+	f = floor_new();
+	if (!f)
+		return -ENOMEM;
+	r = load(f, true);
+	if (r < 0) {
+		floor_close(f);
+		(void)floor_unload();
+		return r;
 	}
 	*out = f;
 	return 0;
-fail:
-	/* Destroying the skeleton detaches whatever did attach: never half a floor. */
-	floor_close(f);
-	return r < 0 ? r : -EINVAL;
 }
 
-void floor_close(struct floor *f)
+int floor_load_unpinned(struct floor **out)
 {
+	struct floor *f = floor_new();
+	int r;
+
 	if (!f)
-		return;
-	ring_buffer__free(f->rb);
-	floor_bpf__destroy(f->skel);
-	free(f);
-}
-
-int floor_set_session_level(struct floor *f, uint32_t level)
-{
-	struct cordon_config cfg = { .session_level = level };
-	uint32_t zero = 0;
-
-	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.cordon_config), &zero, &cfg, 0))
-		return -errno;
+		return -ENOMEM;
+	libbpf_set_print(silent_libbpf);
+	r = load(f, false);
+	if (r < 0) {
+		floor_close(f);
+		return r;
+	}
+	*out = f;
 	return 0;
 }
 
-int floor_add_session(struct floor *f, uint64_t cgroup_id, uint32_t policy_id)
-{
-	struct cordon_session s = { .policy_id = policy_id };
+/* --- compiling a policy into map entries -------------------------------- */
 
-	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.cordon_sessions), &cgroup_id, &s, 0))
-		return -errno;
+struct entry {
+	struct cordon_fs_key key;
+	struct cordon_fs_rule rule;
+};
+
+struct entries {
+	struct entry *e;
+	size_t n, cap;
+	uint32_t policy_id;
+	int err;
+	size_t protected_budget;    /* files enumerated under protected dirs */
+};
+
+static int add_entry(struct entries *es, const struct stat *st, const struct pol_fs_entry *pe)
+{
+	struct entry *e;
+
+	if (es->n == es->cap) {
+		size_t ncap = es->cap ? es->cap * 2 : 256;
+		struct entry *n = realloc(es->e, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		es->e = n;
+		es->cap = ncap;
+	}
+	e = &es->e[es->n++];
+	memset(e, 0, sizeof(*e));
+	e->key.policy_id = es->policy_id;
+	e->key.dev = floor_kdev(st->st_dev);
+	e->key.ino = st->st_ino;
+	e->rule.allow = pe->allow;
+	e->rule.deny = pe->deny;
+	e->rule.escalate = pe->escalate;
+	e->rule.allow_rule = pe->allow ? pe->rule_id : 0;
+	e->rule.deny_rule = pe->deny ? pe->rule_id : 0;
+	if (pe->invariant)
+		e->rule.flags |= CORDON_RULE_INVARIANT;
 	return 0;
 }
 
-int floor_del_session(struct floor *f, uint64_t cgroup_id)
+/*
+ * Every object under a protected directory gets the deny-all entry itself,
+ * so that a hardlink to it elsewhere is still found by the walk's first
+ * lookup.  Bounded in depth and count; beyond the bound the directory's own
+ * entry still covers every path that goes through it.
+ */
+static int enumerate(struct entries *es, int dirfd, const struct pol_fs_entry *pe, int depth)
 {
-	if (bpf_map_delete_elem(bpf_map__fd(f->skel->maps.cordon_sessions), &cgroup_id))
-		return -errno;
-	return 0;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (depth > 16)
+		return 0;
+	d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while ((de = readdir(d)) && r == 0 && es->protected_budget) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		es->protected_budget--;
+		r = add_entry(es, &st, pe);
+		if (r == 0 && S_ISDIR(st.st_mode)) {
+			int fd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd >= 0)
+				r = enumerate(es, fd, pe, depth + 1);
+		}
+	}
+	closedir(d);
+	return r;
 }
 
-int floor_add_fs_rule(struct floor *f, uint32_t policy_id, const char *path,
-		      uint32_t allow, uint32_t deny, uint32_t rule_id)
+static int on_fs_entry(void *ctx, const struct pol_fs_entry *pe)
 {
-	struct cordon_fs_key key = { .policy_id = policy_id };
-	struct cordon_fs_rule rule = { .allow = allow, .deny = deny, .rule_id = rule_id };
+	struct entries *es = ctx;
 	struct stat st;
+	int r;
 
-	if (stat(path, &st) < 0)
-		return -errno;
-	key.dev = floor_kdev(st.st_dev);
-	key.ino = st.st_ino;
-	if (bpf_map_update_elem(bpf_map__fd(f->skel->maps.cordon_fs_rules), &key, &rule, 0))
-		return -errno;
-	return 0;
+	if (stat(pe->path, &st) < 0)
+		return 0;               /* nothing there now: nothing to key */
+	r = add_entry(es, &st, pe);
+	if (r == 0 && pe->protected_object && S_ISDIR(st.st_mode)) {
+		int fd = open(pe->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd >= 0)
+			r = enumerate(es, fd, pe, 0);
+	}
+	return r;
 }
 
-int floor_poll(struct floor *f, int timeout_ms, floor_event_fn fn, void *ctx)
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(&((const struct entry *)a)->key, &((const struct entry *)b)->key,
+		      sizeof(struct cordon_fs_key));
+}
+
+/* Sort and merge entries for the same object: masks OR together. */
+static void merge(struct entries *es)
+{
+	size_t o = 0;
+
+	qsort(es->e, es->n, sizeof(*es->e), cmp_key);
+	for (size_t i = 0; i < es->n; i++) {
+		if (o && !cmp_key(&es->e[o - 1], &es->e[i])) {
+			struct cordon_fs_rule *a = &es->e[o - 1].rule, *b = &es->e[i].rule;
+
+			if (b->deny && !(a->flags & CORDON_RULE_INVARIANT))
+				a->deny_rule = b->deny_rule;
+			if (b->allow && !a->allow)
+				a->allow_rule = b->allow_rule;
+			a->allow |= b->allow;
+			a->deny |= b->deny;
+			a->escalate |= b->escalate;
+			a->flags |= b->flags;
+			continue;
+		}
+		es->e[o++] = es->e[i];
+	}
+	es->n = o;
+}
+
+static bool policy_id_used(struct floor *f, uint32_t id)
+{
+	uint64_t key, next;
+	struct cordon_session s;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(f->fd_sessions, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(f->fd_sessions, &next, &s) == 0 && s.policy_id == id)
+			return true;
+		key = next;
+		prev = &key;
+	}
+	return false;
+}
+
+static void remove_rules(struct floor *f, struct floor_session *s)
+{
+	for (size_t i = 0; i < s->n_keys; i++)
+		(void)bpf_map_delete_elem(f->fd_rules, &s->keys[i]);
+}
+
+static void session_free(struct floor_session *s)
+{
+	if (!s)
+		return;
+	ring_buffer__free(s->rb);
+	if (s->rb_fd >= 0)
+		close(s->rb_fd);
+	free(s->keys);
+	free(s);
+}
+
+int floor_session_create(struct floor *f, const struct policy *p, const char *name,
+			 struct floor_session **out)
+{
+	struct entries es = { .protected_budget = 20000 };
+	struct cordon_session sess = {};
+	struct floor_session *s;
+	char parent[PATH_MAX], root[PATH_MAX];
+	uint32_t zero = 0;
+	struct cordon_config cfg;
+	int r, level;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->rb_fd = -1;
+	r = cg_find_root(root, sizeof(root));
+	r = r ?: floor_cgroup_parent(parent, sizeof(parent));
+	r = r ?: cg_mkdir(parent);
+	if (r < 0)
+		goto fail;
+	if (name)
+		r = snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", parent, name);
+	else
+		r = snprintf(s->cgroup, sizeof(s->cgroup), "%s/s%d-%ld", parent, (int)getpid(),
+			     (long)random());
+	if (r < 0 || (size_t)r >= sizeof(s->cgroup)) {
+		r = -ENAMETOOLONG;
+		goto fail;
+	}
+	if (mkdir(s->cgroup, 0755) < 0) {
+		r = -errno;             /* never adopt an existing cgroup */
+		goto fail;
+	}
+	level = cg_level(root, s->cgroup);
+	if (bpf_map_lookup_elem(f->fd_config, &zero, &cfg) || level < 0 ||
+	    (uint32_t)level != cfg.session_level) {
+		r = -EXDEV;             /* the floor was loaded for another hierarchy */
+		goto fail_cg;
+	}
+	r = cg_id(s->cgroup, &s->id);
+	if (r < 0)
+		goto fail_cg;
+	s->policy_id = (uint32_t)(s->id ^ (s->id >> 32));
+	while (!s->policy_id || policy_id_used(f, s->policy_id))
+		s->policy_id++;
+
+	es.policy_id = s->policy_id;
+	r = pol_compile_fs(p, on_fs_entry, &es);
+	if (r < 0)
+		goto fail_cg;
+	merge(&es);
+	s->keys = calloc(es.n + 1, sizeof(*s->keys));
+	if (!s->keys) {
+		r = -ENOMEM;
+		goto fail_cg;
+	}
+	for (size_t i = 0; i < es.n; i++) {
+		if (bpf_map_update_elem(f->fd_rules, &es.e[i].key, &es.e[i].rule, BPF_ANY)) {
+			r = -errno;     /* -E2BIG: the rule map is full */
+			goto fail_rules;
+		}
+		s->keys[s->n_keys++] = es.e[i].key;
+	}
+	s->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cordon_sess_rb", 0, 0,
+				  CORDON_SESSION_RINGBUF, NULL);
+	if (s->rb_fd < 0) {
+		r = -errno;
+		goto fail_rules;
+	}
+	if (bpf_map_update_elem(f->fd_sess_events, &s->id, &s->rb_fd, BPF_ANY)) {
+		r = -errno;
+		goto fail_rules;
+	}
+	sess.policy_id = s->policy_id;
+	if (bpf_map_update_elem(f->fd_sessions, &s->id, &sess, BPF_NOEXIST)) {
+		r = -errno;
+		goto fail_rb;
+	}
+	free(es.e);
+	*out = s;
+	return 0;
+fail_rb:
+	(void)bpf_map_delete_elem(f->fd_sess_events, &s->id);
+fail_rules:
+	remove_rules(f, s);
+fail_cg:
+	(void)cg_destroy(s->cgroup);
+fail:
+	free(es.e);
+	session_free(s);
+	return r;
+}
+
+uint64_t floor_session_id(const struct floor_session *s)
+{
+	return s->id;
+}
+
+const char *floor_session_cgroup(const struct floor_session *s)
+{
+	return s->cgroup;
+}
+
+size_t floor_session_entries(const struct floor_session *s)
+{
+	return s->n_keys;
+}
+
+int floor_session_enter(const struct floor_session *s)
+{
+	return cg_attach_pid(s->cgroup, getpid());
+}
+
+int floor_session_destroy(struct floor *f, struct floor_session *s)
 {
 	int r;
 
-	f->fn = fn;
-	f->ctx = ctx;
-	r = ring_buffer__poll(f->rb, timeout_ms);
-	f->fn = NULL;
+	if (!s)
+		return 0;
+	r = cg_destroy(s->cgroup);
+	if (r < 0)
+		return r;       /* tasks may remain: keep them confined */
+	(void)bpf_map_delete_elem(f->fd_sessions, &s->id);
+	(void)bpf_map_delete_elem(f->fd_sess_events, &s->id);
+	remove_rules(f, s);
+	session_free(s);
+	return 0;
+}
+
+static int on_rb(void *ctx, void *data, size_t len)
+{
+	struct floor_session *s = ctx;
+
+	if (len < sizeof(struct cordon_event) || !s->fn)
+		return 0;
+	return s->fn(s->ctx, data);
+}
+
+int floor_session_poll(struct floor_session *s, int timeout_ms, floor_event_fn fn, void *ctx)
+{
+	int r;
+
+	if (!s->rb) {
+		s->rb = ring_buffer__new(s->rb_fd, on_rb, s, NULL);
+		if (!s->rb)
+			return -errno;
+	}
+	s->fn = fn;
+	s->ctx = ctx;
+	r = ring_buffer__poll(s->rb, timeout_ms);
+	s->fn = NULL;
 	return r;
+}
+
+int floor_session_drops(struct floor *f, const struct floor_session *s, uint64_t *out)
+{
+	struct cordon_session v;
+
+	if (bpf_map_lookup_elem(f->fd_sessions, &s->id, &v))
+		return -errno;
+	*out = v.drops;
+	return 0;
 }
 
 int floor_counter(struct floor *f, enum cordon_counter which, uint64_t *out)
@@ -134,7 +663,7 @@ int floor_counter(struct floor *f, enum cordon_counter which, uint64_t *out)
 	vals = calloc((size_t)ncpu, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(f->skel->maps.cordon_counters), &key, vals)) {
+	if (bpf_map_lookup_elem(f->fd_counters, &key, vals)) {
 		free(vals);
 		return -errno;
 	}
@@ -143,4 +672,60 @@ int floor_counter(struct floor *f, enum cordon_counter which, uint64_t *out)
 		*out += vals[i];
 	free(vals);
 	return 0;
+}
+
+void floor_event_path(const struct cordon_event *e, char *out, size_t len)
+{
+	const char *comp[CORDON_EVENT_PATH / 2];
+	size_t n = 0, o = 0, i = 0;
+
+	if (!(e->flags & CORDON_EV_PATH_COMPONENTS)) {
+		snprintf(out, len, "%.*s", (int)sizeof(e->path), e->path);
+		return;
+	}
+	while (i < sizeof(e->path) && e->path[i] && n < ARRAY_SIZE(comp)) {
+		size_t l = strnlen(e->path + i, sizeof(e->path) - i);
+
+		comp[n++] = e->path + i;
+		i += l + 1;
+	}
+	if (n == 0)
+		snprintf(out, len, "/");
+	else
+		out[0] = 0;
+	while (n-- > 0 && o + 1 < len) {
+		int w = snprintf(out + o, len - o, "/%s", comp[n]);
+
+		if (w < 0)
+			break;
+		o += (size_t)w;
+	}
+	if (o >= len)
+		out[len - 1] = 0;
+}
+
+const char *floor_op_name(uint32_t op)
+{
+	static const char *const names[] = {
+		[CORDON_OP_NONE] = "none", [CORDON_OP_OPEN_READ] = "open-read",
+		[CORDON_OP_OPEN_WRITE] = "open-write", [CORDON_OP_CREATE] = "create",
+		[CORDON_OP_MKDIR] = "mkdir", [CORDON_OP_SYMLINK] = "symlink",
+		[CORDON_OP_UNLINK] = "unlink", [CORDON_OP_RMDIR] = "rmdir",
+		[CORDON_OP_RENAME] = "rename", [CORDON_OP_LINK] = "link",
+		[CORDON_OP_TRUNCATE] = "truncate", [CORDON_OP_CHMOD] = "chmod",
+		[CORDON_OP_CHOWN] = "chown", [CORDON_OP_EXEC] = "exec",
+		[CORDON_OP_MMAP_EXEC] = "mmap-exec", [CORDON_OP_MPROTECT_EXEC] = "mprotect-exec",
+	};
+	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
+}
+
+const char *floor_reason_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		[CORDON_REASON_RULE] = "rule", [CORDON_REASON_DEFAULT] = "default-deny",
+		[CORDON_REASON_WALK_BOUND] = "walk-bound", [CORDON_REASON_PROTECTED] = "invariant",
+		[CORDON_REASON_FILELESS] = "fileless-exec", [CORDON_REASON_REFER] = "refer",
+		[CORDON_REASON_CONTROL_FS] = "control-fs", [CORDON_REASON_ESCALATE] = "escalate",
+	};
+	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
 }

@@ -1,44 +1,74 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The kernel floor: loading the BPF LSM programs, attaching them, and
- * populating the maps that say which cgroups are sessions and what each
- * session's policy allows.  Adding or removing a session changes map entries
- * only.
+ * The kernel floor: the BPF LSM programs, loaded and attached once and
+ * pinned under /sys/fs/bpf/cordon so that later sessions reuse them (a
+ * session start pays for map updates, not for program loads), and the
+ * sessions: cgroups whose tasks the programs confine with a compiled policy.
  */
 #ifndef CORDON_FLOOR_H
 #define CORDON_FLOOR_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "cordon.h"
 
 struct floor;
+struct floor_session;
+struct policy;
 
 /*
- * Load and attach every program.  All or nothing: on failure nothing stays
- * attached and the error is the kernel's (-EPERM when BPF LSM is refused).
+ * Open the pinned floor, or load, attach and pin it if it is not there (or
+ * was built from another BPF object).  All or nothing: on failure nothing
+ * stays attached or pinned, and the error is the kernel's (-EPERM when it
+ * refuses LSM programs).
  */
 int floor_open(struct floor **out);
+/* Load and attach without pinning: the floor lives as long as the handle. */
+int floor_load_unpinned(struct floor **out);
 void floor_close(struct floor *f);
+/* Detach and unpin everything (sessions still running lose their floor). */
+int floor_unload(void);
 
-/* Tell the programs at which cgroup depth session cgroups live. */
-int floor_set_session_level(struct floor *f, uint32_t level);
-int floor_add_session(struct floor *f, uint64_t cgroup_id, uint32_t policy_id);
-int floor_del_session(struct floor *f, uint64_t cgroup_id);
+/* Where sessions live: <cgroup2>/cordon/<name>. */
+int floor_cgroup_parent(char *out, size_t len);
 
 /*
- * Add a filesystem rule rooted at the object `path` names now (resolved
- * once, here; later renames of the path do not move the rule).
+ * Create a session: a new cgroup, the policy compiled into the maps (rule
+ * roots resolved to inodes now; protected directories enumerated file by
+ * file), then the session registered, last, so that it is never active
+ * half-configured.  name may be NULL.
  */
-int floor_add_fs_rule(struct floor *f, uint32_t policy_id, const char *path,
-		      uint32_t allow, uint32_t deny, uint32_t rule_id);
+int floor_session_create(struct floor *f, const struct policy *p, const char *name,
+			 struct floor_session **out);
+uint64_t floor_session_id(const struct floor_session *s);
+const char *floor_session_cgroup(const struct floor_session *s);
+size_t floor_session_entries(const struct floor_session *s);
+/* Move the calling process into the session. */
+int floor_session_enter(const struct floor_session *s);
+/*
+ * Kill every task of the session, remove its cgroup, then its map entries:
+ * in that order, so that no task ever runs unconfined.
+ */
+int floor_session_destroy(struct floor *f, struct floor_session *s);
 
 typedef int (*floor_event_fn)(void *ctx, const struct cordon_event *e);
 
-/* Deliver pending events to fn; waits up to timeout_ms.  Returns a count. */
-int floor_poll(struct floor *f, int timeout_ms, floor_event_fn fn, void *ctx);
+/* Deliver the session's pending events to fn; waits up to timeout_ms. */
+int floor_session_poll(struct floor_session *s, int timeout_ms, floor_event_fn fn, void *ctx);
+/* Events the session's ring buffer could not take. */
+int floor_session_drops(struct floor *f, const struct floor_session *s, uint64_t *out);
 
 /* Totals of the per-CPU counters (enum cordon_counter). */
 int floor_counter(struct floor *f, enum cordon_counter which, uint64_t *out);
+
+/* The event's path as text (joining dentry-walk components). */
+void floor_event_path(const struct cordon_event *e, char *out, size_t len);
+const char *floor_op_name(uint32_t op);
+const char *floor_reason_name(uint32_t reason);
+
+/* `cordon floor status|load|unload|gc`. */
+int cmd_floor(int argc, char **argv);
 
 /* Kernel dev_t encoding of a userspace st_dev (MAJOR << 20 | MINOR). */
 uint32_t floor_kdev(uint64_t st_dev);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The whole chain on a real kernel: a BPF LSM program from bpf/, loaded and
- * attached by loader/, configured through its maps, denies a file open to a
- * task in a session cgroup and to no task outside it, and reports the
- * denial as an event naming the file.
+ * The whole chain on a real kernel: BPF LSM programs from bpf/, loaded,
+ * attached and pinned by loader/, given a session compiled from a policy,
+ * deny a file open to a task in the session and to no task outside it, and
+ * report the denial as an event naming the file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,12 +14,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
-#include "cgroup.h"
 #include "floor.h"
+#include "policy.h"
 
 #define DIR_ "/tmp/lsm-smoke"
 #define SECRET DIR_ "/secret/key"
 #define OPEN DIR_ "/open/file"
+
+static const char policy_text[] =
+	"{\"cordon_policy\": 1, \"rules\": ["
+	"{\"name\": \"everything\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/\"], \"rights\": [\"read\", \"exec\"]}},"
+	"{\"name\": \"secret\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"" DIR_ "/secret\"], \"rights\": [\"read\"]}}]}";
 
 /* errno of open(path, O_RDONLY) run inside cgroup `cg` (NULL: stay put). */
 static int open_errno_in(const char *cg, const char *path)
@@ -30,8 +35,17 @@ static int open_errno_in(const char *cg, const char *path)
 	if (c == 0) {
 		int fd;
 
-		if (cg && cg_attach_pid(cg, getpid()) < 0)
-			_exit(200);
+		if (cg) {
+			char procs[PATH_MAX + 16], pid[16];
+			int pfd;
+
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+			snprintf(pid, sizeof(pid), "%d", getpid());
+			pfd = open(procs, O_WRONLY);
+			if (pfd < 0 || write(pfd, pid, strlen(pid)) < 0)
+				_exit(200);
+			close(pfd);
+		}
 		fd = open(path, O_RDONLY);
 		_exit(fd >= 0 ? 0 : errno);
 	}
@@ -42,8 +56,7 @@ static int open_errno_in(const char *cg, const char *path)
 
 struct seen {
 	int denials;
-	char path[CORDON_EVENT_PATH];
-	uint64_t session;
+	char path[PATH_MAX];
 };
 
 static int on_event(void *ctx, const struct cordon_event *e)
@@ -52,37 +65,22 @@ static int on_event(void *ctx, const struct cordon_event *e)
 
 	if (e->decision == CORDON_DENY && e->op == CORDON_OP_OPEN_READ) {
 		s->denials++;
-		memcpy(s->path, e->path, sizeof(s->path));
-		s->session = e->session;
+		floor_event_path(e, s->path, sizeof(s->path));
 	}
 	return 0;
 }
 
 int main(void)
 {
-	char root[PATH_MAX], parent[PATH_MAX + 16], sess[PATH_MAX + 32], other[PATH_MAX + 32];
+	struct pol_vars vars = {};
+	struct pol_diags ds = {};
+	struct policy *p = NULL;
 	struct floor *f = NULL;
+	struct floor_session *s = NULL;
 	struct seen seen = {};
-	uint64_t cgid, drops = 1;
-	int r, level, fd;
-
-	r = floor_open(&f);
-	if (r == -EPERM)
-		tap_skip_all("BPF LSM: kernel refused LSM program load (EPERM)");
-	if (!tap_ok(r == 0, "floor loads and attaches (%s)", strerror(-r)))
-		return tap_done();
-
-	if (cg_find_root(root, sizeof(root)) < 0)
-		tap_skip_all("cgroup v2 not mounted");
-	snprintf(parent, sizeof(parent), "%s/cordon-test", root);
-	snprintf(sess, sizeof(sess), "%s/s%d", parent, (int)getpid());
-	snprintf(other, sizeof(other), "%s/o%d", parent, (int)getpid());
-	tap_ok(cg_mkdir(parent) == 0 && cg_mkdir(sess) == 0 && cg_mkdir(other) == 0,
-	       "session and bystander cgroups created");
-	level = cg_level(root, sess);
-	tap_ok(level == 2, "session cgroup is at level 2 (got %d)", level);
-	r = cg_id(sess, &cgid);
-	tap_ok(r == 0 && cgid != 0, "session cgroup id %llu", (unsigned long long)cgid);
+	char other[PATH_MAX];
+	uint64_t drops = 1;
+	int r, fd;
 
 	(void)mkdir(DIR_, 0755);
 	(void)mkdir(DIR_ "/secret", 0755);
@@ -92,36 +90,57 @@ int main(void)
 	fd = open(OPEN, O_CREAT | O_WRONLY, 0644);
 	close(fd);
 
-	/* Policy 7: read and exec everywhere, read denied below /tmp/lsm-smoke/secret. */
-	r = floor_set_session_level(f, (uint32_t)level);
-	r = r ?: floor_add_session(f, cgid, 7);
-	r = r ?: floor_add_fs_rule(f, 7, "/", CORDON_FS_READ | CORDON_FS_EXEC, 0, 1);
-	r = r ?: floor_add_fs_rule(f, 7, DIR_ "/secret", 0, CORDON_FS_READ, 2);
-	tap_ok(r == 0, "maps populated (%s)", strerror(-r));
+	r = floor_open(&f);
+	if (r == -EPERM)
+		tap_skip_all("BPF LSM: kernel refused LSM program load (EPERM)");
+	if (!tap_ok(r == 0, "floor loads, attaches and pins (%s)", strerror(-r)))
+		return tap_done();
+	tap_ok(access(CORDON_PIN_DIR "/link_cordon_file_open", F_OK) == 0, "the file_open link is pinned");
 
-	r = open_errno_in(sess, SECRET);
+	pol_vars_set(&vars, "HOME", "/root");
+	r = pol_load_text(policy_text, strlen(policy_text), "smoke.json", &vars, &p, &ds);
+	tap_ok(r == 0, "policy loads");
+	r = floor_session_create(f, p, NULL, &s);
+	if (!tap_ok(r == 0, "session created (%s)", strerror(-r)))
+		return tap_done();
+	tap_ok(floor_session_entries(s) > 2, "policy compiled into %zu map entries",
+	       floor_session_entries(s));
+
+	r = open_errno_in(floor_session_cgroup(s), SECRET);
 	tap_ok(r == EACCES, "session task: open of denied file fails with EACCES (got %d)", r);
-	r = open_errno_in(sess, OPEN);
+	r = open_errno_in(floor_session_cgroup(s), OPEN);
 	tap_ok(r == 0, "session task: open of allowed file succeeds (got %d)", r);
-	r = open_errno_in(sess, "/proc/self/root" SECRET);
+	r = open_errno_in(floor_session_cgroup(s), "/proc/self/root" SECRET);
 	tap_ok(r == EACCES, "session task: /proc/self/root path to the denied file fails (got %d)", r);
+	floor_cgroup_parent(other, sizeof(other));
+	strncat(other, "/bystander", sizeof(other) - strlen(other) - 1);
+	(void)mkdir(other, 0755);
 	r = open_errno_in(other, SECRET);
 	tap_ok(r == 0, "bystander cgroup task: open of the same file succeeds (got %d)", r);
+	rmdir(other);
 	r = open_errno_in(NULL, SECRET);
 	tap_ok(r == 0, "host task: open of the same file succeeds (got %d)", r);
 
 	for (int i = 0; i < 20 && seen.denials < 2; i++)
-		floor_poll(f, 100, on_event, &seen);
+		floor_session_poll(s, 100, on_event, &seen);
 	tap_ok(seen.denials == 2, "two denial events delivered (got %d)", seen.denials);
 	tap_ok(strcmp(seen.path, SECRET) == 0, "event names the file (%s)", seen.path);
-	tap_ok(seen.session == cgid, "event names the session");
-	tap_ok(floor_counter(f, CORDON_CNT_DROPS, &drops) == 0 && drops == 0, "no events dropped");
+	tap_ok(floor_session_drops(f, s, &drops) == 0 && drops == 0, "no events dropped");
 
+	/* A second handle reuses the pinned floor: no program load. */
+	{
+		struct floor *g = NULL;
+
+		r = floor_open(&g);
+		tap_ok(r == 0, "a second floor_open reuses the pins (%s)", strerror(-r));
+		floor_close(g);
+	}
+	r = floor_session_destroy(f, s);
+	tap_ok(r == 0, "session destroyed (%s)", strerror(-r));
 	floor_close(f);
-	r = open_errno_in(sess, SECRET);
-	tap_ok(r == 0, "after the floor is closed the session task opens the file (got %d)", r);
-	(void)cg_destroy(sess);
-	(void)cg_destroy(other);
-	(void)cg_destroy(parent);
+	tap_ok(floor_unload() == 0, "floor unloaded");
+	tap_ok(access(CORDON_PIN_DIR, F_OK) < 0, "no pins left");
+	pol_free(p);
+	pol_vars_free(&vars);
 	return tap_done();
 }

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The filesystem decision shared by the file and exec hooks: walk from an
+ * object up to the root of the mount namespace, crossing mount points, and
+ * look every ancestor up in the session's rule map by (device, inode).
+ *
+ * Matching on objects closes redirection: symlinks, "..", /proc/self/root,
+ * /proc/self/fd/N, bind mounts and chroots all end at the dentry the kernel
+ * resolved, and the walk starts there.  Protected inodes (credential
+ * stores, enumerated file by file when the session starts) are found as the
+ * walk's first lookup, so a hardlink to one, made before or during the
+ * session, or a bind mount of one, is denied wherever it is reached from.
+ *
+ * Not closed here: a protected file created after the session started and
+ * hardlinked elsewhere by someone outside the session (the session itself
+ * cannot link it: it has no rights on the source).
+ */
+#ifndef CORDON_FS_BPF_H
+#define CORDON_FS_BPF_H
+
+#include "common.bpf.h"
+
+#define CGROUP_SUPER_MAGIC   0x27e0eb
+#define CGROUP2_SUPER_MAGIC  0x63677270
+#define BPF_FS_MAGIC         0xcafe4a11
+
+#define W_RIGHTS (CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD)
+
+struct walk {
+	__u32 allow;
+	__u32 deny;
+	__u32 escalate;
+	__u32 allow_rule;
+	__u32 deny_rule;
+	__u32 deny_invariant;   /* the deny came from a structural invariant */
+	__u32 bounded;          /* the walk hit CORDON_WALK_DEPTH */
+	__u32 _pad;
+};
+
+struct walk_ctx {
+	struct dentry *d;
+	struct mount *mnt;
+	struct walk w;
+	__u32 policy_id;
+	__u32 done;
+};
+
+/*
+ * One step of the walk: look the current dentry up, then move to its
+ * parent, or across the mount point at the root of a mount.  bpf_loop runs
+ * it, so the verifier checks this body once instead of unrolling the walk.
+ */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk_ctx *c = ctx;
+	struct cordon_fs_key key = { .policy_id = c->policy_id };
+	struct dentry *d = c->d, *parent, *root;
+	struct mount *mnt = c->mnt, *up;
+	struct cordon_fs_rule *rule;
+
+	/* Locals, not c->d: CO-RE must not relocate our own struct's fields. */
+	key.dev = BPF_CORE_READ(d, d_sb, s_dev);
+	key.ino = BPF_CORE_READ(d, d_inode, i_ino);
+	rule = bpf_map_lookup_elem(&cordon_fs_rules, &key);
+	if (rule) {
+		if (rule->deny & ~c->w.deny) {
+			c->w.deny_rule = rule->deny_rule;
+			c->w.deny_invariant = rule->flags & CORDON_RULE_INVARIANT;
+		}
+		if (rule->allow & ~c->w.allow)
+			c->w.allow_rule = rule->allow_rule;
+		c->w.deny |= rule->deny;
+		c->w.escalate |= rule->escalate;
+		c->w.allow |= rule->allow;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	root = BPF_CORE_READ(mnt, mnt.mnt_root);
+	if (d != root && d != parent) {
+		c->d = parent;
+		return 0;
+	}
+	up = BPF_CORE_READ(mnt, mnt_parent);
+	if (!up || up == mnt) {
+		c->done = 1;
+		return 1;
+	}
+	c->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+	c->mnt = up;
+	return 0;
+}
+
+/*
+ * Accumulate every rule from `dentry` (in mount `vmnt`) to the namespace
+ * root.  A deny anywhere beats an allow anywhere: no order surprises.
+ */
+static __always_inline void walk_rules(__u32 policy_id, struct dentry *dentry,
+				       struct vfsmount *vmnt, struct walk *w)
+{
+	struct walk_ctx c = {
+		.d = dentry,
+		.mnt = container_of(vmnt, struct mount, mnt),
+		.policy_id = policy_id,
+	};
+
+	bpf_loop(CORDON_WALK_DEPTH, walk_step, &c, 0);
+	*w = c.w;
+	w->bounded = !c.done;
+}
+
+struct verdict {
+	int err;
+	__u32 decision;
+	__u32 rule_id;
+	__u32 reason;
+};
+
+/* From a walk to a verdict on `want`. */
+static __always_inline void judge(const struct walk *w, __u32 want, struct verdict *v)
+{
+	v->err = -EACCES;
+	v->decision = CORDON_DENY;
+	v->rule_id = 0;
+	if (w->bounded) {
+		v->reason = CORDON_REASON_WALK_BOUND;
+	} else if (w->deny & want) {
+		v->reason = w->deny_invariant ? CORDON_REASON_PROTECTED : CORDON_REASON_RULE;
+		v->rule_id = w->deny_rule;
+	} else if (w->escalate & want) {
+		v->reason = CORDON_REASON_ESCALATE;
+		v->decision = CORDON_ESCALATE;
+	} else if ((w->allow & want) != want) {
+		v->reason = CORDON_REASON_DEFAULT;
+	} else {
+		v->err = 0;
+		v->decision = CORDON_ALLOW;
+		v->reason = CORDON_REASON_RULE;
+		v->rule_id = w->allow_rule;
+	}
+}
+
+/*
+ * Control filesystems are judged by superblock, whatever path reaches them:
+ * cgroupfs is never changed by a session (it could leave its cgroup or lift
+ * its limits) and bpffs is never touched (cordon's pinned maps live there).
+ */
+static __always_inline int control_fs(struct dentry *d, __u32 want, struct verdict *v)
+{
+	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
+
+	if (((magic == CGROUP_SUPER_MAGIC || magic == CGROUP2_SUPER_MAGIC) && (want & W_RIGHTS)) ||
+	    magic == BPF_FS_MAGIC) {
+		v->err = -EACCES;
+		v->decision = CORDON_DENY;
+		v->rule_id = 0;
+		v->reason = CORDON_REASON_CONTROL_FS;
+		return 1;
+	}
+	return 0;
+}
+
+/* The whole decision for `want` on the object at (d, m). */
+static __always_inline void decide(__u32 policy_id, struct dentry *d, struct vfsmount *m,
+				   __u32 want, struct verdict *v)
+{
+	struct walk w = {};
+
+	if (control_fs(d, want, v))
+		return;
+	walk_rules(policy_id, d, m, &w);
+	judge(&w, want, v);
+}
+
+/* Per-CPU scratch for building a path from dentry names. */
+struct path_scratch {
+	char path[CORDON_EVENT_PATH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_scratch);
+} cordon_path_scratch SEC(".maps") __weak;
+
+struct names_ctx {
+	struct dentry *d;
+	struct mount *mnt;
+	__u32 off;
+	__u32 done;
+};
+
+static long names_step(__u32 i, void *ctx)
+{
+	struct names_ctx *c = ctx;
+	struct dentry *d = c->d, *parent, *root;
+	struct mount *mnt = c->mnt, *up;
+	struct path_scratch *ps;
+	const unsigned char *name;
+	__u32 zero = 0, off = c->off;
+	long n;
+
+	parent = BPF_CORE_READ(d, d_parent);
+	root = BPF_CORE_READ(mnt, mnt.mnt_root);
+	if (d == root || d == parent) {
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (!up || up == mnt) {
+			c->done = 1;
+			return 1;
+		}
+		c->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		c->mnt = up;
+		return 0;
+	}
+	ps = bpf_map_lookup_elem(&cordon_path_scratch, &zero);
+	if (!ps || off >= CORDON_EVENT_PATH / 2)
+		return 1;
+	name = BPF_CORE_READ(d, d_name.name);
+	n = bpf_probe_read_kernel_str(&ps->path[off & (CORDON_EVENT_PATH / 2 - 1)],
+				      CORDON_EVENT_PATH / 2, name);
+	if (n <= 0)
+		return 1;
+	c->off = off + (__u32)n;
+	c->d = parent;
+	return 0;
+}
+
+/*
+ * An event's path without bpf_d_path (not allowed in non-sleepable hooks):
+ * the names from the leaf up, NUL-separated, ending with an empty name, for
+ * userspace to reverse.
+ */
+static __always_inline void path_components(struct cordon_event *e, struct dentry *d,
+					    struct vfsmount *vm)
+{
+	struct names_ctx c = { .d = d, .mnt = container_of(vm, struct mount, mnt) };
+	struct path_scratch *ps;
+	__u32 zero = 0;
+
+	e->flags |= CORDON_EV_PATH_COMPONENTS;
+	ps = bpf_map_lookup_elem(&cordon_path_scratch, &zero);
+	if (!ps)
+		return;
+	bpf_loop(48, names_step, &c, 0);
+	if (!c.done)
+		e->flags |= CORDON_EV_PATH_TRUNCATED;
+	ps->path[c.off & (CORDON_EVENT_PATH - 1)] = 0;
+	__builtin_memcpy(e->path, ps->path, sizeof(e->path));
+}
+
+/* Report a verdict from a non-sleepable hook. */
+static __always_inline void report_walk(__u64 sid, __u32 op, const struct verdict *v,
+					struct dentry *d, struct vfsmount *m)
+{
+	struct cordon_event *e = event_start(sid, op, v->decision, v->err, v->rule_id, v->reason);
+
+	if (!e)
+		return;
+	path_components(e, d, m);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Report a verdict from a sleepable hook, with the kernel's own d_path. */
+static __always_inline void report_path(__u64 sid, __u32 op, const struct verdict *v,
+					const struct path *path)
+{
+	struct cordon_event *e = event_start(sid, op, v->decision, v->err, v->rule_id, v->reason);
+
+	if (!e)
+		return;
+	if (bpf_d_path((struct path *)path, e->path, sizeof(e->path)) < 0)
+		e->flags |= CORDON_EV_PATH_TRUNCATED;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif /* CORDON_FS_BPF_H */
