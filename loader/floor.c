@@ -729,3 +729,157 @@ const char *floor_reason_name(uint32_t reason)
 	};
 	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
 }
+
+/* --- status and garbage collection, from the pins alone ---------------------- */
+
+/* Find the cgroup under cordon's parent whose id is `id`. */
+static bool find_cgroup(uint64_t id, char *out, size_t len)
+{
+	char parent[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (floor_cgroup_parent(parent, sizeof(parent)) < 0 || !(d = opendir(parent)))
+		return false;
+	while (!found && (de = readdir(d))) {
+		char path[PATH_MAX * 2];
+		uint64_t cid;
+
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		if (cg_id(path, &cid) == 0 && cid == id && strlen(path) < len) {
+			memcpy(out, path, strlen(path) + 1);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static size_t count_rules(int fd_rules, uint32_t policy_id, bool remove)
+{
+	struct cordon_fs_key key, next;
+	void *prev = NULL;
+	size_t n = 0;
+
+	while (bpf_map_get_next_key(fd_rules, prev, &next) == 0) {
+		if (next.policy_id == policy_id) {
+			n++;
+			if (remove) {
+				/* Deleting the current key: restart from the previous one. */
+				(void)bpf_map_delete_elem(fd_rules, &next);
+				continue;
+			}
+		}
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+static int open_maps(struct floor *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++) {
+		*fd_at(f, i) = bpf_obj_get(map_pins[i].pin);
+		if (*fd_at(f, i) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int floor_status_json(json_t **out)
+{
+	json_t *o = json_object(), *links = json_array(), *sessions = json_array();
+	struct cordon_config cfg;
+	struct floor *f = floor_new();
+	uint64_t key, next, v;
+	void *prev = NULL;
+	uint32_t zero = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!f)
+		return -ENOMEM;
+	d = opendir(CORDON_PIN_DIR);
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, "link_", 5))
+			json_array_append_new(links, json_string(de->d_name + 5));
+	if (d)
+		closedir(d);
+	json_object_set_new(o, "links", links);
+	if (open_maps(f) < 0) {
+		json_object_set_new(o, "loaded", json_false());
+		json_object_set_new(o, "sessions", sessions);
+		close_fds(f);
+		free(f);
+		*out = o;
+		return 0;
+	}
+	json_object_set_new(o, "loaded", json_boolean(json_array_size(links) > 0));
+	json_object_set_new(o, "stale", json_boolean(bpf_map_lookup_elem(f->fd_config, &zero, &cfg) ||
+						     cfg.build_id != build_id()));
+	json_object_set_new(o, "session_level", json_integer(cfg.session_level));
+	while (bpf_map_get_next_key(f->fd_sessions, prev, &next) == 0) {
+		struct cordon_session s;
+		char cg[PATH_MAX];
+		json_t *so;
+
+		if (bpf_map_lookup_elem(f->fd_sessions, &next, &s) == 0) {
+			so = json_pack("{s:I,s:I,s:I}", "id", (json_int_t)next,
+				       "entries", (json_int_t)count_rules(f->fd_rules, s.policy_id, false),
+				       "drops", (json_int_t)s.drops);
+			json_object_set_new(so, "cgroup", find_cgroup(next, cg, sizeof(cg)) ?
+					    json_string(cg) : json_null());
+			json_array_append_new(sessions, so);
+		}
+		key = next;
+		prev = &key;
+	}
+	json_object_set_new(o, "sessions", sessions);
+	if (floor_counter(f, CORDON_CNT_EVENTS, &v) == 0)
+		json_object_set_new(o, "events", json_integer((json_int_t)v));
+	if (floor_counter(f, CORDON_CNT_DROPS, &v) == 0)
+		json_object_set_new(o, "drops", json_integer((json_int_t)v));
+	close_fds(f);
+	free(f);
+	*out = o;
+	return 0;
+}
+
+int floor_gc(void)
+{
+	struct floor *f = floor_new();
+	uint64_t key, next;
+	void *prev = NULL;
+	int removed = 0, r;
+
+	if (!f)
+		return -ENOMEM;
+	r = open_maps(f);
+	if (r < 0) {
+		close_fds(f);
+		free(f);
+		return r == -ENOENT ? 0 : r;
+	}
+	while (bpf_map_get_next_key(f->fd_sessions, prev, &next) == 0) {
+		struct cordon_session s;
+		char cg[PATH_MAX];
+
+		if (bpf_map_lookup_elem(f->fd_sessions, &next, &s) == 0 &&
+		    !find_cgroup(next, cg, sizeof(cg))) {
+			/* No cgroup, no task: nothing can run under these entries. */
+			(void)bpf_map_delete_elem(f->fd_sessions, &next);
+			(void)bpf_map_delete_elem(f->fd_sess_events, &next);
+			count_rules(f->fd_rules, s.policy_id, true);
+			removed++;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	close_fds(f);
+	free(f);
+	return removed;
+}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 #include "cordon.h"
 
 struct floor;
@@ -67,8 +68,18 @@ void floor_event_path(const struct cordon_event *e, char *out, size_t len);
 const char *floor_op_name(uint32_t op);
 const char *floor_reason_name(uint32_t reason);
 
-/* `cordon floor status|load|unload|gc`. */
-int cmd_floor(int argc, char **argv);
+/*
+ * What is pinned, as JSON: loaded (bool), stale (bool), links (names),
+ * sessions ({id, cgroup or null, entries, drops}), events, drops.  Reads the
+ * pins only: never loads anything.
+ */
+int floor_status_json(json_t **out);
+
+/*
+ * Forget sessions whose cgroup no longer exists (their cordon died without
+ * cleaning up): their map entries go.  Returns how many were removed.
+ */
+int floor_gc(void);
 
 /* Kernel dev_t encoding of a userspace st_dev (MAJOR << 20 | MINOR). */
 uint32_t floor_kdev(uint64_t st_dev);

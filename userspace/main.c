@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include "doctor.h"
+#include "floor_cmd.h"
 #include "policy_cmd.h"
 #include "util.h"
 
@@ -18,6 +19,7 @@ struct command {
 static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
 	{ "policy", cmd_policy, "check, explain and test policies" },
+	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },
 };
 
 static void usage(FILE *f)
