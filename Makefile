@@ -50,7 +50,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 # enforcement object.
 SKELS      := probe floor
 probe_BPF  := bpf/probe.bpf.c
-floor_BPF  := bpf/files.bpf.c bpf/exec.bpf.c
+floor_BPF  := bpf/files.bpf.c bpf/exec.bpf.c bpf/hardening.bpf.c
 
 LOADER_SRC := $(wildcard loader/*.c)
 USER_SRC   := $(wildcard userspace/*.c)

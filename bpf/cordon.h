@@ -62,6 +62,9 @@ enum cordon_op {
 	CORDON_OP_EXEC,
 	CORDON_OP_MMAP_EXEC,
 	CORDON_OP_MPROTECT_EXEC,
+	CORDON_OP_MOUNT,           /* mount, remount, bind, move, new-API attach */
+	CORDON_OP_UMOUNT,
+	CORDON_OP_PIVOT_ROOT,
 	CORDON_OP_MAX,
 };
 
@@ -75,6 +78,7 @@ enum cordon_reason {
 	CORDON_REASON_REFER,          /* a link or rename would grant new rights */
 	CORDON_REASON_CONTROL_FS,     /* cgroupfs or bpffs: never written by a session */
 	CORDON_REASON_ESCALATE,       /* the policy escalates: the supervisor decides */
+	CORDON_REASON_HARDENING,      /* never allowed to a session, whatever the policy */
 };
 
 /*

@@ -715,6 +715,8 @@ const char *floor_op_name(uint32_t op)
 		[CORDON_OP_TRUNCATE] = "truncate", [CORDON_OP_CHMOD] = "chmod",
 		[CORDON_OP_CHOWN] = "chown", [CORDON_OP_EXEC] = "exec",
 		[CORDON_OP_MMAP_EXEC] = "mmap-exec", [CORDON_OP_MPROTECT_EXEC] = "mprotect-exec",
+		[CORDON_OP_MOUNT] = "mount", [CORDON_OP_UMOUNT] = "umount",
+		[CORDON_OP_PIVOT_ROOT] = "pivot-root",
 	};
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }
@@ -726,6 +728,7 @@ const char *floor_reason_name(uint32_t reason)
 		[CORDON_REASON_WALK_BOUND] = "walk-bound", [CORDON_REASON_PROTECTED] = "invariant",
 		[CORDON_REASON_FILELESS] = "fileless-exec", [CORDON_REASON_REFER] = "refer",
 		[CORDON_REASON_CONTROL_FS] = "control-fs", [CORDON_REASON_ESCALATE] = "escalate",
+		[CORDON_REASON_HARDENING] = "hardening",
 	};
 	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
 }
