@@ -21,6 +21,7 @@
 #define FMODE_READ   0x1
 #define FMODE_WRITE  0x2
 #define FMODE_EXEC   0x20
+#define __FMODE_EXEC 0x20          /* in f_flags: the open is for exec */
 
 #ifndef container_of
 #define container_of(ptr, type, member) \

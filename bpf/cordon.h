@@ -79,6 +79,7 @@ enum cordon_reason {
 	CORDON_REASON_CONTROL_FS,     /* cgroupfs or bpffs: never written by a session */
 	CORDON_REASON_ESCALATE,       /* the policy escalates: the supervisor decides */
 	CORDON_REASON_HARDENING,      /* never allowed to a session, whatever the policy */
+	CORDON_REASON_INTERNAL,       /* a pipe, socket or memfd: no path any rule can name */
 };
 
 /*

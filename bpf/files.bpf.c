@@ -41,8 +41,12 @@ int BPF_PROG(cordon_file_open, struct file *file, int ret)
 	s = current_session(&sid);
 	if (!s)
 		return 0;
+	/*
+	 * The exec open (execve, uselib) is marked by __FMODE_EXEC in f_flags;
+	 * it needs the exec right, not read, as Landlock also has it.
+	 */
 	mode = BPF_CORE_READ(file, f_mode);
-	if (mode & FMODE_EXEC)
+	if (BPF_CORE_READ(file, f_flags) & __FMODE_EXEC)
 		want |= CORDON_FS_EXEC;
 	else if (mode & FMODE_READ)
 		want |= CORDON_FS_READ;
@@ -50,7 +54,8 @@ int BPF_PROG(cordon_file_open, struct file *file, int ret)
 		want |= CORDON_FS_WRITE;
 	if (!want)
 		return 0;
-	op = (want & CORDON_FS_WRITE) ? CORDON_OP_OPEN_WRITE : CORDON_OP_OPEN_READ;
+	op = (want & CORDON_FS_WRITE) ? CORDON_OP_OPEN_WRITE :
+	     (want & CORDON_FS_EXEC) ? CORDON_OP_EXEC : CORDON_OP_OPEN_READ;
 	decide(s->policy_id, file->f_path.dentry, file->f_path.mnt, want, &v);
 	if (v.err || (want & CORDON_FS_WRITE))
 		report_path(sid, op, &v, &file->f_path);

@@ -34,8 +34,17 @@ struct walk {
 	__u32 deny_rule;
 	__u32 deny_invariant;   /* the deny came from a structural invariant */
 	__u32 bounded;          /* the walk hit CORDON_WALK_DEPTH */
-	__u32 _pad;
+	__u32 internal;         /* the object lives on a kernel-internal mount */
 };
+
+/*
+ * kern_mount()ed filesystems (pipefs, sockfs, shmem behind memfd, anon
+ * inodes) carry this marker in mnt_ns.  Their objects have no path in any
+ * mount namespace, so no rule can name them; they are reachable only
+ * through descriptors the task already holds.  Only this exact marker
+ * counts: a detached tree (open_tree clone) is not internal.
+ */
+#define MNT_NS_INTERNAL ((void *)(long)-22)
 
 struct walk_ctx {
 	struct dentry *d;
@@ -81,6 +90,7 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	up = BPF_CORE_READ(mnt, mnt_parent);
 	if (!up || up == mnt) {
+		c->w.internal = BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL;
 		c->done = 1;
 		return 1;
 	}
@@ -120,7 +130,12 @@ static __always_inline void judge(const struct walk *w, __u32 want, struct verdi
 	v->err = -EACCES;
 	v->decision = CORDON_DENY;
 	v->rule_id = 0;
-	if (w->bounded) {
+	if (w->internal && !(w->deny & want)) {
+		/* A pipe, socket or memfd the task holds: not the policy's to name. */
+		v->err = 0;
+		v->decision = CORDON_ALLOW;
+		v->reason = CORDON_REASON_INTERNAL;
+	} else if (w->bounded) {
 		v->reason = CORDON_REASON_WALK_BOUND;
 	} else if (w->deny & want) {
 		v->reason = w->deny_invariant ? CORDON_REASON_PROTECTED : CORDON_REASON_RULE;
