@@ -80,6 +80,7 @@ enum cordon_reason {
 	CORDON_REASON_ESCALATE,       /* the policy escalates: the supervisor decides */
 	CORDON_REASON_HARDENING,      /* never allowed to a session, whatever the policy */
 	CORDON_REASON_INTERNAL,       /* a pipe, socket or memfd: no path any rule can name */
+	CORDON_REASON_DISCONNECTED,   /* a dentry cut off from its ancestors: cannot be placed */
 };
 
 /*

@@ -56,7 +56,15 @@ int BPF_PROG(cordon_file_open, struct file *file, int ret)
 		return 0;
 	op = (want & CORDON_FS_WRITE) ? CORDON_OP_OPEN_WRITE :
 	     (want & CORDON_FS_EXEC) ? CORDON_OP_EXEC : CORDON_OP_OPEN_READ;
-	decide(s->policy_id, file->f_path.dentry, file->f_path.mnt, want, &v);
+	/* Fileless exec is refused before any rule is asked (see exec.bpf.c). */
+	if ((want & CORDON_FS_EXEC) && BPF_CORE_READ(file, f_inode, i_nlink) == 0) {
+		v.err = -EACCES;
+		v.decision = CORDON_DENY;
+		v.rule_id = 0;
+		v.reason = CORDON_REASON_FILELESS;
+	} else {
+		decide(s->policy_id, file->f_path.dentry, file->f_path.mnt, want, &v);
+	}
 	if (v.err || (want & CORDON_FS_WRITE))
 		report_path(sid, op, &v, &file->f_path);
 	return v.err;
@@ -93,12 +101,33 @@ static __always_inline int on_object(struct dentry *d, struct vfsmount *m, __u32
 	return v.err;
 }
 
+#define S_IFMT  00170000
+#define S_IFCHR 0020000
+#define S_IFBLK 0060000
+
+/*
+ * Device nodes are never created by a session: a new node for a disk or
+ * /dev/mem is a new inode, so no rule or protected entry would know it.
+ */
 SEC("lsm/path_mknod")
 int BPF_PROG(cordon_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev, int ret)
 {
+	struct cordon_session *s;
+	__u64 sid = 0;
+
 	if (ret)
 		return ret;
+	if ((mode & S_IFMT) == S_IFCHR || (mode & S_IFMT) == S_IFBLK) {
+		struct verdict v = { .err = -EPERM, .decision = CORDON_DENY,
+				     .reason = CORDON_REASON_HARDENING };
+
+		s = current_session(&sid);
+		if (!s)
+			return 0;
+		report_walk(sid, CORDON_OP_CREATE, &v, dentry, BPF_CORE_READ(dir, mnt));
+		return -EPERM;
+	}
 	return on_create(dir, dentry, CORDON_OP_CREATE);
 }
 

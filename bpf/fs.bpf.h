@@ -35,6 +35,8 @@ struct walk {
 	__u32 deny_invariant;   /* the deny came from a structural invariant */
 	__u32 bounded;          /* the walk hit CORDON_WALK_DEPTH */
 	__u32 internal;         /* the object lives on a kernel-internal mount */
+	__u32 disconnected;     /* the dentry chain ended short of its mount's root */
+	__u32 _pad;
 };
 
 /*
@@ -45,6 +47,7 @@ struct walk {
  * counts: a detached tree (open_tree clone) is not internal.
  */
 #define MNT_NS_INTERNAL ((void *)(long)-22)
+#define HUGETLBFS_MAGIC 0x958458f6
 
 struct walk_ctx {
 	struct dentry *d;
@@ -66,6 +69,7 @@ static long walk_step(__u32 i, void *ctx)
 	struct dentry *d = c->d, *parent, *root;
 	struct mount *mnt = c->mnt, *up;
 	struct cordon_fs_rule *rule;
+	void *ns;
 
 	/* Locals, not c->d: CO-RE must not relocate our own struct's fields. */
 	key.dev = BPF_CORE_READ(d, d_sb, s_dev);
@@ -88,9 +92,30 @@ static long walk_step(__u32 i, void *ctx)
 		c->d = parent;
 		return 0;
 	}
+	/*
+	 * The top of a dentry chain.  Internal first: kern_mount()ed
+	 * filesystems (MNT_NS_INTERNAL) and the private hugetlbfs instance
+	 * behind memfd_create(MFD_HUGETLB), which is fc_mount()ed and so has
+	 * no namespace at all; their pseudo files are their own parents.
+	 */
+	ns = BPF_CORE_READ(mnt, mnt_ns);
+	if (ns == MNT_NS_INTERNAL || (!ns && BPF_CORE_READ(d, d_sb, s_magic) == HUGETLBFS_MAGIC)) {
+		c->w.internal = 1;
+		c->done = 1;
+		return 1;
+	}
+	if (d != root) {
+		/*
+		 * A root that is not the mount's root: a disconnected dentry
+		 * (open_by_handle_at of an uncached file).  Its real ancestors
+		 * are unknown, so the walk cannot vouch for it.
+		 */
+		c->w.disconnected = 1;
+		c->done = 1;
+		return 1;
+	}
 	up = BPF_CORE_READ(mnt, mnt_parent);
 	if (!up || up == mnt) {
-		c->w.internal = BPF_CORE_READ(mnt, mnt_ns) == MNT_NS_INTERNAL;
 		c->done = 1;
 		return 1;
 	}
@@ -135,8 +160,8 @@ static __always_inline void judge(const struct walk *w, __u32 want, struct verdi
 		v->err = 0;
 		v->decision = CORDON_ALLOW;
 		v->reason = CORDON_REASON_INTERNAL;
-	} else if (w->bounded) {
-		v->reason = CORDON_REASON_WALK_BOUND;
+	} else if (w->bounded || w->disconnected) {
+		v->reason = w->bounded ? CORDON_REASON_WALK_BOUND : CORDON_REASON_DISCONNECTED;
 	} else if (w->deny & want) {
 		v->reason = w->deny_invariant ? CORDON_REASON_PROTECTED : CORDON_REASON_RULE;
 		v->rule_id = w->deny_rule;

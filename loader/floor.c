@@ -729,6 +729,7 @@ const char *floor_reason_name(uint32_t reason)
 		[CORDON_REASON_FILELESS] = "fileless-exec", [CORDON_REASON_REFER] = "refer",
 		[CORDON_REASON_CONTROL_FS] = "control-fs", [CORDON_REASON_ESCALATE] = "escalate",
 		[CORDON_REASON_HARDENING] = "hardening", [CORDON_REASON_INTERNAL] = "internal-object",
+		[CORDON_REASON_DISCONNECTED] = "disconnected",
 	};
 	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
 }

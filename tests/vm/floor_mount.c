@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
@@ -22,7 +23,8 @@ static const char policy_text[] =
 	"{\"cordon_policy\": 1, \"rules\": [{\"name\": \"all\", \"decision\": \"allow\","
 	" \"fs\": {\"paths\": [\"/\"], \"rights\": [\"all\"]}}]}";
 
-enum what { MOUNT_TMPFS, MOUNT_BIND, REMOUNT, UMOUNT, PIVOT, NEW_API, UNSHARE_MOUNT };
+enum what { MOUNT_TMPFS, MOUNT_BIND, REMOUNT, UMOUNT, PIVOT, NEW_API, UNSHARE_MOUNT, MKNOD_BLOCK,
+	    MKNOD_CHAR };
 
 static int attempt(enum what w)
 {
@@ -50,6 +52,11 @@ static int attempt(enum what w)
 			return errno;
 		return syscall(SYS_move_mount, mfd, "", AT_FDCWD, "/tmp/fm/a",
 			       0x4 /* MOVE_MOUNT_F_EMPTY_PATH */) ? errno : 0;
+	case MKNOD_BLOCK:
+		/* A new node for the first disk: a fresh inode no rule knows. */
+		return mknod("/tmp/fm/sda", S_IFBLK | 0600, makedev(8, 0)) ? errno : 0;
+	case MKNOD_CHAR:
+		return mknod("/tmp/fm/mem", S_IFCHR | 0600, makedev(1, 1)) ? errno : 0;
 	case UNSHARE_MOUNT:
 		/* A private mount namespace changes nothing: still no mounting. */
 		if (unshare(CLONE_NEWNS))
@@ -103,7 +110,8 @@ int main(void)
 {
 	static const char *const names[] = { "mount tmpfs", "bind mount", "remount read-only",
 					     "umount", "pivot_root", "fsopen/fsmount/move_mount",
-					     "mount in a private mount namespace" };
+					     "mount in a private mount namespace",
+					     "mknod of a block device", "mknod of /dev/mem's twin" };
 	struct pol_vars vars = {};
 	struct pol_diags ds = {};
 	struct policy *p = NULL;
@@ -129,7 +137,7 @@ int main(void)
 		tap_ok(0, "session");
 		return tap_done();
 	}
-	for (int w = MOUNT_TMPFS; w <= UNSHARE_MOUNT; w++) {
+	for (int w = MOUNT_TMPFS; w <= MKNOD_CHAR; w++) {
 		r = run_in(floor_session_cgroup(s), (enum what)w);
 		tap_ok(r == EPERM, "session root: %s fails with EPERM (got %d)", names[w], r);
 	}
@@ -140,6 +148,9 @@ int main(void)
 	tap_ok(c.pivots == 1, "pivot_root event (%d)", c.pivots);
 	r = run_in(NULL, MOUNT_BIND);
 	tap_ok(r == 0, "host task: bind mount still works (got %d)", r);
+	r = run_in(NULL, MKNOD_BLOCK);
+	tap_ok(r == 0, "host task: mknod still works (got %d)", r);
+	unlink("/tmp/fm/sda");
 	umount2("/tmp/fm/a", MNT_DETACH);
 	umount2("/tmp/fm/m", MNT_DETACH);
 	floor_session_destroy(f, s);
