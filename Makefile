@@ -208,3 +208,17 @@ $(BUILD)/tools/bench/policy_bench.o: tools/bench/policy_bench.c
 $(BUILD)/tools/bench/policy_bench: $(BUILD)/tools/bench/policy_bench.o $(BUILD)/libcordon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# --- the kernel floor benchmark (tools/bench/floor_vm.sh) ----------------------
+# Runs inside the VM (BPF LSM needs the guest kernel); floor_vm.sh copies it
+# in with tools/vmtest --add.  `all` builds it so `make bench` has it.
+all: $(BUILD)/tools/bench/floor_bench
+
+$(BUILD)/tools/bench/floor_bench.o: tools/bench/floor_bench.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/tools/bench/floor_bench: $(BUILD)/tools/bench/floor_bench.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)

@@ -15,6 +15,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define RENAME_EXCHANGE (1 << 1)
+#define S_IFMT  00170000
+#define S_IFDIR 0040000
+#define S_IFCHR 0020000
+#define S_IFBLK 0060000
 
 /* Rights a walk finally grants: allowed and neither denied nor escalated. */
 static __always_inline __u32 effective(const struct walk *w)
@@ -101,9 +105,6 @@ static __always_inline int on_object(struct dentry *d, struct vfsmount *m, __u32
 	return v.err;
 }
 
-#define S_IFMT  00170000
-#define S_IFCHR 0020000
-#define S_IFBLK 0060000
 
 /*
  * Device nodes are never created by a session: a new node for a disk or
@@ -162,6 +163,7 @@ int BPF_PROG(cordon_path_rmdir, const struct path *dir, struct dentry *dentry, i
 {
 	if (ret)
 		return ret;
+	tree_changed();         /* any task's rmdir: cached chains may be stale */
 	return on_object(dentry, BPF_CORE_READ(dir, mnt), CORDON_FS_DELETE, CORDON_OP_RMDIR);
 }
 
@@ -250,6 +252,10 @@ int BPF_PROG(cordon_path_rename, const struct path *old_dir, struct dentry *old_
 
 	if (ret)
 		return ret;
+	/* Any task moving a directory changes the chains cached below it. */
+	if ((BPF_CORE_READ(old_dentry, d_inode, i_mode) & S_IFMT) == S_IFDIR ||
+	    (BPF_CORE_READ(new_dentry, d_inode, i_mode) & S_IFMT) == S_IFDIR)
+		tree_changed();
 	s = current_session(&sid);
 	if (!s)
 		return 0;

@@ -52,27 +52,35 @@ struct walk {
 struct walk_ctx {
 	struct dentry *d;
 	struct mount *mnt;
+	struct dentry *mnt_root;    /* of mnt, read once per mount */
 	struct walk w;
+	__u32 dev;                  /* of mnt's superblock, read once per mount */
 	__u32 policy_id;
 	__u32 done;
+	__u32 _pad;
 };
 
 /*
  * One step of the walk: look the current dentry up, then move to its
  * parent, or across the mount point at the root of a mount.  bpf_loop runs
  * it, so the verifier checks this body once instead of unrolling the walk.
+ *
+ * Cost matters here (every open of a session task takes this walk): the
+ * device and the mount root change only when a mount is crossed, so a step
+ * costs three reads (inode, inode number, parent) and one lookup.  (Plain
+ * BTF loads would be cheaper, but pointers that crossed a helper read are
+ * scalars to the verifier, and kernels that verify loop callbacks
+ * iteratively would refuse them.)
  */
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk_ctx *c = ctx;
-	struct cordon_fs_key key = { .policy_id = c->policy_id };
-	struct dentry *d = c->d, *parent, *root;
+	struct cordon_fs_key key = { .policy_id = c->policy_id, .dev = c->dev };
+	struct dentry *d = c->d, *parent;
 	struct mount *mnt = c->mnt, *up;
 	struct cordon_fs_rule *rule;
 	void *ns;
 
-	/* Locals, not c->d: CO-RE must not relocate our own struct's fields. */
-	key.dev = BPF_CORE_READ(d, d_sb, s_dev);
 	key.ino = BPF_CORE_READ(d, d_inode, i_ino);
 	rule = bpf_map_lookup_elem(&cordon_fs_rules, &key);
 	if (rule) {
@@ -87,8 +95,7 @@ static long walk_step(__u32 i, void *ctx)
 		c->w.allow |= rule->allow;
 	}
 	parent = BPF_CORE_READ(d, d_parent);
-	root = BPF_CORE_READ(mnt, mnt.mnt_root);
-	if (d != root && d != parent) {
+	if (d != c->mnt_root && d != parent) {
 		c->d = parent;
 		return 0;
 	}
@@ -98,13 +105,14 @@ static long walk_step(__u32 i, void *ctx)
 	 * behind memfd_create(MFD_HUGETLB), which is fc_mount()ed and so has
 	 * no namespace at all; their pseudo files are their own parents.
 	 */
+	/* struct mount comes from container_of: read it with helpers (rare). */
 	ns = BPF_CORE_READ(mnt, mnt_ns);
 	if (ns == MNT_NS_INTERNAL || (!ns && BPF_CORE_READ(d, d_sb, s_magic) == HUGETLBFS_MAGIC)) {
 		c->w.internal = 1;
 		c->done = 1;
 		return 1;
 	}
-	if (d != root) {
+	if (d != c->mnt_root) {
 		/*
 		 * A root that is not the mount's root: a disconnected dentry
 		 * (open_by_handle_at of an uncached file).  Its real ancestors
@@ -121,25 +129,166 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	c->d = BPF_CORE_READ(mnt, mnt_mountpoint);
 	c->mnt = up;
+	c->mnt_root = BPF_CORE_READ(up, mnt.mnt_root);
+	c->dev = BPF_CORE_READ(up, mnt.mnt_sb, s_dev);
 	return 0;
 }
 
 /*
- * Accumulate every rule from `dentry` (in mount `vmnt`) to the namespace
- * root.  A deny anywhere beats an allow anywhere: no order surprises.
+ * Accumulate every rule from `d` (in mount `mnt`) to the namespace root.  A
+ * deny anywhere beats an allow anywhere: no order surprises.  Returns the
+ * number of steps taken.
  */
+static __always_inline long walk_full(__u32 policy_id, struct dentry *d, struct mount *mnt,
+				      struct dentry *mnt_root, __u32 dev, struct walk *w)
+{
+	struct walk_ctx c = {
+		.d = d, .mnt = mnt, .mnt_root = mnt_root, .dev = dev, .policy_id = policy_id,
+	};
+	long n = bpf_loop(CORDON_WALK_DEPTH, walk_step, &c, 0);
+
+	*w = c.w;
+	w->bounded = !c.done;
+	return n;
+}
+
 static __always_inline void walk_rules(__u32 policy_id, struct dentry *dentry,
 				       struct vfsmount *vmnt, struct walk *w)
 {
-	struct walk_ctx c = {
-		.d = dentry,
-		.mnt = container_of(vmnt, struct mount, mnt),
-		.policy_id = policy_id,
-	};
+	walk_full(policy_id, dentry, container_of(vmnt, struct mount, mnt),
+		  BPF_CORE_READ(vmnt, mnt_root), BPF_CORE_READ(vmnt, mnt_sb, s_dev), w);
+}
 
-	bpf_loop(CORDON_WALK_DEPTH, walk_step, &c, 0);
-	*w = c.w;
-	w->bounded = !c.done;
+/*
+ * The directory chain cache.  Every open of a session task would otherwise
+ * walk all its ancestors; instead the aggregate of a directory's whole
+ * chain is kept, keyed by (policy, mount, device, inode) (the mount, since
+ * a bind-mounted directory has other ancestors), and a file costs the
+ * lookup of its own inode (never cached: protected files stay exact) plus
+ * one cache lookup for its directory.
+ *
+ * Staleness: a global generation is bumped, for every task in the system,
+ * by each directory rename and rmdir and each mount operation, in the hook,
+ * before the change happens; an entry carries the generation read before
+ * its walk began, so a walk that may have seen the old tree never
+ * validates after the change.  What a stale window can still do: a walk
+ * that starts between the bump and the change caches the pre-change chain
+ * under the new generation.  For a rename that keeps a moved directory's
+ * old rights, over objects that had exactly those rights before the move;
+ * an rmdir'd inode number reused by a new directory is caught by the dentry
+ * pointer check below.
+ */
+struct walk_cache_key {
+	__u32 policy_id;
+	__u32 dev;
+	__u64 ino;
+	__u64 mnt;
+};
+
+struct walk_cache_val {
+	struct walk w;
+	__u64 gen;
+	__u64 dentry;           /* the directory's dentry: a reused inode number misses */
+	__u32 steps;
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct walk_cache_key);
+	__type(value, struct walk_cache_val);
+} cordon_walk_cache SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cordon_tree_gen SEC(".maps") __weak;
+
+static __always_inline __u64 tree_gen(void)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&cordon_tree_gen, &zero);
+
+	return g ? *g : 0;
+}
+
+/* Called by every task's directory renames, rmdirs and mount operations. */
+static __always_inline void tree_changed(void)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&cordon_tree_gen, &zero);
+
+	if (g)
+		__sync_fetch_and_add(g, 1);
+}
+
+static __always_inline void merge_walk(struct walk *w, const struct walk *p)
+{
+	if (p->deny & ~w->deny) {
+		w->deny_rule = p->deny_rule;
+		w->deny_invariant = p->deny_invariant;
+	}
+	if (p->allow & ~w->allow)
+		w->allow_rule = p->allow_rule;
+	w->deny |= p->deny;
+	w->escalate |= p->escalate;
+	w->allow |= p->allow;
+	w->bounded |= p->bounded;
+	w->internal |= p->internal;
+	w->disconnected |= p->disconnected;
+}
+
+/* The walk for decisions: the object's own entry, then its directory's chain. */
+static __always_inline void walk_cached(__u32 policy_id, struct dentry *d, struct vfsmount *vmnt,
+					struct walk *w)
+{
+	struct mount *mnt = container_of(vmnt, struct mount, mnt);
+	struct dentry *mnt_root = BPF_CORE_READ(vmnt, mnt_root);
+	__u32 dev = BPF_CORE_READ(vmnt, mnt_sb, s_dev);
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct cordon_fs_key own = { .policy_id = policy_id, .dev = dev };
+	struct walk_cache_key ck = { .policy_id = policy_id, .dev = dev, .mnt = (__u64)mnt };
+	struct walk_cache_val *cv, nv = {};
+	struct cordon_fs_rule *rule;
+	__u64 gen;
+	long steps;
+
+	if (d == mnt_root || d == parent) {
+		/* The top of a chain (a mount root, an internal or disconnected dentry). */
+		walk_full(policy_id, d, mnt, mnt_root, dev, w);
+		return;
+	}
+	own.ino = BPF_CORE_READ(d, d_inode, i_ino);
+	rule = bpf_map_lookup_elem(&cordon_fs_rules, &own);
+	if (rule) {
+		w->deny = rule->deny;
+		w->deny_rule = rule->deny_rule;
+		w->deny_invariant = rule->flags & CORDON_RULE_INVARIANT;
+		w->allow = rule->allow;
+		w->allow_rule = rule->allow_rule;
+		w->escalate = rule->escalate;
+	}
+	gen = tree_gen();
+	ck.ino = BPF_CORE_READ(parent, d_inode, i_ino);
+	cv = bpf_map_lookup_elem(&cordon_walk_cache, &ck);
+	if (cv && cv->gen == gen && cv->dentry == (__u64)parent) {
+		merge_walk(w, &cv->w);
+		if (cv->steps + 1 > CORDON_WALK_DEPTH)
+			w->bounded = 1;
+		return;
+	}
+	steps = walk_full(policy_id, parent, mnt, mnt_root, dev, &nv.w);
+	nv.gen = gen;
+	nv.dentry = (__u64)parent;
+	nv.steps = (__u32)steps;
+	if (!nv.w.bounded)
+		bpf_map_update_elem(&cordon_walk_cache, &ck, &nv, BPF_ANY);
+	merge_walk(w, &nv.w);
+	if (steps + 1 > CORDON_WALK_DEPTH)
+		w->bounded = 1;
 }
 
 struct verdict {
@@ -206,7 +355,7 @@ static __always_inline void decide(__u32 policy_id, struct dentry *d, struct vfs
 
 	if (control_fs(d, want, v))
 		return;
-	walk_rules(policy_id, d, m, &w);
+	walk_cached(policy_id, d, m, &w);
 	judge(&w, want, v);
 }
 

@@ -22,6 +22,8 @@ static __always_inline int refuse(__u32 op, struct dentry *d, struct vfsmount *m
 			     .reason = CORDON_REASON_HARDENING };
 	__u64 sid = 0;
 
+	/* Any task's mount changes: the chain cache must not outlive the tree. */
+	tree_changed();
 	s = current_session(&sid);
 	if (!s)
 		return 0;

@@ -32,7 +32,7 @@ struct floor {
 	struct floor_bpf *skel;     /* NULL when opened from pins */
 	struct bpf_link *links[32];
 	size_t n_links;
-	int fd_config, fd_sessions, fd_rules, fd_events, fd_counters, fd_sess_events;
+	int fd_config, fd_sessions, fd_rules, fd_events, fd_counters, fd_sess_events, fd_tree_gen;
 	bool pinned;
 };
 
@@ -47,6 +47,7 @@ static const struct {
 	M("events", fd_events),
 	M("counters", fd_counters),
 	M("session_events", fd_sess_events),
+	M("tree_gen", fd_tree_gen),
 #undef M
 };
 
@@ -262,6 +263,7 @@ static int load(struct floor *f, bool pin)
 	f->fd_events = bpf_map__fd(f->skel->maps.cordon_events);
 	f->fd_counters = bpf_map__fd(f->skel->maps.cordon_counters);
 	f->fd_sess_events = bpf_map__fd(f->skel->maps.cordon_session_events);
+	f->fd_tree_gen = bpf_map__fd(f->skel->maps.cordon_tree_gen);
 	if (bpf_map_update_elem(f->fd_config, &zero, &cfg, 0))
 		return -errno;
 	if (pin)
@@ -560,6 +562,18 @@ int floor_session_create(struct floor *f, const struct policy *p, const char *na
 	if (bpf_map_update_elem(f->fd_sess_events, &s->id, &s->rb_fd, BPF_ANY)) {
 		r = -errno;
 		goto fail_rules;
+	}
+	/*
+	 * A policy id may have served an earlier session: invalidate every
+	 * cached directory chain before this one becomes active.
+	 */
+	{
+		uint64_t gen = 0;
+
+		if (bpf_map_lookup_elem(f->fd_tree_gen, &zero, &gen) == 0) {
+			gen++;
+			(void)bpf_map_update_elem(f->fd_tree_gen, &zero, &gen, BPF_ANY);
+		}
 	}
 	sess.policy_id = s->policy_id;
 	if (bpf_map_update_elem(f->fd_sessions, &s->id, &sess, BPF_NOEXIST)) {
