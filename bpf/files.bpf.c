@@ -252,10 +252,11 @@ int BPF_PROG(cordon_path_rename, const struct path *old_dir, struct dentry *old_
 
 	if (ret)
 		return ret;
-	/* Any task moving a directory changes the chains cached below it. */
-	if ((BPF_CORE_READ(old_dentry, d_inode, i_mode) & S_IFMT) == S_IFDIR ||
-	    (BPF_CORE_READ(new_dentry, d_inode, i_mode) & S_IFMT) == S_IFDIR)
-		tree_changed();
+	/*
+	 * Any task's rename changes where something stands: cached chains
+	 * below a moved directory, and the cached verdict of a moved file.
+	 */
+	tree_changed();
 	s = current_session(&sid);
 	if (!s)
 		return 0;

@@ -332,12 +332,24 @@ static __always_inline void judge(const struct walk *w, __u32 want, struct verdi
  * cgroupfs is never changed by a session (it could leave its cgroup or lift
  * its limits) and bpffs is never touched (cordon's pinned maps live there).
  */
-static __always_inline int control_fs(struct dentry *d, __u32 want, struct verdict *v)
+enum fs_class {
+	FS_PLAIN = 0,
+	FS_CGROUP,
+	FS_BPF,
+};
+
+static __always_inline __u32 fs_class(struct dentry *d)
 {
 	unsigned long magic = BPF_CORE_READ(d, d_sb, s_magic);
 
-	if (((magic == CGROUP_SUPER_MAGIC || magic == CGROUP2_SUPER_MAGIC) && (want & W_RIGHTS)) ||
-	    magic == BPF_FS_MAGIC) {
+	if (magic == CGROUP_SUPER_MAGIC || magic == CGROUP2_SUPER_MAGIC)
+		return FS_CGROUP;
+	return magic == BPF_FS_MAGIC ? FS_BPF : FS_PLAIN;
+}
+
+static __always_inline int control_class(__u32 class, __u32 want, struct verdict *v)
+{
+	if ((class == FS_CGROUP && (want & W_RIGHTS)) || class == FS_BPF) {
 		v->err = -EACCES;
 		v->decision = CORDON_DENY;
 		v->rule_id = 0;
@@ -347,16 +359,64 @@ static __always_inline int control_fs(struct dentry *d, __u32 want, struct verdi
 	return 0;
 }
 
+static __always_inline int control_fs(struct dentry *d, __u32 want, struct verdict *v)
+{
+	return control_class(fs_class(d), want, v);
+}
+
+/*
+ * The verdict cache: what walk_cached and control_fs concluded for one
+ * dentry seen through one mount, under one policy.  A hit needs the same
+ * inode (a dentry turned positive, or a reused dentry, misses) and the same
+ * tree generation (see walk_cached: every rename, rmdir and mount operation
+ * in the system bumps it).  It holds the whole walk, not a verdict, so one
+ * entry answers every right.
+ */
+struct verdict_key {
+	__u32 policy_id;
+	__u32 _pad;
+	__u64 dentry;
+	__u64 mnt;
+};
+
+struct verdict_val {
+	struct walk w;
+	__u64 gen;
+	__u64 inode;
+	__u32 class;            /* enum fs_class of the dentry's superblock */
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct verdict_key);
+	__type(value, struct verdict_val);
+} cordon_verdict_cache SEC(".maps") __weak;
+
 /* The whole decision for `want` on the object at (d, m). */
 static __always_inline void decide(__u32 policy_id, struct dentry *d, struct vfsmount *m,
 				   __u32 want, struct verdict *v)
 {
-	struct walk w = {};
+	struct verdict_key k = { .policy_id = policy_id, .dentry = (__u64)d, .mnt = (__u64)m };
+	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
+	__u64 gen = tree_gen();
+	struct verdict_val *cv, nv = {};
 
-	if (control_fs(d, want, v))
+	cv = bpf_map_lookup_elem(&cordon_verdict_cache, &k);
+	if (cv && cv->gen == gen && cv->inode == inode) {
+		if (!control_class(cv->class, want, v))
+			judge(&cv->w, want, v);
 		return;
-	walk_cached(policy_id, d, m, &w);
-	judge(&w, want, v);
+	}
+	nv.gen = gen;
+	nv.inode = inode;
+	nv.class = fs_class(d);
+	walk_cached(policy_id, d, m, &nv.w);
+	if (!nv.w.bounded)
+		bpf_map_update_elem(&cordon_verdict_cache, &k, &nv, BPF_ANY);
+	if (!control_class(nv.class, want, v))
+		judge(&nv.w, want, v);
 }
 
 /* Per-CPU scratch for building a path from dentry names. */

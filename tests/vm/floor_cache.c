@@ -20,9 +20,17 @@
 static const char policy_text[] =
 	"{\"cordon_policy\": 1, \"rules\": ["
 	"{\"name\": \"ok\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/tmp/c/ok\"], \"rights\": [\"read\"]}},"
-	"{\"name\": \"bad\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/tmp/c/bad\"], \"rights\": [\"read\"]}}]}";
+	"{\"name\": \"bad\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/tmp/c/bad\"], \"rights\": [\"read\"]}},"
+	"{\"name\": \"cg\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/sys/fs/cgroup\"], \"rights\": [\"read\", \"write\"]}}]}";
+
+static int open_in_mode(const char *cg, const char *path, int mode);
 
 static int open_in(const char *cg, const char *path)
+{
+	return open_in_mode(cg, path, O_RDONLY);
+}
+
+static int open_in_mode(const char *cg, const char *path, int mode)
 {
 	int st;
 	pid_t c = fork();
@@ -37,7 +45,7 @@ static int open_in(const char *cg, const char *path)
 		if (pfd < 0 || write(pfd, pid, strlen(pid)) < 0)
 			_exit(250);
 		close(pfd);
-		fd = open(path, O_RDONLY);
+		fd = open(path, mode);
 		_exit(fd >= 0 ? 0 : errno);
 	}
 	if (waitpid(c, &st, 0) < 0 || !WIFEXITED(st))
@@ -104,6 +112,26 @@ int main(void)
 	touch("/tmp/c/bad/new/f");
 	r = open_in(cg, "/tmp/c/bad/new/f");
 	tap_ok(r == EACCES, "a directory created after an rmdir is judged afresh (got %d)", r);
+
+	/* A renamed file keeps its dentry: its cached verdict must not follow it. */
+	touch("/tmp/c/ok/x");
+	tap_ok(open_in(cg, "/tmp/c/ok/x") == 0, "warm: ok/x readable");
+	tap_ok(rename("/tmp/c/ok/x", "/tmp/c/bad/x") == 0, "host moves the file ok/x into bad/");
+	r = open_in(cg, "/tmp/c/bad/x");
+	tap_ok(r == EACCES, "the moved file is denied in its new place (got %d)", r);
+
+	/* The verdict cache keeps the superblock class, not a verdict for one right. */
+	{
+		char procs[4200];
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+		r = open_in_mode(cg, procs, O_WRONLY);
+		tap_ok(r == EACCES, "cgroupfs write denied even where the policy allows it (got %d)", r);
+		r = open_in(cg, procs);
+		tap_ok(r == 0, "then a cgroupfs read is allowed (got %d)", r);
+		r = open_in_mode(cg, procs, O_WRONLY);
+		tap_ok(r == EACCES, "and the write is still denied from the cache (got %d)", r);
+	}
 
 	floor_session_destroy(f, s);
 	floor_close(f);
