@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
+#include "cgroup.h"
 #include "floor.h"
 #include "policy.h"
 
@@ -36,15 +37,10 @@ static int open_in_mode(const char *cg, const char *path, int mode)
 	pid_t c = fork();
 
 	if (c == 0) {
-		char procs[4200], pid[16];
-		int pfd, fd;
+		int fd;
 
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		pfd = open(procs, O_WRONLY);
-		if (pfd < 0 || write(pfd, pid, strlen(pid)) < 0)
+		if (cg_attach_pid(cg, getpid()) < 0)
 			_exit(250);
-		close(pfd);
 		fd = open(path, mode);
 		_exit(fd >= 0 ? 0 : errno);
 	}

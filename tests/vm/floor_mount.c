@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
+#include "cgroup.h"
 #include "floor.h"
 #include "policy.h"
 
@@ -72,17 +73,8 @@ static int run_in(const char *cg, enum what w)
 	pid_t c = fork();
 
 	if (c == 0) {
-		if (cg) {
-			char procs[4200], pid[16];
-			int pfd;
-
-			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-			snprintf(pid, sizeof(pid), "%d", getpid());
-			pfd = open(procs, O_WRONLY);
-			if (pfd < 0 || write(pfd, pid, strlen(pid)) < 0)
-				_exit(250);
-			close(pfd);
-		}
+		if (cg && cg_attach_pid(cg, getpid()) < 0)
+			_exit(250);
 		_exit(attempt(w) & 0xff);
 	}
 	if (waitpid(c, &st, 0) < 0 || !WIFEXITED(st))

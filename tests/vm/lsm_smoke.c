@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
+#include "cgroup.h"
 #include "floor.h"
 #include "policy.h"
 
@@ -35,17 +36,8 @@ static int open_errno_in(const char *cg, const char *path)
 	if (c == 0) {
 		int fd;
 
-		if (cg) {
-			char procs[PATH_MAX + 16], pid[16];
-			int pfd;
-
-			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-			snprintf(pid, sizeof(pid), "%d", getpid());
-			pfd = open(procs, O_WRONLY);
-			if (pfd < 0 || write(pfd, pid, strlen(pid)) < 0)
-				_exit(200);
-			close(pfd);
-		}
+		if (cg && cg_attach_pid(cg, getpid()) < 0)
+			_exit(200);
 		fd = open(path, O_RDONLY);
 		_exit(fd >= 0 ? 0 : errno);
 	}
