@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The fallback posture's self-applied layers: Landlock (files by path
+ * hierarchy, TCP ports, IPC scoping) and a seccomp denylist, applied by the
+ * agent's own process to itself right before exec.  cgroup-bpf (network by
+ * address) is another module's; the supervisor's notify filter goes on top.
+ *
+ * What this posture cannot close is listed in fallback.c and, at run time,
+ * in fallback_report.lacks.
+ */
+#ifndef CORDON_FALLBACK_H
+#define CORDON_FALLBACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "policy.h"
+
+#define FALLBACK_MAX_PORTS 8
+
+struct fallback_options {
+	/* TCP ports the agent may connect to (cordon's loopback proxies). */
+	uint16_t connect_ports[FALLBACK_MAX_PORTS];
+	int n_connect_ports;
+	/*
+	 * false (the default): TCP bind on any port, so dev servers work; the
+	 * cgroup-bpf bind programs keep the address on loopback.  true: bind
+	 * only to bind_ports (port 0 = an ephemeral port).
+	 */
+	bool restrict_bind;
+	uint16_t bind_ports[FALLBACK_MAX_PORTS];
+	int n_bind_ports;
+};
+
+#define FALLBACK_LACKS_MAX 2048
+
+struct fallback_report {
+	int landlock_abi;       /* 0: Landlock unavailable */
+	int fs_rules;           /* path-beneath rules added */
+	int split_dirs;         /* directories split around a denied path below */
+	int net_rules;          /* TCP port rules added */
+	bool net_connect;       /* TCP connect restricted by port */
+	bool net_bind;          /* TCP bind restricted by port */
+	bool scoped_abstract;   /* abstract Unix sockets outside the domain refused */
+	bool scoped_signals;    /* signals outside the domain refused */
+	bool seccomp;           /* the denylist is installed */
+	char lacks[FALLBACK_LACKS_MAX];  /* "id: what" lines, one per gap */
+	char error[512];        /* on failure: what and where */
+};
+
+/*
+ * Apply Landlock (every right the ABI has) from the compiled policy, then
+ * the seccomp denylist.  Irreversible; call single-threaded in the child
+ * right before exec, after prctl(PR_SET_NO_NEW_PRIVS).  Returns 0 or -errno
+ * (the report's `error` says what); fills the report.  opt may be NULL.
+ */
+int fallback_apply(const struct policy *p, const struct fallback_options *opt,
+		   struct fallback_report *rep);
+
+/* Only the Landlock part.  Same contract. */
+int fallback_landlock_apply(const struct policy *p, const struct fallback_options *opt,
+			    struct fallback_report *rep);
+
+/*
+ * Only the seccomp denylist, as a BPF filter on every thread of the caller
+ * (for reuse by the supervisor, which may stack a notify filter on top).
+ * Returns 0 or -errno.
+ */
+int fallback_seccomp_install(void);
+
+#endif /* CORDON_FALLBACK_H */

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The fallback with the shipped coding-agent profile keeps an agent's real
+ * work possible: a process started after the sandbox reads /proc/self, runs
+ * a shell from /usr, writes the workspace and /tmp, while the credential
+ * store under HOME stays unreadable.  (The fixture lives in /var/tmp: a HOME
+ * under /tmp would put a protected path under /tmp, and the fallback can
+ * only split /tmp around it, which stops files being created directly in
+ * /tmp; policy/README.md's fallback notes say so.)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "../tap.h"
+#include "fallback.h"
+#include "policy.h"
+
+/* Run fn in a sandboxed child's grandchild (created after apply). */
+static int in_sandbox(const struct policy *p, int (*fn)(const char *), const char *arg)
+{
+	int st;
+	pid_t c = fork();
+
+	if (c == 0) {
+		struct fallback_options opt = { 0 };
+		struct fallback_report rep;
+		pid_t g;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			_exit(200);
+		if (fallback_apply(p, &opt, &rep)) {
+			printf("# fallback_apply: %s\n", rep.error);
+			fflush(stdout);
+			_exit(200);
+		}
+		g = fork();
+		if (g == 0)
+			_exit(fn(arg));
+		if (g < 0 || waitpid(g, &st, 0) < 0 || !WIFEXITED(st))
+			_exit(201);
+		_exit(WEXITSTATUS(st));
+	}
+	if (c < 0 || waitpid(c, &st, 0) < 0 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static int read_file_errno(const char *path)
+{
+	char b[64];
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return errno;
+	if (read(fd, b, sizeof(b)) < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int create_errno(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static int run_shell(const char *cmd)
+{
+	int st;
+	pid_t c = fork();
+
+	if (c == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(c, &st, 0) < 0 || !WIFEXITED(st))
+		return 1;
+	return WEXITSTATUS(st);
+}
+
+int main(void)
+{
+	char dir[] = "/var/tmp/cordon-fbp-XXXXXX", ws[256], home[256], ssh[300], key[320], out[320];
+	struct pol_vars vars = {};
+	struct pol_diags ds = {};
+	struct policy *p = NULL;
+	int r;
+
+	if (!mkdtemp(dir))
+		tap_skip_all("cannot make a temporary directory");
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	snprintf(home, sizeof(home), "%s/home", dir);
+	snprintf(ssh, sizeof(ssh), "%s/.ssh", home);
+	snprintf(key, sizeof(key), "%s/id_rsa", ssh);
+	mkdir(ws, 0755);
+	mkdir(home, 0755);
+	mkdir(ssh, 0700);
+	create_errno(key);
+	pol_vars_set(&vars, "WORKSPACE", ws);
+	pol_vars_set(&vars, "HOME", home);
+	pol_vars_set(&vars, "TMPDIR", "/tmp");
+	r = pol_load("coding-agent", &vars, &p, &ds);
+	if (!tap_ok(r == 0, "coding-agent profile loads"))
+		return tap_done();
+	{
+		int abi = (int)syscall(444 /* landlock_create_ruleset */, NULL, 0, 1);
+
+		if (abi < 1)
+			tap_skip_all("Landlock unavailable (the fallback posture needs it)");
+	}
+	r = in_sandbox(p, read_file_errno, "/proc/self/status");
+	tap_ok(r == 0, "a process started after apply reads /proc/self/status (got %d)", r);
+	r = in_sandbox(p, run_shell, "echo ok | cat >/dev/null && ls /usr >/dev/null");
+	tap_ok(r == 0, "a shell pipeline runs (got %d)", r);
+	snprintf(out, sizeof(out), "%s/made.txt", ws);
+	r = in_sandbox(p, create_errno, out);
+	tap_ok(r == 0, "the workspace is writable (got %d)", r);
+	r = in_sandbox(p, create_errno, "/tmp/cordon-fbp-scratch");
+	tap_ok(r == 0, "/tmp is writable (got %d)", r);
+	unlink("/tmp/cordon-fbp-scratch");
+	r = in_sandbox(p, read_file_errno, key);
+	tap_ok(r == EACCES, "HOME/.ssh/id_rsa is not readable (got %d)", r);
+	r = in_sandbox(p, create_errno, "/etc/cordon-fbp");
+	tap_ok(r == EACCES, "/etc is not writable (got %d)", r);
+	pol_free(p);
+	pol_vars_free(&vars);
+	unlink(out);
+	unlink(key);
+	rmdir(ssh);
+	rmdir(home);
+	rmdir(ws);
+	rmdir(dir);
+	return tap_done();
+}
