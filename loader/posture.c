@@ -64,6 +64,14 @@ static const struct lack no_lsm[] = {
 	  "without telling cordon" },
 	{ "ioctl-by-object",
 	  "ioctl judged on the file object: seccomp sees only the request number" },
+	{ "metadata",
+	  "chmod, chown, setxattr and utimes: Landlock has no right for them" },
+	{ "split-snapshot",
+	  "a deny below an allowed directory: the directory is split around it once, "
+	  "and entries created in it later get only its direct rights" },
+	{ "proc-root",
+	  "an agent running as uid 0 can write /proc/sysrq-trigger (Landlock cannot "
+	  "deny one /proc file without freezing /proc/PID)" },
 };
 
 static const struct lack landlock_old[] = {
