@@ -48,9 +48,10 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 # Each skeleton is one linked BPF object.  `probe` holds the trivial programs
 # the doctor loads to measure what the kernel accepts; `floor` is the
 # enforcement object.
-SKELS      := probe floor
+SKELS      := probe floor net
 probe_BPF  := bpf/probe.bpf.c
-floor_BPF  := bpf/files.bpf.c bpf/exec.bpf.c bpf/hardening.bpf.c
+floor_BPF  := bpf/files.bpf.c bpf/exec.bpf.c bpf/hardening.bpf.c bpf/unix.bpf.c
+net_BPF    := bpf/net.bpf.c
 
 LOADER_SRC := $(wildcard loader/*.c)
 USER_SRC   := $(wildcard userspace/*.c)

@@ -65,6 +65,20 @@ enum cordon_op {
 	CORDON_OP_MOUNT,           /* mount, remount, bind, move, new-API attach */
 	CORDON_OP_UMOUNT,
 	CORDON_OP_PIVOT_ROOT,
+	CORDON_OP_PTRACE,          /* ptrace, /proc/PID/mem|environ|fd..., pidfd_getfd */
+	CORDON_OP_SIGNAL,          /* kill, tgkill, pidfd_send_signal (sig 0 included) */
+	CORDON_OP_BPF,             /* the bpf() syscall */
+	CORDON_OP_MODULE,          /* request_module (path: the module name) */
+	CORDON_OP_KERNEL_LOAD,     /* init_module, kexec_load, firmware from memory */
+	CORDON_OP_KERNEL_READ,     /* finit_module, kexec_file_load, firmware files */
+	CORDON_OP_CAPABLE,         /* a capability check (path: "cap N") */
+	CORDON_OP_IOCTL,           /* TIOCSTI, TIOCLINUX */
+	CORDON_OP_PERF,            /* perf_event_open */
+	CORDON_OP_USERNS,          /* a new user namespace */
+	CORDON_OP_UNIX_CONNECT,    /* connect() of a Unix stream or seqpacket socket */
+	CORDON_OP_UNIX_SEND,       /* connect() or sendmsg() of a Unix datagram socket */
+	CORDON_OP_SOCKET,          /* socket() of a family a session may not use */
+	CORDON_OP_SCHED,           /* nice, ioprio, scheduler, prlimit of another task */
 	CORDON_OP_MAX,
 };
 
@@ -161,6 +175,101 @@ enum cordon_counter {
 	CORDON_CNT_EVENTS = 0,
 	CORDON_CNT_DROPS,             /* ring buffer full: reported, never silent */
 	CORDON_CNT_MAX,
+};
+
+
+/* --- network --- */
+/*
+ * The cgroup-bpf network floor (bpf/net.bpf.c, loader/net.c): a separate BPF
+ * object from the LSM floor, so that it loads on kernels that refuse LSM
+ * programs.  Its pins live in their own directory under CORDON_PIN_DIR.
+ */
+#define CORDON_NET_PIN_DIR      CORDON_PIN_DIR "/net"
+#define CORDON_MAX_NET_RULES    16384   /* (policy, prefix) entries, all sessions */
+#define CORDON_NET_RANGES       16      /* port ranges one prefix can carry */
+#define CORDON_NET_RINGBUF      (1u << 20)
+
+/* Operations in net events. */
+enum cordon_net_op {
+	CORDON_NET_OP_CONNECT = 1,
+	CORDON_NET_OP_SENDMSG,      /* unconnected UDP with a destination */
+	CORDON_NET_OP_BIND,
+	CORDON_NET_OP_SOCKET,
+};
+
+/* Why the network floor decided as it did. */
+enum cordon_net_reason {
+	CORDON_NET_REASON_RULE = 0,     /* rule_id decided */
+	CORDON_NET_REASON_DEFAULT,      /* no range covers the port: default deny */
+	CORDON_NET_REASON_NO_SESSION,   /* below cordon's parent, not a registered session */
+	CORDON_NET_REASON_NONLOCAL,     /* bind to an address other than loopback */
+	CORDON_NET_REASON_SOCKET_KIND,  /* family, type or protocol never allowed */
+	CORDON_NET_REASON_FAMILY,       /* sockaddr family does not match the hook */
+	CORDON_NET_REASON_CORDON,       /* allowed by an entry cordon added (its proxies) */
+};
+
+struct cordon_net_config {
+	__u32 session_level;  /* cgroup depth of session cgroups (root = 0) */
+	__u32 _pad;
+	__u64 parent_id;      /* cgroup id of <cgroup2>/cordon, at session_level - 1 */
+	__u64 build_id;       /* hash of the loaded BPF object: a stale one is reloaded */
+};
+
+/* Value of the net sessions map, keyed by the session cgroup id. */
+struct cordon_net_session {
+	__u32 policy_id;
+	__u32 flags;
+};
+
+/*
+ * LPM trie key.  prefixlen counts bits after itself: 64 (policy_id and
+ * family, always matched whole) + the address prefix.  IPv4 addresses sit in
+ * addr[0..3]; family is 4 or 6.
+ */
+struct cordon_net_key {
+	__u32 prefixlen;
+	__u32 policy_id;
+	__u32 family;
+	__u8  addr[16];
+};
+
+/* The rule id of an entry cordon added itself (net_session_allow). */
+#define CORDON_NET_RULE_CORDON  0xfffffffeu
+
+struct cordon_net_range {
+	__u16 lo;             /* host byte order, inclusive */
+	__u16 hi;
+	__u32 decision;       /* enum cordon_decision */
+	__u32 rule_id;
+};
+
+/*
+ * Value of the LPM trie: every port range of every rule whose prefix covers
+ * this one (merged in userspace, because the trie returns only the most
+ * specific prefix).  The strongest decision among ranges covering the port
+ * wins; none covering it is a default deny.
+ */
+struct cordon_net_rule {
+	__u32 n;
+	__u32 _pad;
+	struct cordon_net_range r[CORDON_NET_RANGES];
+};
+
+/* Ring buffer record: one per denial and per allowed connect. */
+struct cordon_net_event {
+	__u64 ts_ns;
+	__u64 session;        /* cgroup id at the session level (0: none) */
+	__u32 pid;
+	__u32 uid;
+	__u32 op;             /* enum cordon_net_op */
+	__u32 family;         /* 4 or 6 as judged (mapped IPv6 is 4); socket: AF_* */
+	__u32 decision;
+	__u32 reason;         /* enum cordon_net_reason */
+	__u32 rule_id;
+	__u16 port;           /* host byte order; socket: type */
+	__u16 proto;          /* socket: protocol; otherwise 0 */
+	__u8  addr[16];       /* network byte order, as judged */
+	char comm[CORDON_COMM_LEN];
 };
 
 #endif /* CORDON_H */

@@ -33,6 +33,7 @@
 #include <limits.h>
 #include <linux/sched.h>
 #include <seccomp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "fallback.h"
@@ -523,9 +524,17 @@ out:
  *  - any other ABI (int 0x80 i386, x32): syscall numbers differ there, so a
  *    filter written for x86_64 would judge the wrong calls.  libseccomp
  *    answers foreign arches and x32 numbers with the bad-arch action.
+ *  - socket(): only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE.  The
+ *    cgroup sock_create program only ever sees inet families, so packet
+ *    sockets (sniffing, raw frames), other netlink families (sock_diag lists
+ *    the host's sockets; audit, uevents), vsock (the hypervisor), AF_ALG
+ *    (kernel crypto attack surface), AF_KEY, bluetooth, CAN, TIPC, RDS,
+ *    XDP... are refused here, by the family register.  NETLINK_ROUTE stays:
+ *    glibc's getaddrinfo and `ip` need it; it lists interfaces and routes,
+ *    and changes need CAP_NET_ADMIN.
  * What it cannot close: an ioctl judged on its object; namespaces made
  * before apply; any syscall not listed (a denylist: new kernel syscalls are
- * allowed until added here).
+ * allowed until added here); sockets passed in over SCM_RIGHTS.
  */
 static const int deny_eperm[] = {
 	__NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev,
@@ -586,6 +595,21 @@ int fallback_seccomp_install(void)
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_ioctl, 1,
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0x541C /* TIOCLINUX */));
+	/* Socket families: every family number but the four allowed ones. */
+	for (int fam = 0; !r && fam < 64; fam++) {
+		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
+			continue;
+		if (fam == AF_NETLINK)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_socket, 2,
+					     SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam),
+					     SCMP_A2(SCMP_CMP_NE, 0 /* NETLINK_ROUTE */));
+		else
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_socket, 1,
+					     SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam));
+	}
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_socket, 1,
+				     SCMP_A0(SCMP_CMP_GE, 64));
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

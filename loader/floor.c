@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/btf.h>
 #include "cgroup.h"
 #include "floor.h"
 #include "floor.skel.h"
@@ -30,7 +31,7 @@
 
 struct floor {
 	struct floor_bpf *skel;     /* NULL when opened from pins */
-	struct bpf_link *links[32];
+	struct bpf_link *links[64];
 	size_t n_links;
 	int fd_config, fd_sessions, fd_rules, fd_events, fd_counters, fd_sess_events, fd_tree_gen;
 	bool pinned;
@@ -119,9 +120,27 @@ int floor_unload(void)
 
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0)
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type == DT_DIR) {
+			/* A sub-floor's pins (net/): unpinning its links detaches them. */
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+			struct dirent *se;
+
+			while (sd && (se = readdir(sd)))
+				if (se->d_name[0] != '.' && unlinkat(dirfd(sd), se->d_name, 0) < 0)
+					r = -errno;
+			if (sd)
+				closedir(sd);
+			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
+				r = -errno;
+			continue;
+		}
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0)
 			r = -errno;
+	}
 	closedir(d);
 	if (rmdir(CORDON_PIN_DIR) < 0 && errno != ENOENT)
 		r = r ?: -errno;
@@ -186,6 +205,34 @@ static struct floor *floor_new(void)
 	return f;
 }
 
+/* How many arguments the running kernel's bpf LSM hook takes (6.16+: 4). */
+static int bpf_hook_arity(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, n = 3;
+
+	if (!btf)
+		return n;
+	id = btf__find_by_name_kind(btf, "bpf_lsm_bpf", BTF_KIND_FUNC);
+	if (id > 0) {
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+		if (t && btf_is_func_proto(t))
+			n = btf_vlen(t);
+	}
+	btf__free(btf);
+	return n;
+}
+
+/* Programs that exist in two layouts: keep the one this kernel has. */
+static void select_programs(struct floor_bpf *skel)
+{
+	if (bpf_hook_arity() >= 4)
+		bpf_program__set_autoload(skel->progs.cordon_bpf, false);
+	else
+		bpf_program__set_autoload(skel->progs.cordon_bpf_kernel_arg, false);
+}
+
 /* Open every pinned map; 0 only if the floor there is whole and ours. */
 static int open_pinned(struct floor *f)
 {
@@ -207,7 +254,10 @@ static int open_pinned(struct floor *f)
 
 		if (!probe)
 			return -errno;
+		select_programs(probe);
 		bpf_object__for_each_program(prog, probe->obj) {
+			if (!bpf_program__autoload(prog))
+				continue;
 			snprintf(path, sizeof(path), "%s/link_%s", CORDON_PIN_DIR, bpf_program__name(prog));
 			if (access(path, F_OK) < 0) {
 				floor_bpf__destroy(probe);
@@ -234,11 +284,16 @@ static int load(struct floor *f, bool pin)
 	f->skel = floor_bpf__open();
 	if (!f->skel)
 		return -errno;
+	select_programs(f->skel);
 	r = floor_bpf__load(f->skel);
 	if (r)
 		return r;
 	bpf_object__for_each_program(prog, f->skel->obj) {
-		struct bpf_link *link = bpf_program__attach(prog);
+		struct bpf_link *link;
+
+		if (!bpf_program__autoload(prog))
+			continue;       /* the other layout of a hook */
+		link = bpf_program__attach(prog);
 
 		if (!link)
 			return -errno;
@@ -730,7 +785,13 @@ const char *floor_op_name(uint32_t op)
 		[CORDON_OP_CHOWN] = "chown", [CORDON_OP_EXEC] = "exec",
 		[CORDON_OP_MMAP_EXEC] = "mmap-exec", [CORDON_OP_MPROTECT_EXEC] = "mprotect-exec",
 		[CORDON_OP_MOUNT] = "mount", [CORDON_OP_UMOUNT] = "umount",
-		[CORDON_OP_PIVOT_ROOT] = "pivot-root",
+		[CORDON_OP_PIVOT_ROOT] = "pivot-root", [CORDON_OP_PTRACE] = "ptrace",
+		[CORDON_OP_SIGNAL] = "signal", [CORDON_OP_BPF] = "bpf",
+		[CORDON_OP_MODULE] = "module-request", [CORDON_OP_KERNEL_LOAD] = "kernel-load",
+		[CORDON_OP_KERNEL_READ] = "kernel-read-file", [CORDON_OP_CAPABLE] = "capable",
+		[CORDON_OP_IOCTL] = "ioctl", [CORDON_OP_PERF] = "perf-event-open",
+		[CORDON_OP_USERNS] = "userns-create", [CORDON_OP_UNIX_CONNECT] = "unix-connect",
+		[CORDON_OP_UNIX_SEND] = "unix-send", [CORDON_OP_SOCKET] = "socket", [CORDON_OP_SCHED] = "sched",
 	};
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }

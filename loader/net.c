@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The network floor's loader: load once, attach to cordon's parent cgroup,
+ * pin under /sys/fs/bpf/cordon/net, reuse; sessions as map entries.
+ *
+ * The pattern is the LSM floor's (loader/floor.c), kept separate so that it
+ * works where that one cannot load.  A pinned network floor is reused only
+ * if it is whole (every map and every program's link pinned), was built from
+ * this BPF object, and is attached to the cordon parent cgroup that exists
+ * now (a parent removed and recreated has a new id and no programs).
+ * Anything else is unpinned and loaded afresh; a load that fails anywhere
+ * leaves nothing attached or pinned.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cgroup.h"
+#include "net.h"
+#include "net.skel.h"
+#include "policy.h"
+#include "util.h"
+
+#define NET_PIN(name) CORDON_NET_PIN_DIR "/" name
+
+struct net {
+	struct net_bpf *skel;       /* NULL when opened from pins */
+	struct bpf_link *links[16];
+	size_t n_links;
+	int fd_config, fd_sessions, fd_rules, fd_events, fd_counters;
+	struct ring_buffer *rb;
+	net_event_fn fn;
+	void *ctx;
+	int delivered;
+};
+
+static const struct {
+	const char *pin;
+	size_t off;
+} net_pins[] = {
+#define M(n, field) { NET_PIN(n), offsetof(struct net, field) }
+	M("config", fd_config),
+	M("sessions", fd_sessions),
+	M("rules", fd_rules),
+	M("events", fd_events),
+	M("counters", fd_counters),
+#undef M
+};
+
+static int *fd_at(struct net *n, size_t i)
+{
+	return (int *)((char *)n + net_pins[i].off);
+}
+
+static uint64_t build_id(void)
+{
+	size_t sz = 0;
+	const unsigned char *b = net_bpf__elf_bytes(&sz);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && (log_verbose() > 0 || getenv("CORDON_BPF_LOG")))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int ensure_pin_dir(void)
+{
+	struct stat st;
+
+	if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST) {
+		if (errno != ENOENT)
+			return -errno;
+		if (stat("/sys/fs/bpf", &st) < 0)
+			return -errno;
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
+			return -errno;
+		if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (mkdir(CORDON_NET_PIN_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int net_unload(void)
+{
+	DIR *d = opendir(CORDON_NET_PIN_DIR);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0)
+			r = -errno;
+	closedir(d);
+	if (rmdir(CORDON_NET_PIN_DIR) < 0 && errno != ENOENT)
+		r = r ?: -errno;
+	/* The shared parent goes too if nothing else (the LSM floor) lives there. */
+	(void)rmdir(CORDON_PIN_DIR);
+	return r;
+}
+
+/* Where sessions live, its depth + 1 and its id, creating it if needed. */
+static int hierarchy(uint32_t *level, uint64_t *parent_id, char *parent, size_t len)
+{
+	char root[PATH_MAX];
+	int r = cg_find_root(root, sizeof(root));
+
+	if (r < 0)
+		return r;
+	if ((size_t)snprintf(parent, len, "%s/%s", root, CORDON_CGROUP_PARENT) >= len)
+		return -ENAMETOOLONG;
+	r = cg_mkdir(parent);
+	if (r < 0)
+		return r;
+	r = cg_level(root, parent);
+	if (r < 0)
+		return r;
+	*level = (uint32_t)r + 1;
+	return cg_id(parent, parent_id);
+}
+
+static struct net *net_new(void)
+{
+	struct net *n = calloc(1, sizeof(*n));
+
+	if (n)
+		for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++)
+			*fd_at(n, i) = -1;
+	return n;
+}
+
+void net_close(struct net *n)
+{
+	if (!n)
+		return;
+	ring_buffer__free(n->rb);
+	if (!n->skel)
+		for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++)
+			if (*fd_at(n, i) >= 0)
+				close(*fd_at(n, i));
+	for (size_t i = 0; i < n->n_links; i++)
+		bpf_link__destroy(n->links[i]);
+	net_bpf__destroy(n->skel);
+	free(n);
+}
+
+static int open_pinned(struct net *n)
+{
+	struct cordon_net_config cfg;
+	struct bpf_program *prog;
+	struct net_bpf *probe;
+	char path[PATH_MAX], parent[PATH_MAX];
+	uint32_t zero = 0, level;
+	uint64_t parent_id;
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++) {
+		*fd_at(n, i) = bpf_obj_get(net_pins[i].pin);
+		if (*fd_at(n, i) < 0)
+			return -ENOENT;
+	}
+	if (bpf_map_lookup_elem(n->fd_config, &zero, &cfg) || cfg.build_id != build_id())
+		return -ESTALE;
+	if (hierarchy(&level, &parent_id, parent, sizeof(parent)) < 0 ||
+	    level != cfg.session_level || parent_id != cfg.parent_id)
+		return -ESTALE;
+	probe = net_bpf__open();
+	if (!probe)
+		return -errno;
+	bpf_object__for_each_program(prog, probe->obj) {
+		snprintf(path, sizeof(path), "%s/link_%s", CORDON_NET_PIN_DIR, bpf_program__name(prog));
+		if (access(path, F_OK) < 0) {
+			r = -ENOENT;
+			break;
+		}
+	}
+	net_bpf__destroy(probe);
+	return r;
+}
+
+static int load(struct net *n)
+{
+	struct cordon_net_config cfg = { .build_id = build_id() };
+	struct bpf_program *prog;
+	char path[PATH_MAX], parent[PATH_MAX];
+	uint32_t zero = 0;
+	uint64_t parent_id;
+	_cleanup_close_ int cgfd = -1;
+	int r;
+
+	r = hierarchy(&cfg.session_level, &parent_id, parent, sizeof(parent));
+	if (r < 0)
+		return r;
+	cfg.parent_id = parent_id;
+	cgfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgfd < 0)
+		return -errno;
+	n->skel = net_bpf__open();
+	if (!n->skel)
+		return -errno;
+	n->skel->rodata->session_level = cfg.session_level;
+	n->skel->rodata->parent_id = cfg.parent_id;
+	r = net_bpf__load(n->skel);
+	if (r)
+		return r;
+	n->fd_config = bpf_map__fd(n->skel->maps.net_config);
+	n->fd_sessions = bpf_map__fd(n->skel->maps.net_sessions);
+	n->fd_rules = bpf_map__fd(n->skel->maps.net_rules);
+	n->fd_events = bpf_map__fd(n->skel->maps.net_events);
+	n->fd_counters = bpf_map__fd(n->skel->maps.net_counters);
+	/* Configured before attaching: a program never runs unconfigured. */
+	if (bpf_map_update_elem(n->fd_config, &zero, &cfg, 0))
+		return -errno;
+	for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++)
+		if (bpf_obj_pin(*fd_at(n, i), net_pins[i].pin))
+			return -errno;
+	bpf_object__for_each_program(prog, n->skel->obj) {
+		struct bpf_link *link;
+
+		if (n->n_links >= ARRAY_SIZE(n->links))
+			return -E2BIG;
+		/* A link, not a legacy attach: it detaches when its last reference goes. */
+		link = bpf_program__attach_cgroup(prog, cgfd);
+		if (!link)
+			return -errno;
+		n->links[n->n_links++] = link;
+		snprintf(path, sizeof(path), "%s/link_%s", CORDON_NET_PIN_DIR, bpf_program__name(prog));
+		r = bpf_link__pin(link, path);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int net_open(struct net **out)
+{
+	struct net *n;
+	int r;
+
+	libbpf_set_print(silent_libbpf);
+	r = ensure_pin_dir();
+	if (r < 0)
+		return r;
+	n = net_new();
+	if (!n)
+		return -ENOMEM;
+	if (open_pinned(n) == 0) {
+		*out = n;
+		return 0;
+	}
+	net_close(n);
+	/* Absent, partial or stale: start clean. */
+	(void)net_unload();
+	r = ensure_pin_dir();
+	if (r < 0)
+		return r;
+	n = net_new();
+	if (!n)
+		return -ENOMEM;
+	r = load(n);
+	if (r < 0) {
+		net_close(n);
+		(void)net_unload();
+		return r;
+	}
+	*out = n;
+	return 0;
+}
+
+/* --- sessions --------------------------------------------------------------- */
+
+struct prefix {
+	int family;             /* 4 or 6 */
+	uint8_t prefix;
+	uint8_t addr[16];       /* bits beyond prefix cleared */
+};
+
+struct compiled {
+	struct pol_net_entry *e;
+	size_t n, cap;
+};
+
+static void mask(uint8_t *addr, unsigned bits, unsigned total)
+{
+	for (unsigned i = 0; i < total / 8; i++) {
+		if (bits >= (i + 1) * 8)
+			continue;
+		addr[i] &= bits > i * 8 ? (uint8_t)(0xff << (8 - (bits - i * 8))) : 0;
+	}
+}
+
+static int on_net_entry(void *ctx, const struct pol_net_entry *pe)
+{
+	struct compiled *c = ctx;
+
+	if (pe->family != 4 && pe->family != 6)
+		return -EINVAL;
+	if (pe->prefix > (pe->family == 4 ? 32 : 128) || pe->port_lo > pe->port_hi)
+		return -EINVAL;
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 32;
+		struct pol_net_entry *ne = realloc(c->e, ncap * sizeof(*ne));
+
+		if (!ne)
+			return -ENOMEM;
+		c->e = ne;
+		c->cap = ncap;
+	}
+	c->e[c->n] = *pe;
+	mask(c->e[c->n].addr, pe->prefix, pe->family == 4 ? 32 : 128);
+	if (pe->family == 4)
+		memset(c->e[c->n].addr + 4, 0, 12);
+	c->n++;
+	return 0;
+}
+
+/* Does entry a's prefix cover (equal or contain) b's? */
+static bool covers(const struct pol_net_entry *a, const struct pol_net_entry *b)
+{
+	uint8_t t[16];
+
+	if (a->family != b->family || a->prefix > b->prefix)
+		return false;
+	memcpy(t, b->addr, 16);
+	mask(t, a->prefix, a->family == 4 ? 32 : 128);
+	return memcmp(t, a->addr, 16) == 0;
+}
+
+static int add_range(struct cordon_net_rule *v, uint16_t lo, uint16_t hi, uint32_t decision,
+		     uint32_t rule_id)
+{
+	for (uint32_t i = 0; i < v->n; i++)
+		if (v->r[i].lo == lo && v->r[i].hi == hi && v->r[i].decision == decision)
+			return 0;       /* the same range and decision: one suffices */
+	if (v->n >= CORDON_NET_RANGES)
+		return -E2BIG;
+	v->r[v->n++] = (struct cordon_net_range){ .lo = lo, .hi = hi, .decision = decision,
+						  .rule_id = rule_id };
+	return 0;
+}
+
+static void make_key(struct cordon_net_key *k, uint32_t policy_id, int family,
+		     const uint8_t *addr, unsigned prefix)
+{
+	memset(k, 0, sizeof(*k));
+	k->prefixlen = 64 + prefix;
+	k->policy_id = policy_id;
+	k->family = (uint32_t)family;
+	memcpy(k->addr, addr, family == 4 ? 4 : 16);
+}
+
+static bool policy_id_used(struct net *n, uint32_t id)
+{
+	uint64_t key, next;
+	struct cordon_net_session s;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(n->fd_sessions, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(n->fd_sessions, &next, &s) == 0 && s.policy_id == id)
+			return true;
+		key = next;
+		prev = &key;
+	}
+	return false;
+}
+
+/* Delete every rule of a policy id: keys collected first, then deleted. */
+static void remove_rules(struct net *n, uint32_t policy_id)
+{
+	struct cordon_net_key key, next, *del = NULL;
+	size_t nd = 0, cap = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(n->fd_rules, prev, &next) == 0) {
+		if (next.policy_id == policy_id) {
+			if (nd == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct cordon_net_key *nk = realloc(del, ncap * sizeof(*nk));
+
+				if (!nk)
+					break;
+				del = nk;
+				cap = ncap;
+			}
+			del[nd++] = next;
+		}
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < nd; i++)
+		(void)bpf_map_delete_elem(n->fd_rules, &del[i]);
+	free(del);
+}
+
+/*
+ * Each distinct prefix of the policy gets one trie entry carrying the ranges
+ * of every prefix that covers it (itself included): the trie answers with
+ * the most specific prefix only, and a broader deny (or allow) must still
+ * count there.
+ */
+int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p)
+{
+	struct compiled c = {};
+	struct cordon_net_session sess = {}, old;
+	uint32_t policy_id;
+	int r;
+
+	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &old) == 0)
+		return -EEXIST;
+	policy_id = (uint32_t)(cgroup_id ^ (cgroup_id >> 32));
+	while (!policy_id || policy_id_used(n, policy_id))
+		policy_id++;
+	/* Leftovers of an earlier session under this id (a crash): not ours to keep. */
+	remove_rules(n, policy_id);
+
+	r = pol_compile_net(p, on_net_entry, &c);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < c.n; i++) {
+		struct cordon_net_rule v = {};
+		struct cordon_net_key k;
+		bool dup = false;
+
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = c.e[j].family == c.e[i].family && c.e[j].prefix == c.e[i].prefix &&
+			      !memcmp(c.e[j].addr, c.e[i].addr, 16);
+		if (dup)
+			continue;
+		for (size_t j = 0; j < c.n && r == 0; j++)
+			if (covers(&c.e[j], &c.e[i]))
+				r = add_range(&v, c.e[j].port_lo, c.e[j].port_hi, c.e[j].decision,
+					      c.e[j].rule_id);
+		if (r < 0)
+			goto fail;
+		make_key(&k, policy_id, c.e[i].family, c.e[i].addr, c.e[i].prefix);
+		if (bpf_map_update_elem(n->fd_rules, &k, &v, BPF_ANY)) {
+			r = errno == ENOSPC ? -E2BIG : -errno;
+			goto fail;
+		}
+	}
+	sess.policy_id = policy_id;
+	if (bpf_map_update_elem(n->fd_sessions, &cgroup_id, &sess, BPF_NOEXIST)) {
+		r = -errno;
+		goto fail;
+	}
+	goto out;
+fail:
+	remove_rules(n, policy_id);
+out:
+	free(c.e);
+	return r;
+}
+
+int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void *addr,
+		      uint16_t port)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct cordon_net_session s;
+	struct cordon_net_rule v = {};
+	struct cordon_net_key k;
+	uint8_t a[16] = {};
+	int fam, r;
+
+	if (family == AF_INET || family == 4) {
+		fam = 4;
+		memcpy(a, addr, 4);
+	} else if (family == AF_INET6 || family == 6) {
+		fam = 6;
+		memcpy(a, addr, 16);
+		if (!memcmp(a, mapped, 12)) {
+			fam = 4;
+			memmove(a, a + 12, 4);
+			memset(a + 4, 0, 12);
+		}
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &s))
+		return -ENOENT;
+	/* The longest match holds every range covering this host already. */
+	make_key(&k, s.policy_id, fam, a, fam == 4 ? 32 : 128);
+	if (bpf_map_lookup_elem(n->fd_rules, &k, &v))
+		memset(&v, 0, sizeof(v));
+	r = add_range(&v, port, port, CORDON_ALLOW, CORDON_NET_RULE_CORDON);
+	if (r < 0)
+		return r;
+	if (bpf_map_update_elem(n->fd_rules, &k, &v, BPF_ANY))
+		return errno == ENOSPC ? -E2BIG : -errno;
+	return 0;
+}
+
+int net_session_del(struct net *n, uint64_t cgroup_id)
+{
+	struct cordon_net_session s;
+
+	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &s))
+		return -ENOENT;
+	if (bpf_map_delete_elem(n->fd_sessions, &cgroup_id))
+		return -errno;
+	remove_rules(n, s.policy_id);
+	return 0;
+}
+
+/* --- events ------------------------------------------------------------------ */
+
+static int on_rb(void *ctx, void *data, size_t len)
+{
+	struct net *n = ctx;
+
+	if (len < sizeof(struct cordon_net_event) || !n->fn)
+		return 0;
+	n->delivered++;
+	return n->fn(n->ctx, data);
+}
+
+int net_poll(struct net *n, int timeout_ms, net_event_fn fn, void *ctx)
+{
+	int r;
+
+	if (!n->rb) {
+		n->rb = ring_buffer__new(n->fd_events, on_rb, n, NULL);
+		if (!n->rb)
+			return -errno;
+	}
+	n->fn = fn;
+	n->ctx = ctx;
+	n->delivered = 0;
+	r = ring_buffer__poll(n->rb, timeout_ms);
+	n->fn = NULL;
+	return r < 0 ? r : n->delivered;
+}
+
+int net_counter(struct net *n, enum cordon_counter which, uint64_t *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t key = which;
+	_cleanup_free_ uint64_t *vals = NULL;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(n->fd_counters, &key, vals))
+		return -errno;
+	*out = 0;
+	for (int i = 0; i < ncpu; i++)
+		*out += vals[i];
+	return 0;
+}
+
+const char *net_op_name(uint32_t op)
+{
+	static const char *const names[] = {
+		[CORDON_NET_OP_CONNECT] = "connect", [CORDON_NET_OP_SENDMSG] = "sendmsg",
+		[CORDON_NET_OP_BIND] = "bind", [CORDON_NET_OP_SOCKET] = "socket",
+	};
+	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
+}
+
+const char *net_reason_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		[CORDON_NET_REASON_RULE] = "rule", [CORDON_NET_REASON_DEFAULT] = "default-deny",
+		[CORDON_NET_REASON_NO_SESSION] = "no-session",
+		[CORDON_NET_REASON_NONLOCAL] = "non-loopback-bind",
+		[CORDON_NET_REASON_SOCKET_KIND] = "socket-kind",
+		[CORDON_NET_REASON_FAMILY] = "family-mismatch",
+		[CORDON_NET_REASON_CORDON] = "cordon",
+	};
+	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
+}
+
+void net_event_str(const struct cordon_net_event *e, char *out, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (e->op == CORDON_NET_OP_SOCKET)
+		snprintf(out, len, "family %u type %u proto %u", e->family, e->port, e->proto);
+	else if (e->family == 4)
+		snprintf(out, len, "%s:%u", inet_ntop(AF_INET, e->addr, a, sizeof(a)) ?: "?", e->port);
+	else
+		snprintf(out, len, "[%s]:%u", inet_ntop(AF_INET6, e->addr, a, sizeof(a)) ?: "?",
+			 e->port);
+}

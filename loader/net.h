@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The network floor: cgroup-bpf programs (bpf/net.bpf.c) attached once to
+ * <cgroup2>/cordon and pinned under /sys/fs/bpf/cordon/net, so that every
+ * session cgroup below it is confined and later opens reuse them.  It is
+ * independent of the LSM floor (loader/floor.c) and works where that one
+ * cannot load: it needs cgroup-bpf only.
+ *
+ * A session here is a cgroup id (at the session level below cordon's parent)
+ * with the direct net rules of its policy; a task below the parent whose
+ * cgroup is not registered is denied everything.
+ */
+#ifndef CORDON_NET_H
+#define CORDON_NET_H
+
+#include <stdint.h>
+#include "cordon.h"
+
+struct net;
+struct policy;
+
+/*
+ * Open the pinned network floor, or load, attach and pin it if it is absent,
+ * partial, built from another BPF object, or attached to a cordon parent
+ * cgroup that is no longer there.  All or nothing: on failure nothing stays
+ * attached or pinned.
+ */
+int net_open(struct net **out);
+void net_close(struct net *n);
+/* Detach and unpin (sessions still running lose their network floor). */
+int net_unload(void);
+
+/*
+ * Register a session: the policy's direct net rules (pol_compile_net) are
+ * merged per prefix and written, then the session, last, so that it is never
+ * active half-configured.  -EEXIST if the cgroup is registered already,
+ * -E2BIG if a prefix would carry more than CORDON_NET_RANGES port ranges or
+ * the rule map is full.
+ */
+int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p);
+
+/*
+ * Let the session reach addr:port (cordon's own proxies on loopback).
+ * family is AF_INET or AF_INET6; addr a struct in_addr or in6_addr (an
+ * IPv4-mapped IPv6 address is stored as IPv4).  The entry joins whatever the
+ * policy says of that address: a policy deny covering it still wins.
+ */
+int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void *addr,
+		      uint16_t port);
+
+/*
+ * Forget a session: the session entry first (its tasks, if any remain, are
+ * then denied everything), then its rules.
+ */
+int net_session_del(struct net *n, uint64_t cgroup_id);
+
+typedef int (*net_event_fn)(void *ctx, const struct cordon_net_event *e);
+
+/*
+ * Deliver pending events (denials and allowed connects, of every session)
+ * to fn; waits up to timeout_ms.  Returns the number delivered or -errno.
+ * The buffer is global: one consumer at a time.
+ */
+int net_poll(struct net *n, int timeout_ms, net_event_fn fn, void *ctx);
+
+/* Totals of the per-CPU counters (CORDON_CNT_EVENTS, CORDON_CNT_DROPS). */
+int net_counter(struct net *n, enum cordon_counter which, uint64_t *out);
+
+const char *net_op_name(uint32_t op);
+const char *net_reason_name(uint32_t reason);
+/* "1.2.3.4:80" or "[::1]:80" (socket events: "family F type T proto P"). */
+void net_event_str(const struct cordon_net_event *e, char *out, size_t len);
+
+#endif /* CORDON_NET_H */
