@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,6 +70,20 @@ static int create_errno(const char *path)
 {
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/* "family/type/protocol" -> errno of socket() */
+static int socket_errno(const char *spec)
+{
+	int fam, type, proto, fd;
+
+	if (sscanf(spec, "%d/%d/%d", &fam, &type, &proto) != 3)
+		return 254;
+	fd = socket(fam, type, proto);
 	if (fd < 0)
 		return errno;
 	close(fd);
@@ -133,6 +148,19 @@ int main(void)
 	tap_ok(r == EACCES, "HOME/.ssh/id_rsa is not readable (got %d)", r);
 	r = in_sandbox(p, create_errno, "/etc/cordon-fbp");
 	tap_ok(r == EACCES, "/etc is not writable (got %d)", r);
+	/* Socket families the cgroup sock_create program never sees. */
+	r = in_sandbox(p, socket_errno, "17/3/768");     /* AF_PACKET, SOCK_RAW, ETH_P_ALL */
+	tap_ok(r == EPERM, "socket(AF_PACKET) refused (got %d)", r);
+	r = in_sandbox(p, socket_errno, "16/3/4");       /* NETLINK_SOCK_DIAG */
+	tap_ok(r == EPERM, "socket(AF_NETLINK, NETLINK_SOCK_DIAG) refused (got %d)", r);
+	r = in_sandbox(p, socket_errno, "40/1/0");       /* AF_VSOCK */
+	tap_ok(r == EPERM, "socket(AF_VSOCK) refused (got %d)", r);
+	r = in_sandbox(p, socket_errno, "38/5/0");       /* AF_ALG */
+	tap_ok(r == EPERM, "socket(AF_ALG) refused (got %d)", r);
+	r = in_sandbox(p, socket_errno, "16/3/0");       /* NETLINK_ROUTE */
+	tap_ok(r == 0, "socket(AF_NETLINK, NETLINK_ROUTE) still works (got %d)", r);
+	r = in_sandbox(p, socket_errno, "2/1/0");
+	tap_ok(r == 0, "socket(AF_INET, SOCK_STREAM) still works (got %d)", r);
 	pol_free(p);
 	pol_vars_free(&vars);
 	unlink(out);
