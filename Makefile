@@ -70,7 +70,7 @@ TEST_BIN   := $(UNIT_BIN) $(HOSTC_BIN) $(VMC_BIN)
 
 SKEL_H     := $(SKELS:%=$(BUILD)/%.skel.h)
 
-all: $(BUILD)/cordon $(TEST_BIN)
+all: $(BUILD)/cordon $(TEST_BIN) $(BUILD)/tools/demo_floor
 
 # --- BPF: compile, link (bpftool gen object), skeleton ------------------------
 ifeq ($(VMLINUX_H),)
@@ -121,6 +121,16 @@ $(BUILD)/libcordon.a: $(LIB_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/cordon: $(BUILD)/userspace/main.o $(BUILD)/libcordon.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# The floor demo (tools/demo runs it in the VM).
+$(BUILD)/tools/demo_floor.o: tools/demo_floor.c $(SKEL_H)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/tools/demo_floor: $(BUILD)/tools/demo_floor.o $(BUILD)/libcordon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
