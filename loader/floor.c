@@ -24,6 +24,7 @@
 #include "cgroup.h"
 #include "floor.h"
 #include "floor.skel.h"
+#include "pin.h"
 #include "policy.h"
 #include "util.h"
 
@@ -78,20 +79,9 @@ static int *fd_at(struct floor *f, size_t i)
 static uint64_t build_id(void)
 {
 	size_t sz = 0;
-	const unsigned char *b = floor_bpf__elf_bytes(&sz);
-	uint64_t h = 0xcbf29ce484222325ull;
+	const void *b = floor_bpf__elf_bytes(&sz);
 
-	for (size_t i = 0; i < sz; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-/* libbpf's messages (the verifier's log among them) with -v or CORDON_BPF_LOG=1. */
-static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_WARN && (log_verbose() > 0 || getenv("CORDON_BPF_LOG")))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
+	return pin_build_id(b, sz);
 }
 
 /* bpffs at /sys/fs/bpf, mounting it if it is not there. */
@@ -329,40 +319,38 @@ static int load(struct floor *f, bool pin)
 	return 0;
 }
 
+static void *floor_create(void)
+{
+	return floor_new();
+}
+
+static int floor_open_pinned(void *h)
+{
+	return open_pinned(h);
+}
+
+static int floor_load_pinned(void *h)
+{
+	return load(h, true);
+}
+
+static void floor_close_any(void *h)
+{
+	floor_close(h);
+}
+
 int floor_open(struct floor **out)
 {
-	struct floor *f;
-	int r;
+	static const struct pin_ops ops = {
+		.create = floor_create, .open_pinned = floor_open_pinned, .load = floor_load_pinned,
+		.close = floor_close_any, .unload = floor_unload, .ensure_dir = ensure_bpffs,
+	};
+	void *h = NULL;
+	int r = pin_open_or_load(&ops, &h);
 
-	libbpf_set_print(silent_libbpf);
-	r = ensure_bpffs();
-	if (r < 0)
-		return r;
-	f = floor_new();
-	if (!f)
-		return -ENOMEM;
-	if (open_pinned(f) == 0) {
-		*out = f;
-		return 0;
-	}
-	close_fds(f);
-	floor_close(f);
-	/* Absent, partial or stale: start clean. */
-	(void)floor_unload();
-	r = ensure_bpffs();
-	if (r < 0)
-		return r;
-	f = floor_new();
-	if (!f)
-		return -ENOMEM;
-	r = load(f, true);
-	if (r < 0) {
-		floor_close(f);
-		(void)floor_unload();
-		return r;
-	}
-	*out = f;
-	return 0;
+	if (r == 0)
+		*out = h;
+	return r;
 }
 
 int floor_load_unpinned(struct floor **out)
@@ -372,7 +360,7 @@ int floor_load_unpinned(struct floor **out)
 
 	if (!f)
 		return -ENOMEM;
-	libbpf_set_print(silent_libbpf);
+	pin_quiet_libbpf();
 	r = load(f, false);
 	if (r < 0) {
 		floor_close(f);

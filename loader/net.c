@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "cgroup.h"
 #include "net.h"
+#include "pin.h"
 #include "net.skel.h"
 #include "policy.h"
 #include "util.h"
@@ -60,19 +61,9 @@ static int *fd_at(struct net *n, size_t i)
 static uint64_t build_id(void)
 {
 	size_t sz = 0;
-	const unsigned char *b = net_bpf__elf_bytes(&sz);
-	uint64_t h = 0xcbf29ce484222325ull;
+	const void *b = net_bpf__elf_bytes(&sz);
 
-	for (size_t i = 0; i < sz; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_WARN && (log_verbose() > 0 || getenv("CORDON_BPF_LOG")))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
+	return pin_build_id(b, sz);
 }
 
 static int ensure_pin_dir(void)
@@ -246,39 +237,38 @@ static int load(struct net *n)
 	return 0;
 }
 
+static void *net_create(void)
+{
+	return net_new();
+}
+
+static int net_open_pinned(void *h)
+{
+	return open_pinned(h);
+}
+
+static int net_load(void *h)
+{
+	return load(h);
+}
+
+static void net_close_any(void *h)
+{
+	net_close(h);
+}
+
 int net_open(struct net **out)
 {
-	struct net *n;
-	int r;
+	static const struct pin_ops ops = {
+		.create = net_create, .open_pinned = net_open_pinned, .load = net_load,
+		.close = net_close_any, .unload = net_unload, .ensure_dir = ensure_pin_dir,
+	};
+	void *h = NULL;
+	int r = pin_open_or_load(&ops, &h);
 
-	libbpf_set_print(silent_libbpf);
-	r = ensure_pin_dir();
-	if (r < 0)
-		return r;
-	n = net_new();
-	if (!n)
-		return -ENOMEM;
-	if (open_pinned(n) == 0) {
-		*out = n;
-		return 0;
-	}
-	net_close(n);
-	/* Absent, partial or stale: start clean. */
-	(void)net_unload();
-	r = ensure_pin_dir();
-	if (r < 0)
-		return r;
-	n = net_new();
-	if (!n)
-		return -ENOMEM;
-	r = load(n);
-	if (r < 0) {
-		net_close(n);
-		(void)net_unload();
-		return r;
-	}
-	*out = n;
-	return 0;
+	if (r == 0)
+		*out = h;
+	return r;
 }
 
 /* --- sessions --------------------------------------------------------------- */

@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 
 #include "cgroup.h"
+#include "pin.h"
 #include "probe.h"
 #include "probe.skel.h"
 #include "util.h"
@@ -42,13 +43,6 @@ static void set(struct mech_result *m, enum mech_state st, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m->reason, sizeof(m->reason), fmt, ap);
 	va_end(ap);
-}
-
-static int silent_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_WARN && log_verbose() > 0)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
 }
 
 /* The `lsm` list from securityfs, mounting securityfs if it is not. */
@@ -376,7 +370,7 @@ void probe_all(struct posture *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->root = geteuid() == 0;
-	libbpf_set_print(silent_libbpf);
+	pin_quiet_libbpf();
 
 	probe_bpf_lsm(p);
 	probe_cgroup(p);

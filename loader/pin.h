@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the pinned BPF objects (the LSM floor, the network floor) share: how
+ * libbpf speaks, how an object is recognised as this build's, and the
+ * open-the-pins-or-load-afresh sequence with its all-or-nothing rule.
+ */
+#ifndef CORDON_PIN_H
+#define CORDON_PIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* libbpf's warnings (the verifier log among them) only with -v or CORDON_BPF_LOG=1. */
+void pin_quiet_libbpf(void);
+
+/* A hash of an object's ELF bytes: a pinned object from another build is stale. */
+uint64_t pin_build_id(const void *elf, size_t len);
+
+struct pin_ops {
+	void *(*create)(void);          /* an empty handle */
+	int (*open_pinned)(void *h);    /* 0 only if the pins are whole and this build's */
+	int (*load)(void *h);           /* load, attach, pin */
+	void (*close)(void *h);         /* release the handle (pins stay) */
+	int (*unload)(void);            /* remove every pin */
+	int (*ensure_dir)(void);        /* the pin directory exists */
+};
+
+/*
+ * Reuse the pins if they are whole and current; otherwise unpin whatever is
+ * there and load afresh.  All or nothing: a failed load leaves no pin and no
+ * attached program behind.
+ */
+int pin_open_or_load(const struct pin_ops *ops, void **out);
+
+#endif
