@@ -49,7 +49,7 @@ for c in fs net tool; do
 done
 inv=$(ev invariants fs 4)
 fsi=$(ev indexed fs 4)
-row "of which: structural invariants (\`pol_invariant_fs\`), fs requests" "$(ns "$inv")" \
+row "structural invariants by linear scan (\`pol_invariant_fs\`: the oracle; \`pol_eval\` uses the index), fs requests" "$(ns "$inv")" \
     "$(ns "$(ev invariants fs 5)")" "$(ev invariants fs 6)" "\`pol_eval\` fs $(ns "$fsi")" \
     "$(ratio "$inv" "$fsi")"
 pl=$(ld parse+index 3)
