@@ -543,10 +543,31 @@ static void kernel(bool root, bool host)
 	 * AppleTalk: a family no session may use.  socket_create refuses it
 	 * before the kernel would even ask for its module.
 	 */
-	if (!host)
+	if (!host) {
 		check("socket(AF_APPLETALK): refused by family",
 		      OP(op_socket, .flags = AF_APPLETALK, .flags2 = SOCK_DGRAM),
 		      HARD(EPERM, CORDON_OP_SOCKET, EPERM, "family 5"), OK_HOST);
+		/*
+		 * The families the cgroup sock_create program never sees (it
+		 * runs for inet only): socket_create refuses them before the
+		 * kernel looks the family up or checks a capability.
+		 */
+		check("socket(AF_PACKET, SOCK_RAW): refused by family",
+		      OP(op_socket, .flags = AF_PACKET, .flags2 = SOCK_RAW, .a = "768"),
+		      HARD(EPERM, CORDON_OP_SOCKET, EPERM, "family 17"), OK_HOST);
+		check("socket(AF_NETLINK, NETLINK_SOCK_DIAG): refused",
+		      OP(op_socket, .flags = AF_NETLINK, .flags2 = SOCK_RAW, .a = "4"),
+		      HARD(EPERM, CORDON_OP_SOCKET, EPERM, "family 16"), OK_HOST);
+		check("socket(AF_VSOCK): refused by family",
+		      OP(op_socket, .flags = AF_VSOCK, .flags2 = SOCK_STREAM),
+		      HARD(EPERM, CORDON_OP_SOCKET, EPERM, "family 40"), OK_HOST);
+		check("socket(AF_ALG): refused by family",
+		      OP(op_socket, .flags = AF_ALG, .flags2 = SOCK_SEQPACKET),
+		      HARD(EPERM, CORDON_OP_SOCKET, EPERM, "family 38"), OK_HOST);
+		check("socket(AF_NETLINK, NETLINK_ROUTE): still allowed",
+		      OP(op_socket, .flags = AF_NETLINK, .flags2 = SOCK_RAW, .a = "0"),
+		      NO_EVENT(0), OK_HOST);
+	}
 	check("unshare(CLONE_NEWUSER)", OP(op_unshare, .flags = CLONE_NEWUSER),
 	      HARD(EPERM, CORDON_OP_USERNS, EPERM, NULL), OK_HOST);
 	check("perf_event_open (task clock, self)", OP(op_perf),
