@@ -87,54 +87,13 @@ static uint64_t build_id(void)
 /* bpffs at /sys/fs/bpf, mounting it if it is not there. */
 static int ensure_bpffs(void)
 {
-	struct stat st;
-
-	if (mkdir(CORDON_PIN_DIR, 0700) == 0 || errno == EEXIST)
-		return 0;
-	if (errno != ENOENT && errno != EPERM)
-		return -errno;
-	if (stat("/sys/fs/bpf", &st) < 0)
-		return -errno;
-	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
-		return -errno;
-	if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return pin_ensure_dir(CORDON_PIN_DIR);
 }
 
 int floor_unload(void)
 {
-	DIR *d = opendir(CORDON_PIN_DIR);
-	struct dirent *de;
-	int r = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (de->d_type == DT_DIR) {
-			/* A sub-floor's pins (net/): unpinning its links detaches them. */
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
-			struct dirent *se;
-
-			while (sd && (se = readdir(sd)))
-				if (se->d_name[0] != '.' && unlinkat(dirfd(sd), se->d_name, 0) < 0)
-					r = -errno;
-			if (sd)
-				closedir(sd);
-			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
-				r = -errno;
-			continue;
-		}
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-			r = -errno;
-	}
-	closedir(d);
-	if (rmdir(CORDON_PIN_DIR) < 0 && errno != ENOENT)
-		r = r ?: -errno;
-	return r;
+	/* Everything cordon pinned, the network floor's net/ included. */
+	return pin_clear_dir(CORDON_PIN_DIR);
 }
 
 int floor_cgroup_parent(char *out, size_t len)

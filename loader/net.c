@@ -68,37 +68,13 @@ static uint64_t build_id(void)
 
 static int ensure_pin_dir(void)
 {
-	struct stat st;
-
-	if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST) {
-		if (errno != ENOENT)
-			return -errno;
-		if (stat("/sys/fs/bpf", &st) < 0)
-			return -errno;
-		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
-			return -errno;
-		if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST)
-			return -errno;
-	}
-	if (mkdir(CORDON_NET_PIN_DIR, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return pin_ensure_dir(CORDON_NET_PIN_DIR);
 }
 
 int net_unload(void)
 {
-	DIR *d = opendir(CORDON_NET_PIN_DIR);
-	struct dirent *de;
-	int r = 0;
+	int r = pin_clear_dir(CORDON_NET_PIN_DIR);
 
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0)
-			r = -errno;
-	closedir(d);
-	if (rmdir(CORDON_NET_PIN_DIR) < 0 && errno != ENOENT)
-		r = r ?: -errno;
 	/* The shared parent goes too if nothing else (the LSM floor) lives there. */
 	(void)rmdir(CORDON_PIN_DIR);
 	return r;

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <bpf/libbpf.h>
+#include "cordon.h"
 #include "pin.h"
 #include "util.h"
 
@@ -23,6 +28,57 @@ uint64_t pin_build_id(const void *elf, size_t len)
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h;
+}
+
+int pin_ensure_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST) {
+		/* ENOENT or, from sysfs, EPERM: no bpffs at /sys/fs/bpf yet. */
+		if (errno != ENOENT && errno != EPERM)
+			return -errno;
+		if (stat("/sys/fs/bpf", &st) < 0)
+			return -errno;
+		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
+			return -errno;
+		if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (strcmp(dir, CORDON_PIN_DIR) && mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int clear(int parent, const char *name, bool recurse)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return errno == ENOENT ? 0 : -errno;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (de->d_type == DT_DIR && recurse)
+			r = clear(dirfd(d), de->d_name, false) ?: r;
+		else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+			r = -errno;
+	}
+	closedir(d);
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		r = r ?: -errno;
+	return r;
+}
+
+int pin_clear_dir(const char *dir)
+{
+	return clear(AT_FDCWD, dir, true);
 }
 
 int pin_open_or_load(const struct pin_ops *ops, void **out)

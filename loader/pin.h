@@ -16,6 +16,19 @@ void pin_quiet_libbpf(void);
 /* A hash of an object's ELF bytes: a pinned object from another build is stale. */
 uint64_t pin_build_id(const void *elf, size_t len);
 
+/*
+ * The directory `dir` (below CORDON_PIN_DIR, or that directory itself),
+ * mounting bpffs at /sys/fs/bpf first if it is not there.
+ */
+int pin_ensure_dir(const char *dir);
+
+/*
+ * Unpin everything in `dir`, one level of subdirectories included, and
+ * remove it.  Unpinning a link detaches its program once no handle holds
+ * it.  A missing directory is not an error.
+ */
+int pin_clear_dir(const char *dir);
+
 struct pin_ops {
 	void *(*create)(void);          /* an empty handle */
 	int (*open_pinned)(void *h);    /* 0 only if the pins are whole and this build's */
