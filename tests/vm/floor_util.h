@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
+#include "cgroup.h"
 #include "floor.h"
 #include "policy.h"
 
@@ -124,19 +125,7 @@ static inline void fl_send(const struct fl_report *r)
 
 static inline int fl_enter(const char *cg)
 {
-	char path[PATH_MAX], pid[16];
-	int fd, n;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, pid, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
+	return cg_attach_pid(cg, getpid());
 }
 
 /*
