@@ -585,11 +585,12 @@ static void visit_fs(const struct cands *c, const char *path, visit_fn fn, void 
 		fn(&p->rules[x->fs_glob[i]], ctx);
 }
 
-static void visit_net(const struct cands *c, const char *host, visit_fn fn, void *ctx)
+/* h: the request's host, parsed once by the caller. */
+static void visit_net(const struct cands *c, const struct pol_host *hp, visit_fn fn, void *ctx)
 {
 	const struct policy *p = c->p;
 	const struct pol_index *x = p->idx;
-	struct pol_host h;
+	const struct pol_host h = *hp;
 	size_t i;
 
 	if (c->linear || !x) {
@@ -598,8 +599,6 @@ static void visit_net(const struct cands *c, const char *host, visit_fn fn, void
 				fn(&p->rules[i], ctx);
 		return;
 	}
-	if (pol_host_parse(host, &h) < 0)
-		return;
 	if (h.kind == POL_HOST_NAME) {
 		const struct slot *s = smap_get(&x->names, h.name, strlen(h.name));
 		if (s)
@@ -630,7 +629,6 @@ static void visit_net(const struct cands *c, const char *host, visit_fn fn, void
 					fn(&p->rules[s->ids[k]], ctx);
 		}
 	}
-	free(h.name);
 }
 
 static void visit_tool(const struct cands *c, const char *server, const char *tool,
@@ -944,15 +942,16 @@ static void eval(const struct policy *p, const struct pol_request *req,
 			int bad = pol_host_parse(req->host, &h) < 0 || h.kind == POL_HOST_SUFFIX ||
 				  strchr(req->host, '/');
 
-			free(h.name);
 			if (bad) {
+				free(h.name);
 				snprintf(res->reason, sizeof(res->reason),
 					 "malformed request: '%.200s' is not a host name or address",
 					 req->host);
 				return;
 			}
+			visit_net(&cs, &h, net_visit, &c);
+			free(h.name);
 		}
-		visit_net(&cs, req->host, net_visit, &c);
 		snprintf(what, sizeof(what), "connect to %s port %u", req->host, req->port);
 		finish(res, &c.a, what);
 		if (c.a.rule)
