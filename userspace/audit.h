@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The tamper-evident audit log: one JSON record per line, chained by SHA-256
+ * and authenticated by a per-session HMAC key.  audit.c says what the chain
+ * proves and what it cannot.
+ */
+#ifndef CORDON_AUDIT_H
+#define CORDON_AUDIT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Where session keys live.  The caller (`cordon run`) must add this directory
+ * to the policy's protected paths: whoever reads a key can forge that
+ * session's log.
+ */
+#define AUDIT_KEY_DIR "/var/lib/cordon/audit-keys"
+#define AUDIT_KEY_LEN 32
+/* Named by record 0's "format"; record 0's prev is SHA-256 of "FORMAT:SESSION". */
+#define AUDIT_FORMAT "cordon-audit-v1"
+#define AUDIT_CHAIN_TAG AUDIT_FORMAT ":"
+
+struct audit;
+
+/*
+ * Create PATH (O_CREAT|O_EXCL|O_APPEND, mode 0600; an existing file is
+ * -EEXIST), generate a 32-byte HMAC key, store it at KEY_DIR/SESSION.key
+ * (KEY_DIR defaults to AUDIT_KEY_DIR, created 0700 if missing; the key file
+ * is 0600 and must not exist) and write record 0, of type "start", with the
+ * caller's START_FIELDS (borrowed, may be NULL).  SESSION is
+ * [A-Za-z0-9][A-Za-z0-9._-]{0,127}: it names the key file.  No secret has
+ * been registered yet when record 0 is written, so START_FIELDS must not
+ * carry any.
+ */
+int audit_open(const char *path, const char *session, const char *key_dir, json_t *start_fields,
+	       struct audit **out);
+
+/*
+ * Register a secret VALUE under NAME ([A-Za-z0-9_.-]{1,64}): from now on any
+ * occurrence inside any string of a record (object keys and values, at any
+ * depth, and the record type) is replaced with "[REDACTED:NAME]" before the
+ * record is hashed and written.
+ */
+int audit_add_secret(struct audit *a, const char *name, const char *value);
+
+/*
+ * Append a record of TYPE ("decision", "lifecycle", "budget", ...) carrying
+ * the members of FIELDS (an object, borrowed; NULL for none).  FIELDS may not
+ * use the record's own members (seq, time, session, type, prev, hmac):
+ * -EINVAL.  Thread-safe; one write(2) per record.  After audit_seal(),
+ * -EPIPE.  After a write that failed half-way the log on disk is no longer a
+ * chain this handle can extend: every later write returns that error.
+ */
+int audit_write(struct audit *a, const char *type, json_t *fields);
+
+/*
+ * Write the sealing record: type "seal", with "records" (how many records
+ * precede it) and "chain" (SHA-256 of the last line before it) added to
+ * FIELDS (borrowed, may be NULL), and fsync the log.  Later writes, and a
+ * second seal, fail with -EPIPE.
+ */
+int audit_seal(struct audit *a, json_t *fields);
+
+/* Seal if not sealed (errors are lost: call audit_seal() to see them), wipe the key, free. */
+void audit_close(struct audit *a);
+
+const char *audit_key_path(const struct audit *a);
+const char *audit_session(const struct audit *a);
+
+/* KEY_DIR/SESSION.key (KEY_DIR NULL: AUDIT_KEY_DIR).  -EINVAL for a bad session name. */
+int audit_key_path_for(const char *key_dir, const char *session, char **out);
+
+/*
+ * The key file of the log at PATH: the session named by its first line
+ * (unauthenticated: it only chooses which key to try) under KEY_DIR.
+ * -EBADMSG if the first line names no valid session.
+ */
+int audit_log_key_path(const char *path, const char *key_dir, char **out);
+
+struct audit_verify_stats {
+	size_t lines;     /* lines in the file */
+	size_t records;   /* records that authenticate, seal included */
+	size_t problems;  /* lines written to the report */
+	bool sealed;
+};
+
+/*
+ * Verify the log at PATH with the key at KEY_PATH (NULL: the log's own key
+ * under AUDIT_KEY_DIR).  Returns 0 if every line authenticates, the chain is
+ * whole and the log is sealed; -EBADMSG if not; -errno if the log or key
+ * cannot be read (-EINVAL: the key file is not a key).  Writes one line per
+ * problem to REPORT (may be NULL), in file order, naming the line and seq:
+ *   line N (seq S): modified: ...       the record's HMAC does not match
+ *   line N (seq S): inserted: ...       a line that is not part of the chain
+ *   seq S: deleted: ...                 a record missing from the chain
+ *   line N (seq S): reordered: ...      an authentic record out of place
+ *   line N: bad JSON: ...               a line that is not a JSON object
+ *   line N (seq S): appended: ...       a line after the seal
+ *   line N (seq S): truncated: ...      no seal (or a seal that disagrees)
+ *   wrong key: ...                      not one record authenticates
+ * STATS may be NULL.
+ */
+int audit_verify_stats(const char *path, const char *key_path, FILE *report,
+		       struct audit_verify_stats *stats);
+int audit_verify(const char *path, const char *key_path, FILE *report);
+
+#endif /* CORDON_AUDIT_H */
