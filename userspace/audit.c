@@ -1221,7 +1221,8 @@ int audit_verify_stats(const char *path, const char *key_path, FILE *report,
 	}
 	r = verify_run(&v, path, key_path, &st);
 	if (r == 0) {
-		qsort(v.probs, v.n_probs, sizeof(*v.probs), problem_cmp);
+		if (v.n_probs)
+			qsort(v.probs, v.n_probs, sizeof(*v.probs), problem_cmp);
 		for (size_t i = 0; i < v.n_probs && report; i++)
 			fprintf(report, "%s\n", v.probs[i].text);
 		st.problems = v.n_probs;
