@@ -3,6 +3,7 @@
  * cordon: one binary, subcommands.
  */
 #include <string.h>
+#include "audit_cmd.h"
 #include "doctor.h"
 #include "floor_cmd.h"
 #include "policy_cmd.h"
@@ -20,6 +21,7 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
 	{ "policy", cmd_policy, "check, explain and test policies" },
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },
+	{ "audit", cmd_audit, "verify and show a session's tamper-evident audit log" },
 };
 
 static void usage(FILE *f)

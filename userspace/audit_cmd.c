@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `cordon audit verify | show`: check a session's audit log, and read it.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include "audit.h"
+#include "audit_cmd.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cordon audit verify FILE [--key KEYFILE | --key-dir DIR]\n"
+		"       cordon audit show FILE\n"
+		"\n"
+		"verify  check every record's HMAC, the hash chain and the seal; name each\n"
+		"        problem (modified, inserted, deleted, reordered, appended, bad JSON,\n"
+		"        truncated, wrong key) by line and seq.  The key defaults to\n"
+		"        DIR/SESSION.key: SESSION from the first record, DIR by default\n"
+		"        " AUDIT_KEY_DIR ".\n"
+		"show    one line per record: time, seq, type, pid/comm, decision, what was\n"
+		"        asked, rule, reason.  It does not verify: run verify first.\n"
+		"Exit status: 0 intact (verify) or shown, 1 tampered, 2 usage or I/O error.\n");
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "key-dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	_cleanup_free_ char *default_key = NULL;
+	const char *key = NULL, *key_dir = NULL, *file;
+	struct audit_verify_stats st;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			key = optarg;
+			break;
+		case 'd':
+			key_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1 || (key && key_dir)) {
+		usage(stderr);
+		return 2;
+	}
+	file = argv[optind];
+	if (access(file, R_OK) < 0) {
+		log_err("audit: cannot read %s: %m", file);
+		return 2;
+	}
+	if (!key) {
+		r = audit_log_key_path(file, key_dir, &default_key);
+		if (r == -EBADMSG) {
+			log_err("audit: %s: the first line names no session, so no key; give --key KEYFILE",
+				file);
+			return 2;
+		}
+		if (r < 0) {
+			log_err("audit: cannot read %s: %s", file, strerror(-r));
+			return 2;
+		}
+		key = default_key;
+	}
+	if (access(key, R_OK) < 0) {
+		log_err("audit: cannot read the key %s: %m", key);
+		return 2;
+	}
+	r = audit_verify_stats(file, key, stdout, &st);
+	if (r == -EINVAL) {
+		log_err("audit: %s is not an audit key (64 hex digits)", key);
+		return 2;
+	}
+	if (r < 0 && r != -EBADMSG) {
+		log_err("audit: cannot verify %s: %s", file, strerror(-r));
+		return 2;
+	}
+	if (r == 0) {
+		printf("%s: intact: %zu records, sealed\n", file, st.records);
+		return 0;
+	}
+	printf("%s: TAMPERED: %zu problem%s (%zu of %zu lines authenticate)\n", file, st.problems,
+	       st.problems == 1 ? "" : "s", st.records, st.lines);
+	return 1;
+}
+
+/* --- show ------------------------------------------------------------------------ */
+
+/*
+ * Print agent-controlled text so that it cannot drive the terminal of the
+ * person reviewing the log: C0 and C1 controls become \xNN, and characters
+ * that reorder or hide text (bidi overrides and isolates, zero-width
+ * characters, BOM) become \u{NNNN}.  Invalid UTF-8 is shown as \xNN.
+ */
+static void put_safe(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned cp, len;
+
+		if (p[i] < 0x80) {
+			if (p[i] < 0x20 || p[i] == 0x7f)
+				fprintf(f, "\\x%02x", p[i]);
+			else
+				fputc(p[i], f);
+			i++;
+			continue;
+		}
+		len = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : p[i] >= 0xc0 ? 2 : 0;
+		if (len == 0 || p[i] > 0xf4 || i + len > n) {
+			fprintf(f, "\\x%02x", p[i++]);
+			continue;
+		}
+		cp = p[i] & (0x7f >> len);
+		for (unsigned k = 1; k < len; k++) {
+			if ((p[i + k] & 0xc0) != 0x80) {
+				len = 0;
+				break;
+			}
+			cp = cp << 6 | (p[i + k] & 0x3f);
+		}
+		if (len == 0) {
+			fprintf(f, "\\x%02x", p[i++]);
+			continue;
+		}
+		if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
+		    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff)
+			fprintf(f, "\\u{%04x}", cp);
+		else
+			fwrite(p + i, 1, len, f);
+		i += len;
+	}
+}
+
+static void put_str(FILE *f, const char *s)
+{
+	put_safe(f, s, strlen(s));
+}
+
+/* Any JSON value as compact ASCII JSON: escaped, so safe as it is. */
+static void put_json(FILE *f, json_t *v)
+{
+	_cleanup_free_ char *s = json_dumps(v, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
+
+	fputs(s ? s : "?", f);
+}
+
+/* A scalar as text: strings bare (escaped), the rest as JSON. */
+static void put_scalar(FILE *f, json_t *v)
+{
+	if (json_is_string(v))
+		put_safe(f, json_string_value(v), json_string_length(v));
+	else
+		put_json(f, v);
+}
+
+/* An array of scalars, space-separated ("git push origin main"). */
+static void put_words(FILE *f, json_t *arr)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach(arr, i, x) {
+		if (i)
+			fputc(' ', f);
+		put_scalar(f, x);
+	}
+}
+
+/*
+ * The arguments of a tool call as a person reads them: an argv or a command
+ * line, HOST:PORT, a URL or a path; anything else as JSON.
+ */
+static void put_arguments(FILE *f, json_t *args)
+{
+	json_t *host = json_object_get(args, "host"), *port = json_object_get(args, "port");
+	static const char *const one[] = { "command", "cmd", "url", "path", "file", "query" };
+
+	if (json_is_string(args)) {
+		put_scalar(f, args);
+		return;
+	}
+	if (json_is_array(args)) {
+		put_words(f, args);
+		return;
+	}
+	if (json_is_array(json_object_get(args, "argv"))) {
+		put_words(f, json_object_get(args, "argv"));
+		return;
+	}
+	if (json_is_string(host)) {
+		put_scalar(f, host);
+		if (port) {
+			fputc(':', f);
+			put_scalar(f, port);
+		}
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(one); i++)
+		if (json_is_string(json_object_get(args, one[i]))) {
+			put_scalar(f, json_object_get(args, one[i]));
+			return;
+		}
+	if (json_object_size(args))
+		put_json(f, args);
+}
+
+/*
+ * "shell.exec git push origin main" from a decision's event, "openat(/etc/passwd,
+ * O_RDONLY)" from its raw syscall, or a lifecycle record's event as it is.
+ */
+static void put_summary(FILE *f, json_t *rec)
+{
+	json_t *ev = json_object_get(rec, "event"), *raw = json_object_get(rec, "raw");
+	json_t *server = json_object_get(ev, "server"), *tool = json_object_get(ev, "tool");
+	json_t *args, *name, *x;
+	const char *k;
+	bool first = true;
+
+	if (ev && !json_is_object(ev)) {
+		put_scalar(f, ev);
+		return;
+	}
+	if (json_is_object(ev)) {
+		if (json_is_string(server))
+			put_scalar(f, server);
+		if (json_is_string(server) && json_is_string(tool))
+			fputc('.', f);
+		if (json_is_string(tool))
+			put_scalar(f, tool);
+		args = json_object_get(ev, "arguments");
+		if (args && !(json_is_object(args) && json_object_size(args) == 0)) {
+			fputc(' ', f);
+			put_arguments(f, args);
+		}
+		return;
+	}
+	name = json_object_get(raw, "syscall") ?: json_object_get(raw, "name") ?: json_object_get(raw, "nr");
+	if (name)
+		put_scalar(f, name);
+	else
+		fputs("raw", f);
+	fputc('(', f);
+	args = json_object_get(raw, "args");
+	if (json_is_array(args)) {
+		size_t i;
+
+		json_array_foreach(args, i, x) {
+			fputs(i ? ", " : "", f);
+			put_scalar(f, x);
+		}
+	} else {
+		json_object_foreach(raw, k, x) {
+			if (x == name)
+				continue;
+			fprintf(f, "%s", first ? "" : ", ");
+			put_str(f, k);
+			fputc('=', f);
+			put_scalar(f, x);
+			first = false;
+		}
+	}
+	fputc(')', f);
+}
+
+static void show_record(FILE *f, json_t *rec)
+{
+	/* Members shown in their own place, or not at all (the chain's own). */
+	static const char *const shown[] = { "seq", "time", "session", "type", "prev", "hmac", "pid",
+					     "comm", "decision", "event", "raw", "rule", "reason",
+					     "approver" };
+	json_t *seq = json_object_get(rec, "seq"), *pid = json_object_get(rec, "pid");
+	json_t *comm = json_object_get(rec, "comm"), *v;
+	const char *type = json_string_value(json_object_get(rec, "type")) ?: "?";
+	const char *k;
+
+	put_str(f, json_string_value(json_object_get(rec, "time")) ?: "?");
+	if (json_is_integer(seq))
+		fprintf(f, " %5lld", (long long)json_integer_value(seq));
+	else
+		fputs("     ?", f);
+	fputs(" ", f);
+	put_str(f, type);
+	fprintf(f, "%*s", strlen(type) < 9 ? (int)(9 - strlen(type)) : 0, "");
+	if (!strcmp(type, "start")) {
+		fputs(" session=", f);
+		put_json(f, json_object_get(rec, "session"));
+	}
+	if (pid || comm) {
+		fputc(' ', f);
+		if (pid)
+			put_scalar(f, pid);
+		if (pid && comm)
+			fputc('/', f);
+		if (comm)
+			put_scalar(f, comm);
+	}
+	if ((v = json_object_get(rec, "decision"))) {
+		fputc(' ', f);
+		put_scalar(f, v);
+	}
+	if (json_object_get(rec, "event") || json_is_object(json_object_get(rec, "raw"))) {
+		fputc(' ', f);
+		put_summary(f, rec);
+	}
+	if ((v = json_object_get(rec, "rule"))) {
+		fputs(" rule=", f);
+		put_scalar(f, v);
+	}
+	if ((v = json_object_get(rec, "reason"))) {
+		fputs(" reason=", f);
+		put_json(f, v);
+	}
+	if ((v = json_object_get(rec, "approver"))) {
+		fputs(" approver=", f);
+		put_scalar(f, v);
+	}
+	json_object_foreach(rec, k, v) {
+		bool known = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(shown) && !known; i++)
+			known = !strcmp(k, shown[i]);
+		if (known)
+			continue;
+		fputc(' ', f);
+		put_str(f, k);
+		fputc('=', f);
+		put_json(f, v);
+	}
+	fputc('\n', f);
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		usage(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
+		return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+	}
+	f = fopen(argv[1], "re");
+	if (!f) {
+		log_err("audit: cannot read %s: %m", argv[1]);
+		return 2;
+	}
+	errno = 0;
+	while ((n = getline(&buf, &cap, f)) > 0) {
+		json_t *rec = json_loadb(buf, (size_t)n, 0, NULL);
+
+		lineno++;
+		if (json_is_object(rec)) {
+			show_record(stdout, rec);
+		} else {
+			printf("line %zu: not a record: ", lineno);
+			put_safe(stdout, buf, (size_t)n > 80 ? 80 : (size_t)n - (buf[n - 1] == '\n'));
+			fputs((size_t)n > 80 ? "...\n" : "\n", stdout);
+		}
+		json_decref(rec);
+		errno = 0;
+	}
+	if (ferror(f)) {
+		log_err("audit: cannot read %s: %m", argv[1]);
+		return 2;
+	}
+	return 0;
+}
+
+int cmd_audit(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "verify"))
+		return cmd_verify(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "show"))
+		return cmd_show(argc - 1, argv + 1);
+	log_err("audit: unknown subcommand '%s' (verify, show)", argv[1]);
+	return 2;
+}
