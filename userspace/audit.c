@@ -646,6 +646,11 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	if (r < 0)
 		goto fail;
 	key_made = true;
+	/* A log that outlives its key's directory entry could never be verified. */
+	if (fsync(dfd) < 0) {
+		r = -errno;
+		goto fail;
+	}
 	extra = json_pack("{s:s}", "format", AUDIT_FORMAT);
 	if (!extra) {
 		r = -ENOMEM;

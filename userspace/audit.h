@@ -28,8 +28,9 @@ struct audit;
 /*
  * Create PATH (O_CREAT|O_EXCL|O_APPEND, mode 0600; an existing file is
  * -EEXIST), generate a 32-byte HMAC key, store it at KEY_DIR/SESSION.key
- * (KEY_DIR defaults to AUDIT_KEY_DIR, created 0700 if missing; the key file
- * is 0600 and must not exist) and write record 0, of type "start", with the
+ * (KEY_DIR defaults to AUDIT_KEY_DIR, created 0700 if missing, -EPERM if
+ * it is not ours or others may write it; the key file is 0600 and must not
+ * exist: -EEXIST) and write record 0, of type "start", with the
  * caller's START_FIELDS (borrowed, may be NULL).  SESSION is
  * [A-Za-z0-9][A-Za-z0-9._-]{0,127}: it names the key file.  No secret has
  * been registered yet when record 0 is written, so START_FIELDS must not
@@ -64,7 +65,10 @@ int audit_write(struct audit *a, const char *type, json_t *fields);
  */
 int audit_seal(struct audit *a, json_t *fields);
 
-/* Seal if not sealed (errors are lost: call audit_seal() to see them), wipe the key, free. */
+/*
+ * Seal if not sealed (errors are lost: call audit_seal() to see them), wipe
+ * the key and the secrets, free.  No other thread may still be writing.
+ */
 void audit_close(struct audit *a);
 
 const char *audit_key_path(const struct audit *a);

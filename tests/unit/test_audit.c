@@ -448,6 +448,30 @@ static void cut_mid_line_is_truncation(void **state)
 	free(rep);
 }
 
+/* A seal that does not authenticate seals nothing. */
+static void modified_seal_leaves_the_log_unsealed(void **state)
+{
+	struct fixture *fx = *state;
+	struct audit_verify_stats st;
+	struct lines l;
+	char *rep = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	write_log(fx);
+	lines_read(fx->log, &l);
+	lines_edit(&l, l.n, "\"records\":11", "\"records\":12");
+	lines_write(fx->log, &l);
+	f = open_memstream(&rep, &len);
+	assert_int_equal(audit_verify_stats(fx->log, fx->key, f, &st), -EBADMSG);
+	fclose(f);
+	assert_false(st.sealed);
+	assert_int_equal(st.problems, 2);
+	assert_non_null(strstr(rep, "line 11 (seq 10): truncated: no seal"));
+	assert_non_null(strstr(rep, "line 12 (seq 11): modified: its HMAC does not match"));
+	free(rep);
+}
+
 static void record_after_seal_is_named(void **state)
 {
 	struct fixture *fx = *state;
@@ -765,6 +789,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(removed_seal_is_truncation, setup, teardown),
 		cmocka_unit_test_setup_teardown(removed_tail_is_truncation, setup, teardown),
 		cmocka_unit_test_setup_teardown(cut_mid_line_is_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(modified_seal_leaves_the_log_unsealed, setup, teardown),
 		cmocka_unit_test_setup_teardown(record_after_seal_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(non_json_line_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(wrong_key_is_named, setup, teardown),
