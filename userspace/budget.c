@@ -38,6 +38,9 @@
  * mount (no cgroupfs of its own elsewhere) are what forbid it, not the
  * cgroup itself.  A v1 hierarchy mounted outside /sys/fs/cgroup is outside
  * that invariant: the supervisor should protect its path (pol_protect_path).
+ * cgroup v1 memory is deprecated: 6.x kernels log once per boot that
+ * oom_control and kmem.tcp.limit_in_bytes will go.  v2 is the way ahead;
+ * v1 is here because hybrid hosts still exist.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -414,7 +417,8 @@ static int read_mem(struct budget *bg, struct mem_counters *m)
 		if (r < 0)
 			return r;
 		m->oom = m->oom_kill;
-		/* With memsw limited as well, the charge meets that counter first. */
+		/* Whichever counter refused the charge (memsw when it is limited as
+		 * well); recent kernels count neither once memsw is limited. */
 		(void)cg_read_u64(c->dir, "memory.failcnt", &m->limit_hits);
 		if (cg_read_u64(c->dir, "memory.memsw.failcnt", &ev) == 0 && ev > m->limit_hits)
 			m->limit_hits = ev;
