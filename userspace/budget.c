@@ -45,7 +45,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -54,8 +53,6 @@
 #include "cordon.h"
 #include "policy.h"
 #include "util.h"
-
-#define MIB (1024ULL * 1024)
 
 struct ctl {
 	bool on;                /* budgeted */
