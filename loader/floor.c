@@ -642,15 +642,22 @@ static int on_rb(void *ctx, void *data, size_t len)
 	return s->fn(s->ctx, data);
 }
 
-int floor_session_poll(struct floor_session *s, int timeout_ms, floor_event_fn fn, void *ctx)
+int floor_session_fd(struct floor_session *s)
 {
-	int r;
-
 	if (!s->rb) {
 		s->rb = ring_buffer__new(s->rb_fd, on_rb, s, NULL);
 		if (!s->rb)
 			return -errno;
 	}
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int floor_session_poll(struct floor_session *s, int timeout_ms, floor_event_fn fn, void *ctx)
+{
+	int r = floor_session_fd(s);
+
+	if (r < 0)
+		return r;
 	s->fn = fn;
 	s->ctx = ctx;
 	r = ring_buffer__poll(s->rb, timeout_ms);

@@ -57,6 +57,8 @@ typedef int (*floor_event_fn)(void *ctx, const struct cordon_event *e);
 
 /* Deliver the session's pending events to fn; waits up to timeout_ms. */
 int floor_session_poll(struct floor_session *s, int timeout_ms, floor_event_fn fn, void *ctx);
+/* An fd that polls readable when events are pending, or -errno. */
+int floor_session_fd(struct floor_session *s);
 /* Events the session's ring buffer could not take. */
 int floor_session_drops(struct floor *f, const struct floor_session *s, uint64_t *out);
 

@@ -54,8 +54,10 @@ static const struct lack no_lsm[] = {
 	{ "mmap-exec",
 	  "mapping a non-executable file PROT_EXEC: Landlock has no mmap hook" },
 	{ "unix-socket-by-object",
-	  "pathname Unix sockets judged by inode in the kernel: only the "
-	  "supervisor's emulated connect judges them" },
+	  "pathname Unix sockets judged by inode in the kernel: the supervisor "
+	  "judges the canonical path and connects on a copy of the socket, so a "
+	  "symlink swapped in after its check (by a task that may create entries "
+	  "in that directory) is followed, within the agent's own DAC rights" },
 	{ "capable",
 	  "per-capability denial in the kernel for root in the sandbox: "
 	  "capabilities are dropped at start instead" },

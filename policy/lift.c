@@ -238,6 +238,18 @@ int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *o
 	return n;
 }
 
+bool pol_lift_known(const char *prog)
+{
+	static const char *const exact[] = { "git", "npm", "pnpm", "yarn", "twine", "cargo",
+					     "gem", "curl", "wget" };
+
+	prog = base(prog);
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (!strcmp(prog, exact[i]))
+			return true;
+	return !strncmp(prog, "pip", 3) || !strncmp(prog, "python", 6);
+}
+
 void pol_lifted_free(struct pol_lifted *l, int n)
 {
 	for (int i = 0; i < n; i++) {

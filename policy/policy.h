@@ -200,6 +200,12 @@ struct pol_lifted {
  */
 int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *out);
 void pol_lifted_free(struct pol_lifted *l, int n);
+/*
+ * Does a recogniser look at this program's arguments (git, npm, pip,
+ * curl...)?  Then a decision about its exec depends on argv, not only on
+ * the binary.  prog may be a path.  Pure.
+ */
+bool pol_lift_known(const char *prog);
 
 /* Diagnostics: every problem with where it is. */
 enum pol_severity {
