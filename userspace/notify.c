@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * seccomp user notification plumbing (see notify.h for the contract and the
+ * rule every caller follows: a decision about the task's memory is only
+ * CONTINUEd when the kernel floor judges the same object again; otherwise
+ * the supervisor performs the call itself on copies).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "notify.h"
+#include "util.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+#ifndef SYS_kcmp
+#define SYS_kcmp 312
+#endif
+#define KCMP_VM_ 1
+
+int notify_install(unsigned what)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r = 0, fd;
+
+	if (!ctx)
+		return -ENOMEM;
+	/*
+	 * Other architectures' system calls would bypass the numbers below: a
+	 * 32-bit execve through int 0x80 is refused outright.
+	 */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (!r && (what & NOTIFY_EXEC))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
+	if (!r && (what & NOTIFY_EXEC))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	if (!r && (what & NOTIFY_CONNECT))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (!r)
+		r = seccomp_load(ctx);
+	if (r) {
+		seccomp_release(ctx);
+		return r > 0 ? -r : r;
+	}
+	fd = seccomp_notify_fd(ctx);
+	seccomp_release(ctx);
+	return fd >= 0 ? fd : -EBADF;
+}
+
+int notify_send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'F';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int notify_recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return errno ? -errno : -EPROTO;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+int notify_receive(int listener, struct notify_req *req)
+{
+	struct seccomp_notif n;
+
+	memset(&n, 0, sizeof(n));
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
+		return -errno;
+	req->id = n.id;
+	req->pid = (pid_t)n.pid;
+	req->nr = n.data.nr;
+	memcpy(req->args, n.data.args, sizeof(req->args));
+	return 0;
+}
+
+bool notify_valid(int listener, uint64_t id)
+{
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+int notify_continue(int listener, uint64_t id)
+{
+	struct seccomp_notif_resp r = { .id = id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r) < 0 ? -errno : 0;
+}
+
+int notify_return(int listener, uint64_t id, int64_t val, int err)
+{
+	struct seccomp_notif_resp r = { .id = id, .val = val, .error = err ? -err : 0 };
+
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r) < 0 ? -errno : 0;
+}
+
+ssize_t notify_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len, (off_t)addr);
+	return n < 0 ? -errno : n;
+}
+
+int notify_read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	/* Page by page: a string may end right before an unmapped page. */
+	while (got < len) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		ssize_t n;
+
+		if (chunk > len - got)
+			chunk = len - got;
+		n = notify_read(pid, addr + got, buf + got, chunk);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EFAULT;
+		if (memchr(buf + got, '\0', (size_t)n))
+			return 0;
+		got += (size_t)n;
+	}
+	buf[len - 1] = '\0';
+	return -ENAMETOOLONG;
+}
+
+int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes, char ***out)
+{
+	_cleanup_free_ uint64_t *ptrs = NULL;
+	_cleanup_free_ char *strs = NULL;
+	size_t n = 0, used = 0;
+	char **v;
+	int r;
+
+	ptrs = calloc(max_args + 1, sizeof(*ptrs));
+	strs = malloc(max_bytes);
+	if (!ptrs || !strs)
+		return -ENOMEM;
+	if (addr) {
+		for (;;) {
+			uint64_t p;
+
+			if (notify_read(pid, addr + n * 8, &p, 8) != 8)
+				return -EFAULT;
+			if (!p)
+				break;
+			if (n == max_args)
+				return -E2BIG;
+			ptrs[n++] = p;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (used >= max_bytes)
+			return -E2BIG;
+		r = notify_read_string(pid, ptrs[i], strs + used, max_bytes - used);
+		if (r < 0)
+			return r == -ENAMETOOLONG ? -E2BIG : r;
+		ptrs[i] = used;
+		used += strlen(strs + used) + 1;
+	}
+	v = malloc((n + 1) * sizeof(char *) + used);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v + n + 1, strs, used);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (char *)(v + n + 1) + ptrs[i];
+	v[n] = NULL;
+	*out = v;
+	return (int)n;
+}
+
+static int status_field(pid_t pid, const char *field, long *out)
+{
+	char path[64], *s = NULL, *p;
+	size_t fl = strlen(field);
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	r = read_file(path, &s, 1 << 16);
+	if (r < 0)
+		return r;
+	for (p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncmp(p, field, fl) && p[fl] == ':') {
+			*out = strtol(p + fl + 1, NULL, 10);
+			free(s);
+			return 0;
+		}
+	}
+	free(s);
+	return -ENOENT;
+}
+
+/*
+ * Is pid blocked inside vfork(), or clone()/clone3() with CLONE_VFORK?  Such
+ * a task cannot return to user space (and so cannot touch the memory it
+ * shares) until its child execs or exits.  /proc/PID/syscall names the call
+ * a blocked task is in, with its arguments.
+ */
+static bool in_vfork(pid_t pid)
+{
+	char path[64], *s = NULL;
+	unsigned long long nr, a0;
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	if (read_file(path, &s, 512) < 0)
+		return false;
+	if (sscanf(s, "%llu %llx", &nr, &a0) == 2) {
+		if (nr == SYS_vfork)
+			yes = true;
+		else if (nr == SYS_clone)
+			yes = (a0 & CLONE_VFORK) != 0;
+		else if (nr == SYS_clone3) {
+			uint64_t flags;
+
+			/* The parent is the only other sharer (checked by the
+			 * caller) and is blocked: the struct cannot change. */
+			yes = notify_read((pid_t)pid, a0, &flags, 8) == 8 &&
+			      (flags & CLONE_VFORK);
+		}
+	}
+	free(s);
+	return yes;
+}
+
+int notify_memory_shared(pid_t pid, const char *cgroup)
+{
+	char path[4096 + 32];
+	_cleanup_fclose_ FILE *f = NULL;
+	long threads, ppid = 0;
+	int sharers = 0, vfork_parent = 0, other;
+	int r = status_field(pid, "Threads", &threads);
+
+	if (r < 0)
+		return r;
+	if (threads != 1)
+		return 1;
+	r = status_field(pid, "PPid", &ppid);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%d", &other) == 1) {
+		long t;
+
+		if (other == pid)
+			continue;
+		if (syscall(SYS_kcmp, pid, other, KCMP_VM_, 0, 0) != 0)
+			continue;       /* a different mm, or gone */
+		sharers++;
+		if (other == ppid && status_field(other, "Threads", &t) == 0 && t == 1 &&
+		    in_vfork(other))
+			vfork_parent = 1;
+	}
+	return sharers - vfork_parent > 0;
+}
+
+int notify_getfd(pid_t pid, int fd)
+{
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int copy;
+
+	if (pidfd < 0)
+		return -errno;
+	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (copy < 0)
+		return -errno;
+	(void)fcntl(copy, F_SETFD, FD_CLOEXEC);
+	return copy;
+}
