@@ -7,6 +7,7 @@
 #include "doctor.h"
 #include "floor_cmd.h"
 #include "policy_cmd.h"
+#include "run.h"
 #include "util.h"
 
 #define CORDON_VERSION "0.1.0"
@@ -18,6 +19,10 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "run", cmd_run, "run an agent in a confined, supervised session" },
+	{ "pending", cmd_pending, "list operations waiting for a human" },
+	{ "approve", cmd_approve, "approve a pending operation (ID from `cordon pending`)" },
+	{ "deny", cmd_deny, "deny a pending operation" },
 	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
 	{ "policy", cmd_policy, "check, explain and test policies" },
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Human approval of escalated operations.  The call stays blocked in the
+ * kernel (the seccomp notification is simply not answered) until a human
+ * decides or the policy's timeout applies.
+ *
+ * Channels:
+ *   - tty: a prompt on cordon's own terminal.  The agent never holds a
+ *     descriptor of that terminal (it has its own pseudo-terminal, see
+ *     run.c), so it cannot type the answer.
+ *   - socket: RUN_DIR/SESSION/approve.sock, spoken to by `cordon pending`,
+ *     `cordon approve`, `cordon deny`.  A peer must be root or the invoking
+ *     user AND must not be a task of any cordon session: the peer's cgroup
+ *     is read from its pid (SO_PEERCRED, captured at connect), and a
+ *     session task cannot leave its cgroup (cgroupfs is never writable from
+ *     inside).  The floor also refuses the socket: RUN_DIR is a protected
+ *     path (full posture, by object); the fallback cannot judge pathname
+ *     Unix sockets, which is why the cgroup check exists.
+ * Identical requests pending at once are batched: one answer for all.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include "audit.h"
+#include "notify.h"
+#include "supervisor.h"
+#include "util.h"
+
+static int listen_at(const char *path, uid_t owner)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a.sun_path, path);
+	(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
+	    chown(path, owner, (gid_t)-1) < 0 || listen(fd, 16) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int approve_listen(struct sup *s)
+{
+	char p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/approve.sock", s->run_dir);
+	s->approve_sock = listen_at(p, s->invoker);
+	if (s->approve_sock < 0) {
+		log_err("run: %s: %s", p, strerror(-s->approve_sock));
+		return s->approve_sock;
+	}
+	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
+	s->events_sock = listen_at(p, s->invoker);
+	if (s->events_sock < 0) {
+		log_err("run: %s: %s", p, strerror(-s->events_sock));
+		return s->events_sock;
+	}
+	return 0;
+}
+
+bool approve_session_allowed(struct sup *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_approved; i++)
+		if (!strcmp(s->approved[i], key))
+			return true;
+	return false;
+}
+
+static void tty_print(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tty_print(struct sup *s, const char *fmt, ...)
+{
+	char buf[2048], out[4096];
+	size_t o = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* The terminal is in raw mode while the agent's pty is relayed. */
+	for (const char *c = buf; *c && o + 2 < sizeof(out); c++) {
+		if (*c == '\n')
+			out[o++] = '\r';
+		out[o++] = *c;
+	}
+	(void)!write(STDERR_FILENO, out, o);
+}
+
+static void prompt(struct sup *s, struct pending *p)
+{
+	s->prompt_active = true;
+	p->prompted = true;
+	tty_print(s, "\n[cordon] The agent asks to: %s\n"
+		  "[cordon]   rule: %s - %s\n"
+		  "[cordon]   waiting: %d call%s; answer within %llu s or: %s\n"
+		  "[cordon] Approve once [y], approve for this session [s], deny [n]? ",
+		  p->summary, p->rule[0] ? p->rule : "(none)", p->risk, p->n_held,
+		  p->n_held == 1 ? "" : "s",
+		  (unsigned long long)((p->deadline_ms - sup_now_ms()) / 1000),
+		  s->pol->approval_on_timeout == CORDON_ALLOW ? "allow" : "deny");
+}
+
+static struct pending *first_unprompted(struct sup *s)
+{
+	struct pending *p, *last = NULL;
+
+	/* Oldest first: the list is newest-first. */
+	for (p = s->pending; p; p = p->next)
+		if (!p->prompted)
+			last = p;
+	return last;
+}
+
+void approve_hold(struct sup *s, struct pending *p)
+{
+	if (s->opt->approve == APPROVE_TTY && s->tty_fd >= 0) {
+		if (!s->prompt_active)
+			prompt(s, p);
+		return;
+	}
+	if (!s->opt->quiet)
+		tty_print(s, "cordon: held #%u: %s (rule %s); `cordon approve %s:%u` or "
+			  "`cordon deny %s:%u`\n", p->id, p->summary, p->rule[0] ? p->rule : "-",
+			  s->name, p->id, s->name, p->id);
+}
+
+static void unlink_pending(struct sup *s, struct pending *p)
+{
+	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			return;
+		}
+}
+
+void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
+		     const char *approver)
+{
+	bool was_prompted = p->prompted && s->prompt_active;
+
+	unlink_pending(s, p);
+	if (allow && session && p->key[0]) {
+		char **v = realloc(s->approved, (s->n_approved + 1) * sizeof(char *));
+
+		if (v) {
+			s->approved = v;
+			s->approved[s->n_approved++] = strdup(p->key);
+		}
+	}
+	for (int i = 0; i < p->n_held; i++) {
+		struct held *h = &p->held[i];
+		bool ok = allow;
+		const char *why = allow ? (session ? "approved for this session" : "approved once")
+					: "denied by the approver";
+
+		if (!notify_valid(s->listener, h->notif))
+			continue;
+		/*
+		 * An exec held for a human is argv-based by nature: it may only
+		 * run if no other task can have rewritten its arguments.
+		 */
+		if (ok && h->nr != SYS_connect && notify_memory_shared(h->pid, s->cgroup) != 0) {
+			ok = false;
+			why = "approved, but another task shares the caller's memory (argv could "
+			      "have been rewritten)";
+		}
+		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" : "execve", NULL, p->event,
+			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
+		sup_apply(s, h, ok, true, why);
+	}
+	json_decref(p->event);
+	free(p);
+	if (was_prompted) {
+		struct pending *next;
+
+		s->prompt_active = false;
+		s->prompt_len = 0;
+		next = first_unprompted(s);
+		if (next)
+			prompt(s, next);
+	}
+}
+
+void approve_tick(struct sup *s)
+{
+	uint64_t now = sup_now_ms();
+	struct pending *p = s->pending;
+
+	while (p) {
+		struct pending *next = p->next;
+
+		if (now >= p->deadline_ms) {
+			if (p->prompted && s->prompt_active)
+				tty_print(s, "timeout\n");
+			approve_resolve(s, p, s->pol->approval_on_timeout == CORDON_ALLOW, false,
+					"timeout");
+		}
+		p = next;
+	}
+}
+
+void approve_tty_input(struct sup *s, const char *buf, size_t n)
+{
+	struct pending *p;
+
+	for (p = s->pending; p && !(p->prompted); p = p->next)
+		;
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char c = buf[i];
+		bool allow, session = false;
+
+		if (c == 'y' || c == 'Y')
+			allow = true;
+		else if (c == 's' || c == 'S')
+			allow = session = true;
+		else if (c == 'n' || c == 'N' || c == 3 /* ^C */)
+			allow = false;
+		else
+			continue;
+		tty_print(s, "%s\n", allow ? (session ? "approved for this session" : "approved")
+					   : "denied");
+		approve_resolve(s, p, allow, session, "tty");
+		return;
+	}
+}
+
+/* --- the socket ------------------------------------------------------------ */
+
+static bool peer_allowed(struct sup *s, int c, char *who, size_t wlen)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+	char p[64], *cg = NULL;
+	bool inside;
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0)
+		return false;
+	if (cr.uid != 0 && cr.uid != s->invoker)
+		return false;
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)cr.pid);
+	/* Unknown means deny: a peer whose cgroup cannot be read is refused. */
+	inside = read_file(p, &cg, 4096) < 0 || strstr(cg, "/" CORDON_CGROUP_PARENT "/") != NULL;
+	free(cg);
+	snprintf(who, wlen, "uid %u (pid %d)", (unsigned)cr.uid, (int)cr.pid);
+	return !inside;
+}
+
+static json_t *pending_json(struct sup *s)
+{
+	json_t *a = json_array();
+	uint64_t now = sup_now_ms();
+
+	for (struct pending *p = s->pending; p; p = p->next)
+		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:O,s:i,s:I}",
+			"session", s->name, "id", (int)p->id, "summary", p->summary,
+			"rule", p->rule, "risk", p->risk, "event", p->event, "waiting", p->n_held,
+			"expires_in_ms", (json_int_t)(p->deadline_ms > now ? p->deadline_ms - now : 0)));
+	return a;
+}
+
+static void reply(int c, json_t *o)
+{
+	char *line = json_dumps(o, JSON_COMPACT);
+
+	if (line) {
+		(void)send(c, line, strlen(line), MSG_NOSIGNAL);
+		(void)send(c, "\n", 1, MSG_NOSIGNAL);
+	}
+	free(line);
+	json_decref(o);
+}
+
+void approve_accept(struct sup *s)
+{
+	int c = accept4(s->approve_sock, NULL, NULL, SOCK_CLOEXEC);
+	char buf[4096], who[64], approver[96];
+	struct timeval tv = { .tv_sec = 1 };
+	json_error_t jerr;
+	json_t *req;
+	const char *cmd;
+	ssize_t n;
+
+	if (c < 0)
+		return;
+	if (!peer_allowed(s, c, who, sizeof(who))) {
+		reply(c, json_pack("{s:s}", "error", "not allowed: only the invoking user or root, "
+				   "from outside every cordon session"));
+		close(c);
+		return;
+	}
+	/* A slow client stalls the loop for at most a second. */
+	(void)setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = recv(c, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		close(c);
+		return;
+	}
+	buf[n] = '\0';
+	req = json_loads(buf, 0, &jerr);
+	cmd = json_string_value(json_object_get(req, "cmd"));
+	snprintf(approver, sizeof(approver), "socket: %s", who);
+	if (!cmd) {
+		reply(c, json_pack("{s:s}", "error", "bad request: expected {\"cmd\": ...}"));
+	} else if (!strcmp(cmd, "pending")) {
+		reply(c, json_pack("{s:s,s:o}", "session", s->name, "pending", pending_json(s)));
+	} else if (!strcmp(cmd, "approve") || !strcmp(cmd, "deny")) {
+		unsigned id = (unsigned)json_integer_value(json_object_get(req, "id"));
+		struct pending *p;
+
+		for (p = s->pending; p && p->id != id; p = p->next)
+			;
+		if (!p) {
+			reply(c, json_pack("{s:s}", "error", "no such pending request"));
+		} else {
+			bool allow = !strcmp(cmd, "approve");
+			bool session = json_is_true(json_object_get(req, "session"));
+			int held = p->n_held;
+
+			if (p->prompted && s->prompt_active)
+				tty_print(s, "%s from another terminal\n", allow ? "approved" : "denied");
+			approve_resolve(s, p, allow, allow && session, approver);
+			reply(c, json_pack("{s:b,s:i}", "ok", 1, "calls", held));
+		}
+	} else {
+		reply(c, json_pack("{s:s}", "error", "unknown command"));
+	}
+	json_decref(req);
+	close(c);
+}

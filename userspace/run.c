@@ -1,0 +1,928 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `cordon run [options] -- AGENT [ARGS...]`: start-up and teardown of a
+ * session.  The event loop is supervisor.c's.
+ *
+ * Order of start-up, and why:
+ *   1. everything that can fail on bad input (user, workspace, policy) is
+ *      checked before anything is created, so an error leaves nothing behind;
+ *   2. the floor: BPF LSM if the kernel takes it (full posture), otherwise
+ *      the fallback, and the lacks of the posture are printed (never
+ *      pretend); --require-full-floor refuses the fallback;
+ *   3. the session cgroup with its kernel rules, registered before any task
+ *      enters it (a task in an unregistered session cgroup is denied
+ *      everything by the network floor);
+ *   4. the watchdog, so that from here on a dead supervisor means a dead
+ *      session (cgroup.kill);
+ *   5. the agent: forked, moved into the cgroup by the supervisor, then it
+ *      drops privileges, sets no_new_privs, applies the fallback layers when
+ *      needed, installs the notify filter, hands its listener over and execs.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <pty.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+
+#include "audit.h"
+#include "budget.h"
+#include "cgroup.h"
+#include "fallback.h"
+#include "floor.h"
+#include "net.h"
+#include "notify.h"
+#include "probe.h"
+#include "run.h"
+#include "supervisor.h"
+#include "util.h"
+
+#define EXIT_CORDON 125
+#define RUN_DIR "/run/cordon"
+#define AUDIT_DIR "/var/log/cordon"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cordon run [OPTIONS] -- AGENT [ARGS...]\n"
+		"  --profile NAME        shipped profile (default: coding-agent)\n"
+		"  --policy FILE         a policy file instead of a profile\n"
+		"  --workspace DIR       the project directory (default: the current directory)\n"
+		"  --user USER           run the agent as USER (default: the invoking user, SUDO_UID);\n"
+		"                        `--user root` runs it as uid 0 with every capability dropped\n"
+		"  --approve MODE        tty (default with a terminal), socket (`cordon approve`),\n"
+		"                        or deny (every escalation is denied)\n"
+		"  --audit FILE          the audit log (default: " AUDIT_DIR "/SESSION.jsonl)\n"
+		"  --require-full-floor  refuse to start without BPF LSM\n"
+		"  --env NAME            pass this variable through (the rest is scrubbed)\n"
+		"  --var NAME=VALUE      set a policy variable\n"
+		"  -q, --quiet           print only errors and approval prompts\n"
+		"Exit status: the agent's; 125 a cordon error; 126 the agent cannot run;\n"
+		"127 the agent was not found.\n");
+}
+
+static int parse_args(int argc, char **argv, struct run_options *o)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+#define NEEDV() do { if (!v) { log_err("run: %s needs a value", a); return -EINVAL; } i++; } while (0)
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "--profile") || !strcmp(a, "--policy")) {
+			NEEDV();
+			o->policy = v;
+		} else if (!strcmp(a, "--workspace")) {
+			NEEDV();
+			o->workspace = v;
+		} else if (!strcmp(a, "--user")) {
+			NEEDV();
+			o->user = v;
+		} else if (!strcmp(a, "--approve")) {
+			NEEDV();
+			if (!strcmp(v, "tty"))
+				o->approve = APPROVE_TTY;
+			else if (!strcmp(v, "socket"))
+				o->approve = APPROVE_SOCKET;
+			else if (!strcmp(v, "deny"))
+				o->approve = APPROVE_DENY;
+			else {
+				log_err("run: --approve %s: expected tty, socket or deny", v);
+				return -EINVAL;
+			}
+			o->approve_set = true;
+		} else if (!strcmp(a, "--audit")) {
+			NEEDV();
+			o->audit = v;
+		} else if (!strcmp(a, "--require-full-floor")) {
+			o->require_full_floor = true;
+		} else if (!strcmp(a, "--env") || !strcmp(a, "--var")) {
+			bool env = !strcmp(a, "--env");
+
+			NEEDV();
+			if ((env ? o->n_env : o->n_vars) >= RUN_MAX_ENV) {
+				log_err("run: too many %s options", a);
+				return -E2BIG;
+			}
+			if (env)
+				o->env[o->n_env++] = v;
+			else
+				o->vars[o->n_vars++] = v;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			o->quiet = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (a[0] == '-') {
+			log_err("run: unknown option '%s' (try `cordon run --help`)", a);
+			return -EINVAL;
+		} else {
+			break;
+		}
+#undef NEEDV
+	}
+	if (i >= argc) {
+		log_err("run: no agent command given (cordon run [OPTIONS] -- AGENT [ARGS...])");
+		return -EINVAL;
+	}
+	o->argv = argv + i;
+	return 0;
+}
+
+/*
+ * Who the agent runs as.  Never with capabilities: the invoking user (the
+ * uid sudo was called by), or --user.  Plain root without --user is refused:
+ * an agent running as uid 0 owns every root-owned file the floor does not
+ * cover (and in the fallback posture, /proc/sysrq-trigger).
+ */
+static int resolve_user(struct sup *s)
+{
+	const char *name = s->opt->user;
+	const char *sudo_uid = getenv("SUDO_UID");
+	struct passwd *pw = NULL;
+	char *end;
+
+	if (name) {
+		unsigned long n = strtoul(name, &end, 10);
+
+		pw = (*name && !*end) ? getpwuid((uid_t)n) : getpwnam(name);
+		if (!pw) {
+			log_err("run: --user %s: no such user", name);
+			return -ENOENT;
+		}
+	} else if (sudo_uid && *sudo_uid) {
+		unsigned long n = strtoul(sudo_uid, &end, 10);
+
+		if (*end || !(pw = getpwuid((uid_t)n))) {
+			log_err("run: SUDO_UID=%s names no user", sudo_uid);
+			return -ENOENT;
+		}
+	} else {
+		log_err("run: refusing to run the agent as root: pass --user USER (or "
+			"--user root to run it as uid 0 with every capability dropped)");
+		return -EPERM;
+	}
+	s->uid = pw->pw_uid;
+	s->gid = pw->pw_gid;
+	snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
+	snprintf(s->home, sizeof(s->home), "%s", pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
+	s->invoker = sudo_uid && *sudo_uid ? (uid_t)strtoul(sudo_uid, NULL, 10) : 0;
+	return 0;
+}
+
+static int load_policy(struct sup *s)
+{
+	struct pol_vars vars = { 0 };
+	struct pol_diags diags = { .no_warnings = true };
+	char uid[16];
+	int r;
+
+	r = pol_vars_defaults(&vars);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
+	r = r ?: pol_vars_set(&vars, "WORKSPACE", s->workspace);
+	r = r ?: pol_vars_set(&vars, "HOME", s->home);
+	r = r ?: pol_vars_set(&vars, "USER", s->user);
+	r = r ?: pol_vars_set(&vars, "UID", uid);
+	for (int i = 0; !r && i < s->opt->n_vars; i++) {
+		char name[64];
+		const char *eq = strchr(s->opt->vars[i], '=');
+
+		if (!eq || eq == s->opt->vars[i] || (size_t)(eq - s->opt->vars[i]) >= sizeof(name)) {
+			log_err("run: --var %s: expected NAME=VALUE", s->opt->vars[i]);
+			pol_vars_free(&vars);
+			return -EINVAL;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - s->opt->vars[i]), s->opt->vars[i]);
+		r = pol_vars_set(&vars, name, eq + 1);
+	}
+	if (r < 0) {
+		pol_vars_free(&vars);
+		log_err("run: policy variables: %s", strerror(-r));
+		return r;
+	}
+	r = pol_load(s->opt->policy, &vars, &s->pol, &diags);
+	pol_vars_free(&vars);
+	if (r == -ENOENT && !diags.n) {
+		log_err("run: %s: no such policy file or shipped profile", s->opt->policy);
+	} else if (r < 0) {
+		pol_diags_print(&diags, s->opt->policy, stderr);
+		log_err("run: policy %s refused (%zu error%s)", s->opt->policy, diags.n_errors,
+			diags.n_errors == 1 ? "" : "s");
+	}
+	pol_diags_free(&diags);
+	return r;
+}
+
+static int mkdir_p(const char *path, mode_t mode);
+
+static void say(const struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct sup *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->opt->quiet)
+		return;
+	fputs("cordon: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/*
+ * The floor.  BPF LSM when the kernel takes it; otherwise the fallback
+ * (Landlock + cgroup-bpf + seccomp), with the doctor's measured reasons.
+ * The network floor (cgroup-bpf) is needed by both: without it the posture
+ * is insufficient and nothing starts.
+ */
+static int open_floor(struct sup *s)
+{
+	_cleanup_close_ int lock = -1;
+	int r;
+
+	/*
+	 * Sessions starting at once would race to load and pin the same
+	 * programs (one of them failing with EEXIST): loading is serialised
+	 * by a lock next to the sessions' run directories.
+	 */
+	r = mkdir_p(RUN_DIR, 0755);
+	lock = r < 0 ? -1 : open(RUN_DIR "/.floor.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
+		log_err("run: " RUN_DIR "/.floor.lock: %s", strerror(r < 0 ? -r : errno));
+		return -EIO;
+	}
+	r = floor_open(&s->floor);
+
+	if (r == 0) {
+		s->posture.level = POSTURE_FULL;
+		s->posture.n_lacks = 0;
+	} else {
+		snprintf(s->floor_error, sizeof(s->floor_error), "%s", strerror(-r));
+		probe_all(&s->posture);
+		if (s->posture.level == POSTURE_FULL)   /* measured yes, loading failed */
+			s->posture.level = POSTURE_FALLBACK;
+		if (s->opt->require_full_floor) {
+			log_err("run: --require-full-floor: the BPF LSM floor cannot be loaded "
+				"(%s); BPF LSM: %s", s->floor_error,
+				s->posture.mech[MECH_BPF_LSM].reason);
+			return -EPERM;
+		}
+		if (s->posture.level == POSTURE_INSUFFICIENT) {
+			log_err("run: this kernel cannot confine an agent (posture insufficient; "
+				"`cordon doctor` says why)");
+			return -ENOTSUP;
+		}
+	}
+	/* Another loader (an older cordon, a test) may pin at the same moment. */
+	for (int tries = 0; (r = net_open(&s->net)) == -EEXIST && tries < 5; tries++)
+		usleep(20000);
+	if (r < 0) {
+		log_err("run: cannot load the network floor (cgroup-bpf): %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+static void print_posture(const struct sup *s)
+{
+	if (s->posture.level == POSTURE_FULL) {
+		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)", s->name);
+		return;
+	}
+	say(s, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
+	    "cgroup-bpf + seccomp enforce, and these protections are MISSING:", s->name,
+	    s->posture.mech[MECH_BPF_LSM].reason);
+	for (int i = 0; i < s->posture.n_lacks; i++)
+		say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+}
+
+static int make_session(struct sup *s)
+{
+	char parent[PATH_MAX];
+	int r;
+
+	if (s->floor) {
+		r = floor_session_create(s->floor, s->pol, s->name, &s->fsess);
+		if (r < 0) {
+			log_err("run: cannot create the session's kernel rules: %s", strerror(-r));
+			return r;
+		}
+		snprintf(s->cgroup, sizeof(s->cgroup), "%s", floor_session_cgroup(s->fsess));
+	} else {
+		r = floor_cgroup_parent(parent, sizeof(parent));
+		r = r ?: cg_mkdir(parent);
+		if (r < 0) {
+			log_err("run: cgroup2: %s", strerror(-r));
+			return r;
+		}
+		if ((size_t)snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", parent, s->name) >=
+		    sizeof(s->cgroup)) {
+			log_err("run: cgroup path too long");
+			return -ENAMETOOLONG;
+		}
+		if (mkdir(s->cgroup, 0755) < 0) {
+			r = -errno;
+			log_err("run: mkdir %s: %m", s->cgroup);
+			s->cgroup[0] = '\0';
+			return r;
+		}
+	}
+	r = cg_id(s->cgroup, &s->cgid);
+	r = r ?: net_session_add(s->net, s->cgid, s->pol);
+	if (r < 0) {
+		log_err("run: cannot register the session with the network floor: %s", strerror(-r));
+		return r;
+	}
+	r = budget_setup(&s->pol->budgets, s->cgroup, s->name, &s->budget);
+	if (r < 0) {
+		log_err("run: budgets: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * Undo the session: kill every task, then the kernel rules.  In that order,
+ * so that no task of the session ever runs without its floor.
+ */
+static void teardown(struct sup *s)
+{
+	if (s->cgroup[0])
+		(void)cg_destroy(s->cgroup);
+	budget_destroy(s->budget);
+	s->budget = NULL;
+	if (s->fsess) {
+		(void)floor_session_destroy(s->floor, s->fsess);
+		s->fsess = NULL;
+	}
+	if (s->net && s->cgid)
+		(void)net_session_del(s->net, s->cgid);
+	s->cgid = 0;
+	s->cgroup[0] = '\0';
+}
+
+/*
+ * The watchdog: a process outside the session that holds a pipe from the
+ * supervisor.  When the supervisor dies, however it dies (kill -9 included),
+ * the pipe reads EOF and the watchdog kills the session's cgroup and removes
+ * its rules.  A clean exit writes 'D' first.  It ignores the terminal's
+ * signals; only SIGKILL of both supervisor and watchdog leaves a session
+ * running, and then still on its floor (pinned programs, rules kept until
+ * the cgroup is gone and `cordon floor gc` runs).
+ */
+static int start_watchdog(struct sup *s)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		char c = 0;
+
+		close(p[1]);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		(void)setpgid(0, 0);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		if (c != 'D') {
+			if (s->cgroup[0])
+				(void)cg_destroy(s->cgroup);
+			budget_destroy(s->budget);
+			if (s->fsess)
+				(void)floor_session_destroy(s->floor, s->fsess);
+			if (s->net && s->cgid)
+				(void)net_session_del(s->net, s->cgid);
+			if (s->audit_path[0])
+				fprintf(stderr, "cordon: watchdog: the supervisor of session %s died; "
+					"the session was killed\n", s->name);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	s->watchdog_fd = p[1];
+	return 0;
+}
+
+/* --- the agent's side ----------------------------------------------------- */
+
+static const char *const keep_env[] = {
+	"PATH", "TERM", "LANG", "LANGUAGE", "TZ", "COLORTERM", "COLUMNS", "LINES",
+	"NO_COLOR", "FORCE_COLOR", "EDITOR", "VISUAL", "PAGER", NULL,
+};
+
+/*
+ * The environment is rebuilt, not filtered: only a short list of harmless
+ * variables, the identity of the agent's user, and what --env names.  A
+ * secret in the invoking shell's environment (cloud keys, tokens, SSH agent
+ * sockets) therefore never reaches the agent unless the user passes it.
+ */
+static char **build_env(const struct sup *s)
+{
+	size_t n = 0, cap = 32 + (size_t)s->opt->n_env;
+	char **env = calloc(cap + 1, sizeof(char *));
+	char buf[PATH_MAX + 64];
+
+	if (!env)
+		return NULL;
+#define PUT(...) do { snprintf(buf, sizeof(buf), __VA_ARGS__); if (n < cap) env[n++] = strdup(buf); } while (0)
+	for (int i = 0; keep_env[i]; i++) {
+		const char *v = getenv(keep_env[i]);
+
+		if (v)
+			PUT("%s=%s", keep_env[i], v);
+	}
+	for (int i = 0; i < s->opt->n_env; i++) {
+		const char *v = getenv(s->opt->env[i]);
+
+		if (v)
+			PUT("%s=%s", s->opt->env[i], v);
+	}
+	if (!getenv("PATH"))
+		PUT("PATH=/usr/local/bin:/usr/bin:/bin");
+	PUT("HOME=%s", s->home);
+	PUT("USER=%s", s->user);
+	PUT("LOGNAME=%s", s->user);
+	PUT("PWD=%s", s->workspace);
+	PUT("TMPDIR=/tmp");
+	PUT("CORDON_SESSION=%s", s->name);
+#undef PUT
+	env[n] = NULL;
+	return env;
+}
+
+static void child_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void child_fail(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cordon: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	_exit(code);
+}
+
+/*
+ * Drop to the agent's identity.  The capability bounding set is emptied
+ * and the securebits locked first (while CAP_SETPCAP is still held), so
+ * that nothing the agent execs, setuid-root binaries included (no_new_privs
+ * stops those too), can bring a capability back, and uid 0 (--user root)
+ * gets no capability from being uid 0.
+ */
+static void drop_privileges(const struct sup *s)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			child_fail(EXIT_CORDON, "dropping capability %d from the bounding set: %m", cap);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		child_fail(EXIT_CORDON, "clearing ambient capabilities: %m");
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+		  SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+		  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+		  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
+		child_fail(EXIT_CORDON, "locking securebits: %m");
+	if (initgroups(s->user, s->gid) < 0 && setgroups(0, NULL) < 0)
+		child_fail(EXIT_CORDON, "setting groups for %s: %m", s->user);
+	if (setresgid(s->gid, s->gid, s->gid) < 0)
+		child_fail(EXIT_CORDON, "setresgid(%u): %m", (unsigned)s->gid);
+	if (setresuid(s->uid, s->uid, s->uid) < 0)
+		child_fail(EXIT_CORDON, "setresuid(%u): %m", (unsigned)s->uid);
+	/* With NO_SETUID_FIXUP, a move to a non-zero uid keeps the sets: clear them. */
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		child_fail(EXIT_CORDON, "clearing capabilities: %m");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(EXIT_CORDON, "no_new_privs: %m");
+}
+
+static void wait_byte(int sock, char want)
+{
+	char c = 0;
+
+	while (read(sock, &c, 1) < 0 && errno == EINTR)
+		;
+	if (c != want)
+		_exit(EXIT_CORDON);     /* the supervisor gave up: say nothing more */
+}
+
+static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int pty_slave,
+						  pid_t parent)
+{
+	struct fallback_report rep;
+	char **env;
+	int listener, r;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(EXIT_CORDON);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	/*
+	 * A new session: no controlling terminal of cordon's, so no TIOCSTI
+	 * into it and no signals from it.  With a terminal, the agent gets a
+	 * pseudo-terminal of its own that the supervisor relays.
+	 */
+	if (setsid() < 0)
+		child_fail(EXIT_CORDON, "setsid: %m");
+	if (pty_slave >= 0) {
+		if (ioctl(pty_slave, TIOCSCTTY, 0) < 0)
+			child_fail(EXIT_CORDON, "TIOCSCTTY: %m");
+		for (int fd = 0; fd < 3; fd++)
+			if (isatty(fd) && dup2(pty_slave, fd) < 0)
+				child_fail(EXIT_CORDON, "dup2: %m");
+		if (pty_slave > 2)
+			close(pty_slave);
+	}
+	wait_byte(sock, 'G');  /* the supervisor has moved us into the session */
+	if (chdir(s->workspace) < 0)
+		child_fail(EXIT_CORDON, "workspace %s: %m", s->workspace);
+	env = build_env(s);
+	if (!env)
+		child_fail(EXIT_CORDON, "out of memory");
+	drop_privileges(s);
+	if (!s->floor) {
+		r = fallback_apply(s->pol, NULL, &rep);
+		if (r < 0)
+			child_fail(EXIT_CORDON, "fallback floor: %s", rep.error);
+	}
+	listener = notify_install(NOTIFY_EXEC | NOTIFY_CONNECT);
+	if (listener < 0)
+		child_fail(EXIT_CORDON, "seccomp user notification: %s", strerror(-listener));
+	if (notify_send_fd(sock, listener) < 0)
+		_exit(EXIT_CORDON);
+	close(listener);        /* only the supervisor holds it now */
+	wait_byte(sock, 'R');
+	close(sock);
+	execvpe(s->opt->argv[0], s->opt->argv, env);
+	r = errno;
+	child_fail(r == ENOENT ? 127 : 126, "cannot run %s: %s", s->opt->argv[0], strerror(r));
+}
+
+/* --- the supervisor's side ------------------------------------------------ */
+
+static int random_name(char *out, size_t len)
+{
+	unsigned char b[8];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (read(fd, b, sizeof(b)) != sizeof(b)) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	snprintf(out, len, "s%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+		 b[5], b[6], b[7]);
+	return 0;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Where the audit log and its key go: decided before the policy is compiled,
+ * so that both can be protected from the agent. */
+static int audit_paths(struct sup *s)
+{
+	if (s->opt->audit) {
+		if (s->opt->audit[0] == '/')
+			snprintf(s->audit_path, sizeof(s->audit_path), "%s", s->opt->audit);
+		else {
+			char cwd[PATH_MAX];
+
+			if (!getcwd(cwd, sizeof(cwd)))
+				return -errno;
+			if ((size_t)snprintf(s->audit_path, sizeof(s->audit_path), "%s/%s", cwd,
+					     s->opt->audit) >= sizeof(s->audit_path))
+				return -ENAMETOOLONG;
+		}
+	} else {
+		snprintf(s->audit_path, sizeof(s->audit_path), AUDIT_DIR "/%s.jsonl", s->name);
+	}
+	/* CORDON_AUDIT_KEY_DIR moves the keys (tests); cordon's environment, not the agent's. */
+	snprintf(s->key_dir, sizeof(s->key_dir), "%s", getenv("CORDON_AUDIT_KEY_DIR") ?: AUDIT_KEY_DIR);
+	return 0;
+}
+
+static int open_audit(struct sup *s)
+{
+	json_t *start;
+	int r;
+
+	if (!s->opt->audit) {
+		r = mkdir_p(AUDIT_DIR, 0700);
+		if (r < 0) {
+			log_err("run: %s: %s", AUDIT_DIR, strerror(-r));
+			return r;
+		}
+	}
+	start = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s}", "event", "start",
+			  "posture", posture_name(s->posture.level), "user", s->user,
+			  "uid", (int)s->uid, "workspace", s->workspace, "policy", s->opt->policy);
+	{
+		json_t *argv = json_array(), *lacks = json_array();
+
+		for (int i = 0; s->opt->argv[i]; i++)
+			json_array_append_new(argv, json_string(s->opt->argv[i]));
+		for (int i = 0; i < s->posture.n_lacks; i++)
+			json_array_append_new(lacks, json_string(s->posture.lacks[i]->id));
+		json_object_set_new(start, "argv", argv);
+		json_object_set_new(start, "lacks", lacks);
+	}
+	r = audit_open(s->audit_path, s->name, s->key_dir, start, &s->audit);
+	json_decref(start);
+	if (r < 0) {
+		log_err("run: audit log %s: %s", s->audit_path, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * The values of variables the scrub removed that look like secrets: the
+ * audit log redacts them wherever they appear (an agent echoing one into a
+ * command line does not put it in the log).
+ */
+static void register_secrets(struct sup *s)
+{
+	extern char **environ;
+	static const char *const marks[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
+					     "CREDENTIAL", "AUTH", NULL };
+
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[128];
+
+		if (!eq || (size_t)(eq - *e) >= sizeof(name) || strlen(eq + 1) < 8)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		for (int i = 0; marks[i]; i++)
+			if (strstr(name, marks[i])) {
+				(void)audit_add_secret(s->audit, name, eq + 1);
+				break;
+			}
+	}
+}
+
+static struct termios saved_tio;
+static bool tio_saved;
+
+static void restore_tty(void)
+{
+	if (tio_saved)
+		(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
+}
+
+/*
+ * With a terminal on stdin, the agent gets its own pseudo-terminal and the
+ * supervisor relays bytes: the agent never holds a descriptor of cordon's
+ * terminal (no TIOCSTI into it, no reading the human's answer to a prompt).
+ */
+static int setup_pty(struct sup *s, int *slave)
+{
+	struct winsize ws;
+	struct termios raw;
+	int m;
+
+	*slave = -1;
+	if (!isatty(STDIN_FILENO))
+		return 0;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0)
+		memset(&ws, 0, sizeof(ws));
+	if (tcgetattr(STDIN_FILENO, &saved_tio) < 0)
+		return -errno;
+	if (openpty(&m, slave, NULL, &saved_tio, &ws) < 0)
+		return -errno;
+	(void)fcntl(m, F_SETFD, FD_CLOEXEC);
+	tio_saved = true;
+	atexit(restore_tty);
+	raw = saved_tio;
+	cfmakeraw(&raw);
+	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
+	s->pty_master = m;
+	s->tty_fd = STDIN_FILENO;
+	return 0;
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_CORDON;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_options opt = { .policy = "coding-agent" };
+	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
+			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1 };
+	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
+	char ws[PATH_MAX];
+	struct stat st;
+	pid_t pid;
+
+	if (parse_args(argc, argv, &opt) < 0)
+		return EXIT_CORDON;
+	if (!opt.approve_set)
+		opt.approve = isatty(STDIN_FILENO) ? APPROVE_TTY : APPROVE_DENY;
+	pthread_mutex_init(&s.lock, NULL);
+	if (geteuid() != 0) {
+		log_err("run: needs root to load the kernel floor and create the session's "
+			"cgroup; run it with sudo (the agent then runs as you, without privileges)");
+		return EXIT_CORDON;
+	}
+	if (resolve_user(&s) < 0)
+		return EXIT_CORDON;
+	if (!realpath(opt.workspace ? opt.workspace : ".", ws) || stat(ws, &st) < 0) {
+		log_err("run: workspace %s: %m", opt.workspace ? opt.workspace : ".");
+		return EXIT_CORDON;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("run: workspace %s: not a directory", ws);
+		return EXIT_CORDON;
+	}
+	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
+	if (load_policy(&s) < 0)
+		return EXIT_CORDON;
+	if (random_name(s.name, sizeof(s.name)) < 0) {
+		log_err("run: /dev/urandom: %m");
+		goto out;
+	}
+	s.started_ms = sup_now_ms();
+	snprintf(s.run_dir, sizeof(s.run_dir), RUN_DIR "/%s", s.name);
+	/* cordon's own paths: never writable from inside, whatever the policy says. */
+	(void)pol_protect_path(s.pol, RUN_DIR);
+	(void)pol_protect_path(s.pol, AUDIT_DIR);
+	(void)pol_protect_path(s.pol, "/var/lib/cordon");
+	if (audit_paths(&s) < 0) {
+		log_err("run: --audit %s: path too long", opt.audit);
+		goto out;
+	}
+	(void)pol_protect_path(s.pol, s.audit_path);
+	(void)pol_protect_path(s.pol, s.key_dir);
+	if (open_floor(&s) < 0)
+		goto out;
+	if (opt.user && s.uid == 0 && s.posture.level != POSTURE_FULL) {
+		log_err("run: --user root needs the full posture: in the fallback posture an "
+			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
+			"it); run the agent as an unprivileged user");
+		goto out;
+	}
+	r = mkdir_p(s.run_dir, 0711);
+	if (r < 0) {
+		log_err("run: %s: %s", s.run_dir, strerror(-r));
+		goto out;
+	}
+	/* The log exists before the rules are compiled: the floor protects its inode. */
+	if (open_audit(&s) < 0)
+		goto out;
+	if (make_session(&s) < 0)
+		goto out;
+	print_posture(&s);
+	register_secrets(&s);
+	if (approve_listen(&s) < 0)
+		goto out;
+	if (start_watchdog(&s) < 0) {
+		log_err("run: cannot start the watchdog: %m");
+		goto out;
+	}
+	if (setup_pty(&s, &slave) < 0) {
+		log_err("run: cannot create the agent's terminal: %m");
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		log_err("run: socketpair: %m");
+		goto out;
+	}
+	{
+		pid_t me = getpid();
+
+		pid = fork();
+		if (pid < 0) {
+			log_err("run: fork: %m");
+			goto out;
+		}
+		if (pid == 0) {
+			close(sp[0]);
+			agent_child(&s, sp[1], slave, me);
+		}
+	}
+	s.agent = pid;
+	close(sp[1]);
+	sp[1] = -1;
+	if (slave >= 0)
+		close(slave);
+	r = cg_attach_pid(s.cgroup, pid);
+	r = r ?: budget_attach(s.budget, pid);
+	if (r < 0 || write(sp[0], "G", 1) != 1) {
+		log_err("run: cannot move the agent into its session: %s", strerror(-r ?: errno));
+		goto out;
+	}
+	s.listener = notify_recv_fd(sp[0]);
+	if (s.listener < 0) {
+		/* The child said why on stderr; reap it for its exit status. */
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		ret = exit_code(status);
+		s.agent = 0;
+		goto out;
+	}
+	if (write(sp[0], "R", 1) != 1) {
+		log_err("run: the agent died during start-up");
+		goto out;
+	}
+	close(sp[0]);
+	sp[0] = -1;
+	r = sup_loop(&s, &status);
+	ret = r < 0 ? EXIT_CORDON : exit_code(status);
+	s.agent = 0;
+out:
+	if (s.agent > 0)
+		(void)kill(s.agent, SIGKILL);
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (s.pty_master >= 0)
+		close(s.pty_master);
+	restore_tty();
+	teardown(&s);
+	if (s.audit) {
+		json_t *fin = json_pack("{s:s,s:i,s:I}", "event", "end", "exit", ret,
+					"steps", (json_int_t)s.steps);
+
+		if (s.stop_reason[0])
+			json_object_set_new(fin, "stopped", json_string(s.stop_reason));
+		(void)audit_write(s.audit, "lifecycle", fin);
+		json_decref(fin);
+		(void)audit_seal(s.audit, NULL);
+		audit_close(s.audit);
+	}
+	if (s.watchdog_fd >= 0) {
+		(void)!write(s.watchdog_fd, "D", 1);
+		close(s.watchdog_fd);
+	}
+	if (s.run_dir[0]) {
+		char p[PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/approve.sock", s.run_dir);
+		(void)unlink(p);
+		snprintf(p, sizeof(p), "%s/events.sock", s.run_dir);
+		(void)unlink(p);
+		(void)rmdir(s.run_dir);
+	}
+	if (s.floor)
+		floor_close(s.floor);
+	if (s.net)
+		net_close(s.net);
+	pol_free(s.pol);
+	if (s.stop_reason[0])
+		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);
+	return ret;
+}

@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The supervisor's event loop: seccomp notifications (exec, connect), the
+ * floor's ring buffer (writes, deletes, denials), approvals, the agent's
+ * terminal, budgets.  Every operation it sees becomes a semantic event shaped
+ * like an MCP tool call, judged by the one evaluator (policy/eval.c),
+ * published on the session's event socket and written to the audit log.
+ *
+ * What a decision may rest on (seccomp_unotify(2)): the task's memory can
+ * change after the supervisor reads it.
+ *   - exec: an allow is answered CONTINUE because the floor judges the
+ *     binary the kernel actually opens (BPF LSM bprm_check / Landlock
+ *     EXECUTE).  The arguments are not re-judged by anything, so an allow
+ *     that depends on them (git, npm, curl...: the recognisers) is refused
+ *     while another task shares the caller's memory and could rewrite argv
+ *     between the read and the kernel's copy.
+ *   - connect (inet): an allow is CONTINUEd because the cgroup-bpf program
+ *     judges the address the kernel receives.  An approved escalation (which
+ *     the kernel floor denies, as it cannot wait for a human) is performed by
+ *     the supervisor on a pidfd_getfd copy of the socket with the address it
+ *     read and judged, and the result is returned to the task.
+ *   - connect (unix): the floor judges pathname sockets by object (BPF LSM)
+ *     and abstract ones by scope (Landlock ABI >= 6 in the fallback); the
+ *     supervisor lifts and audits.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "audit.h"
+#include "budget.h"
+#include "cgroup.h"
+#include "floor.h"
+#include "notify.h"
+#include "supervisor.h"
+#include "util.h"
+
+#define MAX_ARGS 4096
+#define MAX_ARG_BYTES (256 * 1024)
+
+uint64_t sup_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void comm_of(pid_t pid, char *out, size_t len)
+{
+	char path[64], *s = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (read_file(path, &s, 64) < 0) {
+		snprintf(out, len, "?");
+		return;
+	}
+	s[strcspn(s, "\n")] = '\0';
+	snprintf(out, len, "%s", s);
+	free(s);
+}
+
+/* Write to every subscriber; one that cannot keep up is dropped (never blocks). */
+static void publish(struct sup *s, json_t *params)
+{
+	json_t *msg = json_pack("{s:s,s:s,s:O}", "jsonrpc", "2.0", "method", "cordon/event",
+				"params", params);
+	char *line = json_dumps(msg, JSON_COMPACT);
+	size_t n;
+
+	json_decref(msg);
+	if (!line)
+		return;
+	n = strlen(line);
+	line[n] = '\n';
+	for (int i = 0; i < s->n_clients;) {
+		if (send(s->clients[i], line, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(n + 1)) {
+			close(s->clients[i]);
+			s->clients[i] = s->clients[--s->n_clients];
+			continue;
+		}
+		i++;
+	}
+	free(line);
+}
+
+void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
+		const char *decision, const char *rule, const char *reason, const char *approver)
+{
+	char comm[32];
+	json_t *rec = json_object();
+
+	comm_of(pid, comm, sizeof(comm));
+	json_object_set_new(rec, "pid", json_integer(pid));
+	json_object_set_new(rec, "comm", json_string(comm));
+	if (raw) {
+		json_object_set(raw, "syscall", json_string(raw_name));
+		json_object_set(rec, "raw", raw);
+	}
+	if (event)
+		json_object_set(rec, "event", event);
+	json_object_set_new(rec, "decision", json_string(decision));
+	if (rule)
+		json_object_set_new(rec, "rule", json_string(rule));
+	if (reason)
+		json_object_set_new(rec, "reason", json_string(reason));
+	if (approver)
+		json_object_set_new(rec, "approver", json_string(approver));
+	pthread_mutex_lock(&s->lock);
+	if (s->audit)
+		(void)audit_write(s->audit, "decision", rec);
+	json_object_set_new(rec, "session", json_string(s->name));
+	publish(s, rec);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(rec);
+}
+
+/* The steps budget: every lifted operation is one step. */
+static void step(struct sup *s)
+{
+	s->steps++;
+	if (s->pol->budgets.steps && s->steps > s->pol->budgets.steps && !s->stop_reason[0]) {
+		snprintf(s->stop_reason, sizeof(s->stop_reason),
+			 "steps budget spent (%llu lifted operations)",
+			 (unsigned long long)s->pol->budgets.steps);
+		(void)cg_destroy(s->cgroup);
+	}
+}
+
+static const char *rule_name(const struct pol_result *r)
+{
+	return r->rule ? r->rule->name : r->invariant ? r->invariant : NULL;
+}
+
+/* The rule's description, or a plain default, for the human. */
+static void risk_of(const struct pol_result *r, char *out, size_t len)
+{
+	snprintf(out, len, "%s", r->rule && r->rule->description ? r->rule->description :
+		 r->reason[0] ? r->reason : "the policy asks a human for this");
+}
+
+/* --- emulated connect ----------------------------------------------------- */
+
+struct emul {
+	struct sup *s;
+	struct held h;
+	int sock;
+};
+
+static void *connect_worker(void *arg)
+{
+	struct emul *e = arg;
+	int r = connect(e->sock, (struct sockaddr *)e->h.addr, e->h.addrlen);
+	int err = r < 0 ? errno : 0;
+
+	(void)notify_return(e->s->listener, e->h.notif, 0, err);
+	close(e->sock);
+	free(e);
+	return NULL;
+}
+
+/*
+ * Perform a connect for the task on a copy of its socket, with the address
+ * the supervisor read and judged: a thread that rewrites the sockaddr after
+ * the read changes nothing.  Blocking connects run on a worker thread so
+ * the loop keeps serving.
+ */
+static int emulate_connect(struct sup *s, const struct held *h)
+{
+	struct emul *e;
+	pthread_t t;
+	pthread_attr_t at;
+	int sock = notify_getfd(h->pid, (int)h->args[0]);
+
+	if (sock < 0)
+		return sock;
+	if (!notify_valid(s->listener, h->notif)) {
+		close(sock);
+		return -ESRCH;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(sock);
+		return -ENOMEM;
+	}
+	e->s = s;
+	e->h = *h;
+	e->sock = sock;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, connect_worker, e) != 0) {
+		pthread_attr_destroy(&at);
+		close(sock);
+		free(e);
+		return -EAGAIN;
+	}
+	pthread_attr_destroy(&at);
+	return 0;
+}
+
+static bool argv_sensitive(const struct sup *s, const char *path, const char *argv0)
+{
+	if (pol_lift_known(path) || (argv0 && pol_lift_known(argv0)))
+		return true;
+	for (size_t i = 0; i < s->pol->n_rules; i++) {
+		const struct pol_rule *r = &s->pol->rules[i];
+
+		if (r->kind == POL_TOOL && r->tool.n_conds &&
+		    (!strcmp(r->tool.server, "*") || !strcmp(r->tool.server, "shell")))
+			return true;
+	}
+	return false;
+}
+
+void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const char *why)
+{
+	int r;
+
+	if (!allow) {
+		(void)notify_return(s->listener, h->notif, 0,
+				    h->nr == SYS_connect ? EPERM : EACCES);
+		return;
+	}
+	if (h->nr == SYS_connect) {
+		if (!emulate) {
+			(void)notify_continue(s->listener, h->notif);
+			return;
+		}
+		r = emulate_connect(s, h);
+		if (r < 0)
+			(void)notify_return(s->listener, h->notif, 0, -r == ESRCH ? EPERM : -r);
+		return;
+	}
+	/* exec: the floor re-checks the binary; argv is re-checked for sharing. */
+	(void)why;
+	(void)notify_continue(s->listener, h->notif);
+}
+
+/* --- exec ----------------------------------------------------------------- */
+
+static int fd_path(pid_t pid, int fd, char *out, size_t len)
+{
+	char p[64];
+	ssize_t n;
+
+	if (fd == AT_FDCWD)
+		snprintf(p, sizeof(p), "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(p, out, len - 1);
+	if (n < 0)
+		return -errno;
+	out[n] = '\0';
+	return 0;
+}
+
+static void escalate(struct sup *s, const struct held *h, json_t *event, const char *summary,
+		     const struct pol_result *res)
+{
+	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
+	struct pending *p;
+
+	for (p = s->pending; p && key; p = p->next)
+		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
+			p->held[p->n_held++] = *h;      /* batched with an identical request */
+			free(key);
+			return;
+		}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(key);
+		(void)notify_return(s->listener, h->notif, 0, EPERM);
+		return;
+	}
+	p->id = ++s->next_pending;
+	snprintf(p->key, sizeof(p->key), "%s", key ? key : "");
+	snprintf(p->summary, sizeof(p->summary), "%s", summary);
+	snprintf(p->rule, sizeof(p->rule), "%s", rule_name(res) ?: "");
+	risk_of(res, p->risk, sizeof(p->risk));
+	p->event = json_incref(event);
+	p->held[p->n_held++] = *h;
+	p->deadline_ms = sup_now_ms() + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
+	free(key);
+	p->next = s->pending;
+	s->pending = p;
+	approve_hold(s, p);
+}
+
+static bool session_approved(struct sup *s, json_t *event)
+{
+	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
+	bool yes = key && approve_session_allowed(s, key);
+
+	free(key);
+	return yes;
+}
+
+static void summary_argv(char *const *argv, char *out, size_t len)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (int i = 0; argv && argv[i] && n + 1 < len; i++)
+		n += (size_t)snprintf(out + n, len - n, "%s%s", i ? " " : "", argv[i]);
+}
+
+static void handle_exec(struct sup *s, const struct notify_req *req)
+{
+	bool at = req->nr == SYS_execveat;
+	int dirfd = at ? (int)req->args[0] : AT_FDCWD;
+	uint64_t path_addr = at ? req->args[1] : req->args[0];
+	uint64_t argv_addr = at ? req->args[2] : req->args[1];
+	int flags = at ? (int)req->args[4] : 0;
+	char path[PATH_MAX], base[PATH_MAX], canon[PATH_MAX], cwd[PATH_MAX];
+	char summary[1024], why[256];
+	_cleanup_free_ char **argv = NULL;
+	struct pol_lifted lifted[POL_MAX_LIFTED];
+	struct pol_result res, res2;
+	struct pol_request pr = { .op = POL_OP_EXEC };
+	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
+	struct stat st;
+	json_t *raw, *event;
+	int n, r;
+
+	memcpy(h.args, req->args, sizeof(h.args));
+	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
+	if (r == 0)
+		r = notify_read_argv(req->pid, argv_addr, MAX_ARGS, MAX_ARG_BYTES, &argv);
+	if (r >= 0)
+		r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
+	if (r >= 0) {
+		if (at && (flags & AT_EMPTY_PATH) && !path[0])
+			r = fd_path(req->pid, dirfd, canon, sizeof(canon));
+		else if (path[0] == '/')
+			r = pol_canon_path(path, "/", canon, sizeof(canon));
+		else if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0)
+			r = pol_canon_path(path, base, canon, sizeof(canon));
+	}
+	if (r < 0) {
+		/* Unreadable arguments: unknown means deny. */
+		if (notify_valid(s->listener, req->id))
+			(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
+		return;
+	}
+	if (!notify_valid(s->listener, req->id))
+		return;
+	step(s);
+	pr.path = canon;
+	pr.argv = (const char *const *)argv;
+	pr.cwd = cwd;
+	pol_eval(s->pol, &pr, &res);
+	/*
+	 * The recognisers read argv[0]; the binary is what runs.  Judge with
+	 * both names so `exec -a ls git push` is still a git push.
+	 */
+	if (argv && argv[0] && strcmp(strrchr(canon, '/') + 1,
+				      strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0])) {
+		char *saved = argv[0];
+
+		argv[0] = canon;
+		pol_eval(s->pol, &pr, &res2);
+		argv[0] = saved;
+		if (res2.decision > res.decision)
+			res = res2;
+	}
+	n = pol_lift_exec((const char *const *)argv, cwd, lifted);
+	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
+			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
+	if (n > 1) {
+		json_t *exec = json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
+					 "arguments", lifted[0].args);
+
+		json_object_set_new(event, "also", exec);
+	}
+	pol_lifted_free(lifted, n);
+	raw = json_pack("{s:s}", "path", canon);
+	{
+		json_t *av = json_array();
+
+		for (int i = 0; argv && argv[i]; i++)
+			json_array_append_new(av, json_string(argv[i]));
+		json_object_set_new(raw, "argv", av);
+	}
+	summary_argv(argv, summary, sizeof(summary));
+	if (res.decision == CORDON_ESCALATE && session_approved(s, event))
+		res.decision = CORDON_ALLOW;
+	if (res.decision == CORDON_ALLOW &&
+	    argv_sensitive(s, canon, argv ? argv[0] : NULL) &&
+	    notify_memory_shared(req->pid, s->cgroup) != 0) {
+		snprintf(why, sizeof(why), "the decision rests on argv, and another task shares "
+			 "the caller's memory (it could rewrite argv after the check)");
+		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event, "deny",
+			   rule_name(&res), why, NULL);
+		sup_apply(s, &h, false, false, why);
+	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
+		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event, "escalate",
+			   rule_name(&res), res.reason, NULL);
+		escalate(s, &h, event, summary, &res);
+	} else {
+		bool allow = res.decision == CORDON_ALLOW;
+
+		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event,
+			   allow ? "allow" : "deny", rule_name(&res),
+			   res.decision == CORDON_ESCALATE ? "escalation with --approve deny" :
+			   res.reason, NULL);
+		/*
+		 * A missing binary is answered as the kernel would (ENOENT),
+		 * so PATH searches go on and `env` semantics (127) hold; its
+		 * absence is no secret (stat is not judged by any floor).
+		 */
+		if (!allow && stat(canon, &st) < 0 && errno == ENOENT)
+			(void)notify_return(s->listener, req->id, 0, ENOENT);
+		else
+			sup_apply(s, &h, allow, false, NULL);
+	}
+	json_decref(raw);
+	json_decref(event);
+}
+
+/* --- connect -------------------------------------------------------------- */
+
+/*
+ * A pathname Unix socket in the fallback posture, where no kernel layer
+ * judges it (Landlock has no hook for it): the supervisor judges the
+ * canonical path (the write right, as the BPF LSM floor does on the socket
+ * inode) and performs the connect itself on a copy of the task's socket,
+ * from a worker thread that has the agent's filesystem identity (fsuid,
+ * fsgid, groups: DAC applies as to the agent, and a non-zero fsuid clears
+ * the thread's filesystem capabilities) and its own fs context, chdir'd to
+ * the socket's directory opened without following symlinks.  What remains:
+ * the last component may be swapped for a symlink between the check and
+ * the connect by a task that may create entries in that directory; the
+ * agent's own uid still needs DAC access to whatever the symlink names.
+ */
+struct unix_emul {
+	struct sup *s;
+	struct held h;
+	int sock;
+	int dirfd;
+	char name[108];
+};
+
+static void *unix_worker(void *arg)
+{
+	struct unix_emul *e = arg;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	gid_t g = e->s->gid;
+	int err = 0;
+
+	if (unshare(CLONE_FS) < 0 || fchdir(e->dirfd) < 0 ||
+	    syscall(SYS_setgroups, 1, &g) < 0 || syscall(SYS_setfsgid, e->s->gid) < 0 ||
+	    syscall(SYS_setfsuid, e->s->uid) < 0 || (uid_t)syscall(SYS_setfsuid, -1) != e->s->uid)
+		err = EPERM;
+	if (!err) {
+		memcpy(a.sun_path, e->name, strlen(e->name));
+		if (connect(e->sock, (struct sockaddr *)&a, sizeof(a)) < 0)
+			err = errno;
+	}
+	(void)notify_return(e->s->listener, e->h.notif, 0, err);
+	close(e->sock);
+	close(e->dirfd);
+	free(e);
+	return NULL;    /* the thread exits: its identity and fs context go with it */
+}
+
+static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *slash = strrchr(canon, '/');
+	char dir[PATH_MAX];
+	struct unix_emul *e;
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (!slash || strlen(slash + 1) >= sizeof(e->name) || !slash[1])
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%.*s", slash == canon ? 1 : (int)(slash - canon), canon);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->s = s;
+	e->h = *h;
+	snprintf(e->name, sizeof(e->name), "%s", slash + 1);
+	e->dirfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	e->sock = e->dirfd < 0 ? -1 : notify_getfd(h->pid, (int)h->args[0]);
+	if (e->dirfd < 0 || e->sock < 0 || !notify_valid(s->listener, h->notif)) {
+		int r = e->dirfd < 0 ? -errno : e->sock < 0 ? e->sock : -ESRCH;
+
+		if (e->dirfd >= 0)
+			close(e->dirfd);
+		if (e->sock >= 0)
+			close(e->sock);
+		free(e);
+		return r;
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, unix_worker, e) != 0) {
+		pthread_attr_destroy(&at);
+		close(e->dirfd);
+		close(e->sock);
+		free(e);
+		return -EAGAIN;
+	}
+	pthread_attr_destroy(&at);
+	return 0;
+}
+
+static void handle_unix(struct sup *s, const struct notify_req *req, struct held *h,
+			const struct sockaddr_storage *ss, uint32_t len)
+{
+	const struct sockaddr_un *un = (const struct sockaddr_un *)ss;
+	size_t plen = len > offsetof(struct sockaddr_un, sun_path) ?
+		      len - offsetof(struct sockaddr_un, sun_path) : 0;
+	char name[sizeof(un->sun_path) + 2], cwd[PATH_MAX], canon[PATH_MAX];
+	struct pol_request pr = { .op = POL_OP_WRITE };
+	struct pol_result res = { .decision = CORDON_ALLOW };
+	const char *why = "judged by the kernel floor";
+	bool abstract = plen && un->sun_path[0] == '\0';
+	json_t *raw, *event;
+	int r;
+
+	if (abstract)
+		snprintf(name, sizeof(name), "@%.*s", (int)(plen - 1), un->sun_path + 1);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strnlen(un->sun_path, plen), un->sun_path);
+	if (!notify_valid(s->listener, req->id))
+		return;
+	step(s);
+	event = json_pack("{s:s,s:s,s:{s:s}}", "server", "net", "tool", "connect",
+			  "arguments", abstract ? "abstract" : "path", name);
+	raw = json_pack("{s:i,s:s}", "fd", (int)req->args[0], "unix", name);
+	if (s->floor || abstract || !name[0]) {
+		/*
+		 * BPF LSM judges pathname sockets by object; abstract sockets
+		 * are refused outside the session by the LSM floor or Landlock
+		 * scoping (ABI >= 6; the posture lists it missing below that).
+		 */
+		sup_record(s, req->pid, "connect", raw, event, "allow", NULL, why, NULL);
+		(void)notify_continue(s->listener, req->id);
+		goto out;
+	}
+	r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
+	r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
+	if (r < 0) {
+		sup_record(s, req->pid, "connect", raw, event, "deny", NULL,
+			   "the socket path cannot be resolved", NULL);
+		(void)notify_return(s->listener, req->id, 0, r == -ENAMETOOLONG ? ENAMETOOLONG : EACCES);
+		goto out;
+	}
+	json_object_set_new(json_object_get(event, "arguments"), "path", json_string(canon));
+	pr.path = canon;
+	pol_eval(s->pol, &pr, &res);
+	if (res.decision != CORDON_ALLOW) {
+		sup_record(s, req->pid, "connect", raw, event, "deny", rule_name(&res), res.reason, NULL);
+		(void)notify_return(s->listener, req->id, 0, EACCES);
+		goto out;
+	}
+	sup_record(s, req->pid, "connect", raw, event, "allow", rule_name(&res),
+		   "emulated by the supervisor (the fallback has no kernel check)", NULL);
+	r = emulate_unix(s, h, canon);
+	if (r < 0)
+		(void)notify_return(s->listener, req->id, 0, r == -ESRCH ? EPERM : -r);
+out:
+	json_decref(raw);
+	json_decref(event);
+}
+
+static void handle_connect(struct sup *s, const struct notify_req *req)
+{
+	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
+	struct sockaddr_storage ss;
+	char host[INET6_ADDRSTRLEN], summary[600];
+	uint32_t len = (uint32_t)req->args[2];
+	struct pol_request pr = { .op = POL_OP_CONNECT };
+	struct pol_result res;
+	json_t *raw, *event;
+	ssize_t n;
+	uint16_t port = 0;
+
+	memcpy(h.args, req->args, sizeof(h.args));
+	if (len > sizeof(h.addr))
+		len = sizeof(h.addr);
+	memset(&ss, 0, sizeof(ss));
+	n = len ? notify_read(req->pid, req->args[1], &ss, len) : 0;
+	if (n < 0 || (uint32_t)n != len || len < sizeof(sa_family_t)) {
+		/* Unreadable or too short: unknown means deny (the kernel would
+		 * also refuse a bad pointer or length). */
+		raw = json_pack("{s:i,s:I,s:i}", "fd", (int)req->args[0], "read", (json_int_t)n,
+				"len", (int)len);
+		sup_record(s, req->pid, "connect", raw, NULL, "deny", NULL,
+			   "the address cannot be read from the task", NULL);
+		json_decref(raw);
+		(void)notify_return(s->listener, req->id, 0, len < sizeof(sa_family_t) ? EINVAL : EFAULT);
+		return;
+	}
+	memcpy(h.addr, &ss, len);
+	h.addrlen = len;
+	if (ss.ss_family == AF_UNIX) {
+		handle_unix(s, req, &h, &ss, len);
+		return;
+	}
+	if (ss.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+	} else if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		/* A v4-mapped address is the IPv4 address: judge it as such. */
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], host, sizeof(host));
+		else
+			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+	} else {
+		/* AF_UNSPEC (dissolve a UDP association) and short addresses. */
+		(void)notify_continue(s->listener, req->id);
+		return;
+	}
+	if (!notify_valid(s->listener, req->id))
+		return;
+	step(s);
+	pr.host = host;
+	pr.port = port;
+	pol_eval(s->pol, &pr, &res);
+	event = json_pack("{s:s,s:s,s:{s:s,s:i}}", "server", "net", "tool", "connect",
+			  "arguments", "host", host, "port", port);
+	raw = json_pack("{s:i,s:s,s:i}", "fd", (int)req->args[0], "addr", host, "port", port);
+	snprintf(summary, sizeof(summary), "connect to %s%s%s port %u",
+		 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+	if (res.decision == CORDON_ESCALATE && session_approved(s, event)) {
+		sup_record(s, req->pid, "connect", raw, event, "allow", rule_name(&res),
+			   "approved for this session", NULL);
+		sup_apply(s, &h, true, true, NULL);
+	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
+		sup_record(s, req->pid, "connect", raw, event, "escalate", rule_name(&res),
+			   res.reason, NULL);
+		escalate(s, &h, event, summary, &res);
+	} else {
+		bool allow = res.decision == CORDON_ALLOW;
+
+		sup_record(s, req->pid, "connect", raw, event, allow ? "allow" : "deny",
+			   rule_name(&res), res.decision == CORDON_ESCALATE ?
+			   "escalation with --approve deny" : res.reason, NULL);
+		sup_apply(s, &h, allow, false, NULL);
+	}
+	json_decref(raw);
+	json_decref(event);
+}
+
+static void handle_notification(struct sup *s)
+{
+	struct notify_req req;
+
+	if (notify_receive(s->listener, &req) < 0)
+		return;         /* the task died before we read it */
+	if (req.nr == SYS_execve || req.nr == SYS_execveat)
+		handle_exec(s, &req);
+	else if (req.nr == SYS_connect)
+		handle_connect(s, &req);
+	else
+		(void)notify_return(s->listener, req.id, 0, ENOSYS);
+}
+
+/* --- the floor's events --------------------------------------------------- */
+
+static int on_floor_event(void *ctx, const struct cordon_event *e)
+{
+	struct sup *s = ctx;
+	char path[CORDON_EVENT_PATH + 64];
+	const char *tool = NULL;
+	json_t *raw, *event;
+
+	floor_event_path(e, path, sizeof(path));
+	switch (e->op) {
+	case CORDON_OP_OPEN_WRITE:
+	case CORDON_OP_CREATE:
+	case CORDON_OP_MKDIR:
+	case CORDON_OP_SYMLINK:
+	case CORDON_OP_TRUNCATE:
+	case CORDON_OP_RENAME:
+	case CORDON_OP_LINK:
+	case CORDON_OP_CHMOD:
+	case CORDON_OP_CHOWN:
+		tool = "write_file";
+		break;
+	case CORDON_OP_UNLINK:
+	case CORDON_OP_RMDIR:
+		tool = "delete";
+		break;
+	default:
+		break;
+	}
+	if (tool && e->decision == CORDON_ALLOW)
+		step(s);
+	raw = json_pack("{s:s,s:s,s:i}", "op", floor_op_name(e->op), "path", path,
+			"err", e->err);
+	event = tool ? json_pack("{s:s,s:s,s:{s:s}}", "server", "fs", "tool", tool,
+				 "arguments", "path", path) :
+		       json_pack("{s:s,s:s,s:{s:s}}", "server", "kernel", "tool",
+				 floor_op_name(e->op), "arguments", "object", path);
+	sup_record(s, (pid_t)e->pid, "floor", raw, event,
+		   e->decision == CORDON_ALLOW ? "allow" : "deny",
+		   NULL, floor_reason_name(e->reason), NULL);
+	json_decref(raw);
+	json_decref(event);
+	return 0;
+}
+
+/* --- terminal relay ------------------------------------------------------- */
+
+static void relay(int from, int to)
+{
+	char buf[4096];
+	ssize_t n = read(from, buf, sizeof(buf));
+
+	for (ssize_t off = 0; n > 0 && off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+
+		if (w < 0 && errno != EINTR)
+			break;
+		if (w > 0)
+			off += w;
+	}
+}
+
+/* --- the loop ------------------------------------------------------------- */
+
+static void accept_events(struct sup *s)
+{
+	int c = accept4(s->events_sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+
+	if (c < 0)
+		return;
+	/* Subscribers: root or the invoking user, never a task of any session. */
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 ||
+	    (cr.uid != 0 && cr.uid != s->invoker) || s->n_clients == (int)ARRAY_SIZE(s->clients)) {
+		close(c);
+		return;
+	}
+	{
+		char p[64], *cg = NULL;
+		bool inside;
+
+		snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)cr.pid);
+		inside = read_file(p, &cg, 4096) < 0 || strstr(cg, "/" CORDON_CGROUP_PARENT "/");
+		free(cg);
+		if (inside) {
+			close(c);
+			return;
+		}
+	}
+	s->clients[s->n_clients++] = c;
+}
+
+int sup_loop(struct sup *s, int *status)
+{
+	sigset_t mask;
+	int sfd, ffd = -1, bfd;
+	bool agent_done = false;
+	uint64_t wall = s->pol->budgets.wall_time_s * 1000;
+	uint64_t last_budget = 0;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return -errno;
+	if (s->fsess)
+		ffd = floor_session_fd(s->fsess);
+	bfd = budget_pollfd(s->budget);
+	{
+		json_t *ev = json_pack("{s:s,s:i}", "event", "agent-started", "pid", (int)s->agent);
+
+		pthread_mutex_lock(&s->lock);
+		(void)audit_write(s->audit, "lifecycle", ev);
+		pthread_mutex_unlock(&s->lock);
+		json_decref(ev);
+	}
+	while (!agent_done) {
+		struct pollfd p[10];
+		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1,
+		    i_floor = -1, i_budget = -1, timeout = 1000;
+		uint64_t now = sup_now_ms();
+
+		for (struct pending *q = s->pending; q; q = q->next) {
+			int left = q->deadline_ms > now ? (int)(q->deadline_ms - now) : 0;
+
+			if (left < timeout)
+				timeout = left;
+		}
+		p[i_listen = n++] = (struct pollfd){ .fd = s->listener, .events = POLLIN };
+		p[i_sig = n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		if (s->approve_sock >= 0)
+			p[i_appr = n++] = (struct pollfd){ .fd = s->approve_sock, .events = POLLIN };
+		if (s->events_sock >= 0)
+			p[i_ev = n++] = (struct pollfd){ .fd = s->events_sock, .events = POLLIN };
+		if (s->pty_master >= 0)
+			p[i_pty = n++] = (struct pollfd){ .fd = s->pty_master, .events = POLLIN };
+		if (s->tty_fd >= 0)
+			p[i_tty = n++] = (struct pollfd){ .fd = s->tty_fd, .events = POLLIN };
+		if (ffd >= 0)
+			p[i_floor = n++] = (struct pollfd){ .fd = ffd, .events = POLLIN };
+		if (bfd >= 0)
+			p[i_budget = n++] = (struct pollfd){ .fd = bfd, .events = POLLIN };
+		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			return -errno;
+		if (p[i_listen].revents & POLLIN)
+			handle_notification(s);
+		if (i_floor >= 0 && (p[i_floor].revents & POLLIN))
+			(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
+		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
+			approve_accept(s);
+		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))
+			accept_events(s);
+		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {
+			if (p[i_pty].revents & POLLIN)
+				relay(s->pty_master, STDOUT_FILENO);
+			else
+				s->pty_master = -1;     /* closed at exit */
+		}
+		if (i_tty >= 0 && (p[i_tty].revents & POLLIN)) {
+			if (s->prompt_active) {
+				char buf[64];
+				ssize_t r = read(s->tty_fd, buf, sizeof(buf));
+
+				if (r > 0)
+					approve_tty_input(s, buf, (size_t)r);
+			} else if (s->pty_master >= 0) {
+				relay(s->tty_fd, s->pty_master);
+			}
+		}
+		if (p[i_sig].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0) {
+					struct winsize ws;
+
+					if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+						(void)ioctl(s->pty_master, TIOCSWINSZ, &ws);
+				} else if (si.ssi_signo != SIGCHLD) {
+					(void)kill(s->agent, (int)si.ssi_signo);
+				}
+			}
+			if (waitpid(s->agent, status, WNOHANG) == s->agent)
+				agent_done = true;
+		}
+		now = sup_now_ms();
+		approve_tick(s);
+		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
+			snprintf(s->stop_reason, sizeof(s->stop_reason),
+				 "wall_time budget spent (%llu s)",
+				 (unsigned long long)s->pol->budgets.wall_time_s);
+			(void)cg_destroy(s->cgroup);
+		}
+		if ((i_budget >= 0 && (p[i_budget].revents & POLLIN)) || now - last_budget >= 1000) {
+			char which[32], detail[256];
+
+			last_budget = now;
+			if (budget_check(s->budget, which, sizeof(which), detail, sizeof(detail)) == 1 &&
+			    !s->stop_reason[0]) {
+				snprintf(s->stop_reason, sizeof(s->stop_reason), "%s budget spent: %s",
+					 which, detail);
+				(void)cg_destroy(s->cgroup);
+			}
+		}
+	}
+	/* Drain what the floor reported before the agent exited. */
+	if (ffd >= 0)
+		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
+	if (s->pty_master >= 0) {
+		struct pollfd pp = { .fd = s->pty_master, .events = POLLIN };
+
+		while (poll(&pp, 1, 0) > 0 && (pp.revents & POLLIN))
+			relay(s->pty_master, STDOUT_FILENO);
+	}
+	if (s->stop_reason[0]) {
+		json_t *ev = json_pack("{s:s,s:s}", "event", "budget", "stopped", s->stop_reason);
+
+		pthread_mutex_lock(&s->lock);
+		(void)audit_write(s->audit, "budget", ev);
+		pthread_mutex_unlock(&s->lock);
+		json_decref(ev);
+	}
+	/* Anything left pending dies with the session. */
+	while (s->pending)
+		approve_resolve(s, s->pending, false, false, "session ended");
+	close(sfd);
+	return 0;
+}

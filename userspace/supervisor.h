@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The supervisor of one `cordon run` session: the state shared by the
+ * start-up code (run.c), the event loop (supervisor.c) and the approval
+ * channels (approve.c).
+ */
+#ifndef CORDON_SUPERVISOR_H
+#define CORDON_SUPERVISOR_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "policy.h"
+#include "posture.h"
+
+struct floor;
+struct floor_session;
+struct net;
+struct audit;
+struct budget;
+
+enum approve_mode {
+	APPROVE_TTY = 0,
+	APPROVE_SOCKET,
+	APPROVE_DENY,
+};
+
+#define RUN_MAX_ENV 64
+
+struct run_options {
+	const char *policy;             /* file or profile name */
+	const char *workspace;
+	const char *user;
+	enum approve_mode approve;
+	bool approve_set;
+	const char *audit;
+	bool require_full_floor;
+	const char *env[RUN_MAX_ENV];   /* --env NAME */
+	int n_env;
+	const char *vars[RUN_MAX_ENV];  /* --var NAME=VALUE */
+	int n_vars;
+	bool quiet;
+	char **argv;                    /* the agent's command */
+};
+
+/* One escalated operation held while a human decides. */
+struct pending {
+	struct pending *next;
+	unsigned id;                    /* shown to humans */
+	char key[1024];                 /* canonical semantic event: batching */
+	char summary[1024];
+	char rule[128];
+	char risk[512];
+	json_t *event;                  /* {server, tool, arguments} */
+	uint64_t deadline_ms;           /* CLOCK_MONOTONIC */
+	/* The held notifications (identical requests are batched here). */
+	struct held {
+		uint64_t notif;
+		pid_t pid;
+		int nr;
+		uint64_t args[6];
+		unsigned char addr[128];        /* connect: the address as read */
+		uint32_t addrlen;
+	} held[16];
+	int n_held;
+	bool prompted;
+};
+
+struct sup {
+	struct run_options *opt;
+	char name[40];                  /* session name: cgroup and run dir */
+	char run_dir[PATH_MAX];
+	char cgroup[PATH_MAX];
+	uint64_t cgid;
+	struct posture posture;
+	char floor_error[256];          /* why BPF LSM is not in use */
+	struct policy *pol;
+	struct floor *floor;
+	struct floor_session *fsess;
+	struct net *net;
+	struct budget *budget;
+	struct audit *audit;
+	char audit_path[PATH_MAX];
+	char key_dir[PATH_MAX];
+
+	uid_t uid;                      /* the agent's */
+	gid_t gid;
+	char user[64];
+	char home[PATH_MAX];
+	uid_t invoker;                  /* who may approve */
+	char workspace[PATH_MAX];
+
+	pid_t agent;
+	int listener;                   /* seccomp notify */
+	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
+	int pty_master;                 /* the agent's terminal, or -1 */
+	int approve_sock;
+	int events_sock;
+	int watchdog_fd;
+	int clients[16];                /* event subscribers */
+	int n_clients;
+
+	struct pending *pending;
+	unsigned next_pending;
+	char **approved;                /* "for this session" event keys */
+	size_t n_approved;
+	bool prompt_active;
+	char prompt_buf[16];
+	size_t prompt_len;
+
+	uint64_t steps;
+	uint64_t started_ms;
+	char stop_reason[512];          /* a budget spent, the supervisor stopping */
+	pthread_mutex_t lock;           /* audit/event publication from workers */
+};
+
+uint64_t sup_now_ms(void);
+
+/* The event loop: returns when the agent has exited; *status is its wait status. */
+int sup_loop(struct sup *s, int *status);
+
+/* Publish a decision: audit record and event-socket notification. */
+void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
+		const char *decision, const char *rule, const char *reason, const char *approver);
+
+/* approve.c: the approval channels. */
+int approve_listen(struct sup *s);
+void approve_accept(struct sup *s);
+/* A new escalation; returns 0 when held, or a decision to apply now. */
+void approve_hold(struct sup *s, struct pending *p);
+void approve_tick(struct sup *s);
+void approve_tty_input(struct sup *s, const char *buf, size_t n);
+/* Apply a decision to every held call of p, unlink and free it. */
+void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
+		     const char *approver);
+bool approve_session_allowed(struct sup *s, const char *key);
+
+/* Run a held or allowed operation: exec continue, connect emulation. */
+void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const char *why);
+
+#endif /* CORDON_SUPERVISOR_H */
