@@ -66,7 +66,10 @@ HOSTC_SRC  := $(wildcard tests/host/*.c)
 HOSTC_BIN  := $(HOSTC_SRC:tests/host/%.c=$(BUILD)/tests/host/%)
 VMC_SRC    := $(wildcard tests/vm/*.c)
 VMC_BIN    := $(VMC_SRC:tests/vm/%.c=$(BUILD)/tests/vm/%)
-TEST_BIN   := $(UNIT_BIN) $(HOSTC_BIN) $(VMC_BIN)
+# Programs the tests run inside sessions (rogue agents): not tests themselves.
+AGENT_SRC  := $(wildcard tests/agents/*.c)
+AGENT_BIN  := $(AGENT_SRC:tests/agents/%.c=$(BUILD)/tests/agents/%)
+TEST_BIN   := $(UNIT_BIN) $(HOSTC_BIN) $(VMC_BIN) $(AGENT_BIN)
 
 SKEL_H     := $(SKELS:%=$(BUILD)/%.skel.h)
 
@@ -145,6 +148,11 @@ $(BUILD)/tests/host/%: $(BUILD)/tests/host/%.o $(BUILD)/libcordon.a
 $(BUILD)/tests/vm/%: $(BUILD)/tests/vm/%.o $(BUILD)/libcordon.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/agents/%: tests/agents/%.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lpthread
 
 %/.dir:
 	@mkdir -p $(@D) && touch $@

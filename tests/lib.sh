@@ -8,10 +8,12 @@ _failed=0
 ok() {
     _d=$1; shift
     _n=$((_n + 1))
-    if "$@" >/dev/null 2>&1; then
+    # The command's stderr is shown, as TAP diagnostics, only on failure.
+    if _diag=$("$@" 2>&1 >/dev/null); then
         echo "ok $_n - $_d"
     else
         echo "not ok $_n - $_d"
+        [ -z "$_diag" ] || printf '%s\n' "$_diag" | tail -n 12 | sed 's/^/# /'
         _failed=$((_failed + 1))
     fi
 }

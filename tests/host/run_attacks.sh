@@ -1,0 +1,157 @@
+#!/bin/sh
+# [4/8] through a real `cordon run` session: every attack from inside, as
+# an unprivileged agent and (where the posture allows an agent with uid 0)
+# as root.  The same script runs on this host and in the VM.
+#   full posture (BPF LSM, the VM): every attack contained, and the kernel
+#     floor's own denials reach the audit log as events;
+#   fallback (Landlock + cgroup-bpf + seccomp, this host): each attack the
+#     fallback stops is contained; each it cannot stop is asserted to get
+#     through AND to be named by `cordon run` among the protections it said
+#     were missing; --require-full-floor refuses to start with the doctor's
+#     reason; --user root is refused.
+# POSIX sh: busybox in the VM.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib_run.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+agent_user || skip_all "cannot create an unprivileged user"
+new_workspace
+scratch=$(mktemp -d /var/tmp/cordon-host.XXXXXX)
+chmod 0755 "$scratch"
+cleanup() {
+    kill "$server" "$victim" 2>/dev/null
+    rm -rf "$WS" "$scratch" "$AGENT_HOME/.ssh/cordon-test-key"
+    rm -f /var/tmp/cordon-audit.*.jsonl
+}
+trap cleanup EXIT
+
+# Host-side listeners (TCP 127.0.0.1 and ::1, UDP, abstract and pathname
+# Unix), and a host process of the agent's own uid: only the sandbox
+# stands between the agent and them.
+"$BUILD/tests/agents/attack" serve "$scratch" &
+server=$!
+"$BUILD/tests/agents/attack" victim "$AGENT_UID" &
+victim=$!
+i=0
+while [ ! -e "$scratch/ports" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+read -r tcp4 tcp6 udp4 abstract <"$scratch/ports"
+
+if "$cordon" doctor --json | grep -q '"posture": "full"'; then full=1; else full=0; fi
+
+# --- what cordon run says about the posture ----------------------------------
+in_session -- /bin/true
+ok "cordon run starts (rc=$rc)" test "$rc" -eq 0
+if [ $full = 0 ]; then
+    ok "in the fallback posture, and says so" said "FALLBACK posture"
+    ok "naming the doctor's reason" said "kernel refused LSM program load"
+    for lack in hardlink-protected-inodes mmap-exec unix-socket-by-object capable floor-events metadata proc-root; do
+        ok "and the missing protection '$lack'" said "- $lack:"
+    done
+    ok "the audit's start record lists the lacks" grep -q '"lacks":\["hardlink-protected-inodes"' "$audit"
+    in_session --require-full-floor -- /bin/true
+    ok "--require-full-floor refuses to start (rc=$rc)" test "$rc" -eq 125
+    ok "with the doctor's reason" said "BPF LSM: kernel refused LSM program load"
+    in_session --user root -- /bin/true
+    ok "--user root is refused in the fallback posture (rc=$rc)" test "$rc" -eq 125
+    ok "because of /proc/sysrq-trigger" said "sysrq-trigger"
+    users=$AGENT
+else
+    ok "in the full posture, and says so" said "full posture"
+    ok "no missing protection listed" sh -c "! printf '%s' \"\$1\" | grep -q MISSING" _ "$err"
+    in_session --require-full-floor -- /bin/true
+    ok "--require-full-floor starts (rc=$rc)" test "$rc" -eq 0
+    users="$AGENT root"
+fi
+
+pinned=$(find /sys/fs/bpf/cordon -type f 2>/dev/null | grep -v link_ | head -n 1)
+for u in $users; do
+    AS="--user $u"
+    tag="[$u]"
+    # --- network ---------------------------------------------------------------
+    in_session $AS -- "$attack" connect 127.0.0.1 "$tcp4"
+    ok "$tag TCP connect to a loopback listener not in the policy: $out" contained
+    grep connect "$audit" | tail -1 | cut -c1-200 >&2; ok "$tag   judged by the supervisor and audited" audited deny net connect "\"port\":$tcp4"
+    if [ "$tcp6" != 0 ]; then
+        in_session $AS -- "$attack" connect ::1 "$tcp6"
+        ok "$tag TCP connect to [::1]: $out" contained
+        ok "$tag   audited" audited deny net connect '"host":"::1"'
+    fi
+    in_session $AS -- "$attack" connect ::ffff:127.0.0.1 "$tcp4"
+    ok "$tag TCP connect to the v4-mapped ::ffff:127.0.0.1: $out" contained
+    ok "$tag   judged as 127.0.0.1" audited deny net connect '"host":"127.0.0.1"'
+    in_session $AS -- "$attack" sendto 127.0.0.1 "$udp4"
+    ok "$tag UDP sendto 127.0.0.1 (unconnected: cgroup-bpf sendmsg4): $out" contained
+    in_session $AS -- "$attack" sendto ::ffff:127.0.0.1 "$udp4"
+    ok "$tag UDP sendto v4-mapped: $out" contained
+    in_session $AS -- "$attack" sendto 10.0.0.1 53
+    ok "$tag DNS to an outside resolver: $out" contained
+    in_session $AS -- "$attack" socket 2 3 1
+    ok "$tag raw socket: $out" contained
+    in_session $AS -- "$attack" socket 17 3 768
+    ok "$tag packet socket: $out" contained
+    in_session $AS -- "$attack" socket 16 3 4
+    ok "$tag netlink sock_diag socket: $out" contained
+    in_session $AS -- "$attack" socket 40 1 0
+    ok "$tag vsock socket: $out" contained
+    in_session $AS -- "$attack" socket 38 5 0
+    ok "$tag AF_ALG socket: $out" contained
+    in_session $AS -- "$attack" unix-abstract "$abstract"
+    ok "$tag abstract Unix socket of a host listener: $out (rc=$rc $err)" contained
+    in_session $AS -- "$attack" unix "$scratch/host.sock"
+    ok "$tag pathname Unix socket outside the policy: $out" contained
+    [ $full = 1 ] || ok "$tag   audited" audited deny net connect "$scratch/host.sock"
+    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel unix_connect "host.sock"
+    sleep 0.2
+    for h in tcp4 tcp6 udp path abstract; do
+        ok "$tag the host's $h listener received nothing" test ! -e "$scratch/$h.hit"
+    done
+
+    # --- the host's processes and the kernel -----------------------------------
+    in_session $AS -- "$attack" ptrace "$victim"
+    ok "$tag ptrace of a same-uid host process: $out" contained
+    in_session $AS -- "$attack" kill "$victim"
+    ok "$tag signal to a same-uid host process: $out" contained
+    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel signal
+    in_session $AS -- "$attack" read "/proc/$victim/environ"
+    ok "$tag reading /proc/<host pid>/environ: $out" contained
+    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel ptrace
+    in_session $AS -- "$attack" bpf "${pinned:-/sys/fs/bpf/cordon/net/config}"
+    ok "$tag bpf() lookup of cordon's pinned maps: $out" contained
+    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel bpf
+    in_session $AS -- "$attack" mount "$WS"
+    ok "$tag mount: $out" contained
+    in_session $AS -- "$attack" module
+    ok "$tag module load: $out" contained
+    in_session $AS -- "$attack" userns
+    ok "$tag unshare of a user namespace: $out" contained
+    # TIOCSTI needs a terminal: cordon under script(1).  The agent gets a
+    # pseudo-terminal of its own; TIOCSTI is refused even on that one.
+    if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+        out=$(script -qec "$cordon run -q $AS --workspace $WS --audit $scratch/tty-$u.jsonl --approve deny -- $attack tiocsti" /dev/null | tr -d '\r')
+        ok "$tag TIOCSTI: $out" contained
+    fi
+done
+
+# --- what the fallback cannot stop: asserted open, and declared ---------------
+if [ $full = 0 ]; then
+    printf '\177ELF not really' >"$WS/blob"
+    chmod 0644 "$WS/blob"
+    in_session -- "$attack" mmap-exec "$WS/blob"
+    ok "GAP mmap-exec: a readable non-exec file maps PROT_EXEC ($out)" breach
+    ok "  and cordon run declared it" said "- mmap-exec:"
+    mkdir -p "$AGENT_HOME/.ssh"
+    echo "PRIVATE KEY" >"$AGENT_HOME/.ssh/cordon-test-key"
+    chown -R "$AGENT" "$AGENT_HOME/.ssh"
+    if ln "$AGENT_HOME/.ssh/cordon-test-key" "$WS/innocent" 2>/dev/null; then
+        in_session -- "$attack" read "$WS/innocent"
+        ok "GAP hardlink made before the session to a credential store: read ($out)" breach
+        ok "  and cordon run declared it" said "- hardlink-protected-inodes:"
+        in_session -- "$attack" read "$AGENT_HOME/.ssh/cordon-test-key"
+        ok "while the store itself stays closed: $out" contained
+    fi
+else
+    printf '\177ELF not really' >"$WS/blob"
+    in_session -- "$attack" mmap-exec "$WS/blob"
+    ok "mmap PROT_EXEC of a non-exec file: $out" contained
+fi
+done_testing

@@ -1,0 +1,235 @@
+#!/bin/sh
+# [5/8] `cordon run`: start-up errors and exit status, the agent's identity
+# and environment, lifted events, escalations held for a human and answered
+# through `cordon approve/deny` (and by timeout), the seccomp-notify
+# argument races, the event socket, the audit log, budgets, and a
+# supervisor killed with SIGKILL.  Same script on this host (fallback) and in
+# the VM (full posture).  POSIX sh.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib_run.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+agent_user || skip_all "cannot create an unprivileged user"
+new_workspace
+scratch=$(mktemp -d /var/tmp/cordon-cli.XXXXXX)
+mkdir -p "$scratch/allowed" "$scratch/forbidden"
+chmod -R 0755 "$scratch"
+cleanup() {
+    kill $bg 2>/dev/null
+    rm -rf "$WS" "$scratch"
+    rm -f /var/tmp/cordon-audit.*.jsonl
+}
+bg=
+trap cleanup EXIT
+"$BUILD/tests/agents/attack" serve "$scratch/allowed" & bg="$bg $!"
+"$BUILD/tests/agents/attack" serve "$scratch/forbidden" & bg="$bg $!"
+i=0
+while { [ ! -e "$scratch/allowed/ports" ] || [ ! -e "$scratch/forbidden/ports" ]; } && [ $i -lt 100 ]; do
+    sleep 0.05; i=$((i + 1))
+done
+read -r allowed _ _ _ <"$scratch/allowed/ports"
+read -r forbidden _ _ _ <"$scratch/forbidden/ports"
+asked=$forbidden
+
+# A small policy: the workspace, the system read-only, one loopback port
+# allowed directly, the forbidden listener's port escalated, git push
+# escalated; approvals time out after 3 s.
+policy=$scratch/policy.json
+cat >"$policy" <<EOF
+{
+  "cordon_policy": 1,
+  "name": "run-test",
+  "rules": [
+    { "name": "workspace", "decision": "allow", "fs": { "paths": ["\${WORKSPACE}"], "rights": ["all"] } },
+    { "name": "system", "decision": "allow",
+      "fs": { "paths": ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc", "/sys", "/opt"], "rights": ["read", "exec"] } },
+    { "name": "devices", "decision": "allow", "fs": { "paths": ["/dev/null", "/dev/tty", "/dev/pts", "/dev/urandom"], "rights": ["read", "write"] } },
+    { "name": "tmp", "decision": "allow", "fs": { "paths": ["/tmp"], "rights": ["all"] } },
+    { "name": "loopback-allowed", "decision": "allow",
+      "net": { "hosts": ["127.0.0.1"], "ports": [$allowed], "via": "direct" } },
+    { "name": "ask-port", "decision": "escalate", "description": "a port a human must approve",
+      "net": { "hosts": ["127.0.0.1"], "ports": [$asked], "via": "direct" } },
+    { "name": "git-push", "decision": "escalate", "description": "code leaves the machine",
+      "tool": { "name": "git.push" } }
+  ],
+  "approvals": { "timeout": "3s", "on_timeout": "deny" }
+}
+EOF
+cp /bin/true "$WS/git"      # a "git" whose push is harmless
+chown "$AGENT" "$WS/git"
+
+# --- start-up errors and exit status -----------------------------------------
+o=$(setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups "$cordon" run -- /bin/true 2>&1); rc=$?
+ok "not root: refused with 125 (rc=$rc)" test $rc -eq 125
+ok "  and says why: $o" sh -c 'printf %s "$1" | grep -q "needs root"' _ "$o"
+o=$(env -u SUDO_UID "$cordon" run --workspace "$WS" -- /bin/true 2>&1); rc=$?
+ok "root without --user or SUDO_UID: refused (rc=$rc)" test $rc -eq 125
+ok "  and says so" sh -c 'printf %s "$1" | grep -q "refusing to run the agent as root"' _ "$o"
+o=$(SUDO_UID=$AGENT_UID "$cordon" run -q --workspace "$WS" --audit "$scratch/sudo.jsonl" -- /usr/bin/id -u 2>&1); rc=$?
+ok "under sudo, the agent runs as SUDO_UID ($o)" test "$o" = "$AGENT_UID"
+printf '{\n  "cordon_policy": 1,\n  "rules": [ { "name": "x", "decision": "perhaps" } ]\n}\n' >"$scratch/bad.json"
+in_session --policy "$scratch/bad.json" -- /bin/true
+ok "a bad policy: refused with 125 (rc=$rc)" test $rc -eq 125
+ok "  naming FILE:LINE:COL" said "$scratch/bad.json:3:"
+o=$("$cordon" run --user "$AGENT" --workspace /nonexistent/ws -- /bin/true 2>&1); rc=$?
+ok "a missing workspace: 125 (rc=$rc)" test $rc -eq 125
+ok "  naming it" sh -c 'printf %s "$1" | grep -q "workspace /nonexistent/ws"' _ "$o"
+in_session --policy "$policy" -- /bin/sh -c 'exit 3'
+ok "the agent's exit status is cordon's (3, rc=$rc)" test $rc -eq 3
+in_session --policy "$policy" -- /bin/sh -c 'kill -9 $$'
+ok "killed by a signal: 128+9 (rc=$rc)" test $rc -eq 137
+in_session --policy "$policy" -- /no/such/agent
+ok "an agent that does not exist: 127 (rc=$rc)" test $rc -eq 127
+printf 'not a program\n' >"$WS/notexec"
+in_session --policy "$policy" -- "$WS/notexec"
+ok "an agent that cannot run: 126 (rc=$rc)" test $rc -eq 126
+in_session --policy "$policy" -- /usr/bin/id -u
+ok "cordon's own errors are never 126/127 (the agent ran: $out)" test "$out" = "$AGENT_UID"
+
+# --- the agent's identity and environment ------------------------------------
+in_session --policy "$policy" -- /bin/cat /proc/self/status
+cap() { printf '%s\n' "$out" | awk -v k="$1:" '$1 == k { print $2 }'; }
+ok "no effective capability ($(cap CapEff))" test "$(cap CapEff)" = 0000000000000000
+ok "an empty bounding set ($(cap CapBnd))" test "$(cap CapBnd)" = 0000000000000000
+ok "no_new_privs" test "$(cap NoNewPrivs)" = 1
+ok "a seccomp filter" test "$(cap Seccomp)" = 2
+sid=$(cut -d' ' -f6 /proc/$$/stat)
+in_session --policy "$policy" -- /bin/sh -c 'cut -d" " -f6 /proc/$$/stat; readlink /proc/$$/fd/0'
+ok "a session of its own (setsid): $(echo $out | cut -d' ' -f1) != $sid" test "$(echo "$out" | head -n 1)" != "$sid"
+out=$(SECRET_TOKEN=tok-0123456789 AWS_SECRET_ACCESS_KEY=aws-0123456789 KEEPME=kept \
+      "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --env KEEPME \
+      --audit "$scratch/env.jsonl" -- /usr/bin/env 2>/dev/null)
+ok "secrets in cordon's environment never reach the agent" sh -c '! printf %s "$1" | grep -q -e tok-0123 -e aws-0123' _ "$out"
+ok "--env passes a variable through" sh -c 'printf %s "$1" | grep -qx KEEPME=kept' _ "$out"
+ok "HOME is the agent's ($AGENT_HOME)" sh -c 'printf %s "$1" | grep -qx "HOME=$2"' _ "$out" "$AGENT_HOME"
+out=$(API_TOKEN=supersecret-42-value "$cordon" run -q --user "$AGENT" --workspace "$WS" \
+      --policy "$policy" --env API_TOKEN --audit "$scratch/redact.jsonl" -- \
+      /bin/sh -c '/bin/echo "$API_TOKEN" >/dev/null' 2>/dev/null)
+ok "a known secret on a command line is redacted in the audit" \
+    sh -c '! grep -q supersecret-42-value "$1" && grep -q "REDACTED:API_TOKEN" "$1"' _ "$scratch/redact.jsonl"
+
+# --- lifted events -------------------------------------------------------------
+in_session --policy "$policy" -- /bin/sh -c "$attack connect 127.0.0.1 $allowed; $attack connect 127.0.0.1 1"
+ok "an allowed connect goes through: $(echo $out)" sh -c 'printf %s "$1" | head -n 1 | grep -q BREACH' _ "$out"
+ok "  lifted as net.connect and audited allow" audited allow net connect "\"port\":$allowed"
+ok "  a forbidden one is audited deny" audited deny net connect '"port":1'
+ok "exec lifted as shell.exec with argv and cwd" audited allow shell exec "\"cwd\":\"$WS\""
+in_session --policy "$policy" -- /bin/sh -c "cd $WS && ./git commit -m wip"
+ok "git commit lifted as git.commit" audited allow git commit '"message":"wip"'
+
+# --- escalations ---------------------------------------------------------------
+# Held: the agent's connect blocks until `cordon approve` answers.
+session_pending() {  # wait until something is pending; prints ID
+    i=0
+    while [ $i -lt 100 ]; do
+        p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.05; i=$((i + 1))
+    done
+    return 1
+}
+run_bg() {  # run_bg OUTFILE ARGS...: a session in the background
+    f=$1; shift
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve socket \
+        --audit "$f.jsonl" "$@" >"$f.out" 2>"$f.err" </dev/null &
+}
+run_bg "$scratch/esc1" -- "$attack" connect 127.0.0.1 "$asked"
+id=$(session_pending)
+ok "an escalated connect is held and listed by cordon pending ($id)" test -n "$id"
+ok "  with its summary and rule" sh -c "'$cordon' pending | grep -q 'connect to 127.0.0.1 port $asked' && '$cordon' pending | grep -q 'rule ask-port'"
+ok "cordon approve answers it" "$cordon" approve "$id"
+wait $!
+ok "  the connect then succeeds, performed on a copy of the socket: $(cat $scratch/esc1.out)" grep -q BREACH "$scratch/esc1.out"
+ok "  the listener saw it" test -e "$scratch/forbidden/tcp4.hit"
+ok "  audited with the approver" grep -q '"approver":"socket: uid 0' "$scratch/esc1.jsonl"
+
+run_bg "$scratch/esc2" -- "$attack" connect 127.0.0.1 "$asked"
+id=$(session_pending)
+ok "cordon deny answers another" "$cordon" deny "$id"
+wait $!
+ok "  the connect fails: $(cat $scratch/esc2.out)" grep -q contained "$scratch/esc2.out"
+ok "  audited deny with the approver" sh -c "grep '\"decision\":\"deny\"' '$scratch/esc2.jsonl' | grep -q approver"
+
+t0=$(date +%s)
+run_bg "$scratch/esc3" -- "$attack" connect 127.0.0.1 "$asked"
+wait $!
+t1=$(date +%s)
+ok "nobody answers: the policy's timeout (3 s) denies ($((t1 - t0)) s): $(cat $scratch/esc3.out)" grep -q contained "$scratch/esc3.out"
+ok "  audited with approver timeout" grep -q '"approver":"timeout"' "$scratch/esc3.jsonl"
+
+# Batching: two identical pushes pending at once are one request.
+run_bg "$scratch/esc4" -- /bin/sh -c "cd $WS && (./git push origin main & ./git push origin main & wait); echo done"
+i=0
+while [ $i -lt 100 ]; do
+    n=$("$cordon" pending --json | grep -c '"waiting": 2')
+    [ "$n" = 1 ] && break
+    sleep 0.05; i=$((i + 1))
+done
+ok "two identical pushes are batched into one request waiting for 2 calls" test "$n" = 1
+id=$(session_pending)
+o=$("$cordon" approve "$id" --session)
+ok "  one approval answers both ($o)" sh -c 'printf %s "$1" | grep -q "2 calls"' _ "$o"
+wait $!
+ok "  and the agent went on" grep -q done "$scratch/esc4.out"
+
+in_session --policy "$policy" --approve deny -- /bin/sh -c "cd $WS && ./git push origin main"
+ok "--approve deny: an escalation is denied at once (rc=$rc)" test $rc -ne 0
+ok "  audited as such" audited deny git push "escalation with --approve deny"
+
+# --- the seccomp-notify argument races ---------------------------------------
+in_session --policy "$policy" -- "$attack" argv-race "$WS/git"
+ok "exec of git while a thread rewrites argv: refused ($out)" contained
+ok "  because another task shares the caller's memory" audited deny shell exec "shares the caller's memory"
+in_session --policy "$policy" -- "$attack" connect-race "$allowed" 1 300
+ok "connect while a thread flips the port to a forbidden one: $out" contained
+
+# --- the event socket ------------------------------------------------------------
+run_bg "$scratch/ev" -- /bin/sh -c "sleep 1; $attack connect 127.0.0.1 1"
+evpid=$!
+sleep 0.3
+sock=$(ls -d /run/cordon/s*/events.sock 2>/dev/null | head -n 1)
+if command -v python3 >/dev/null 2>&1 && [ -n "$sock" ]; then
+    ev=$(timeout 5 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile()
+for line in f:
+    if "\"tool\":\"connect\"" in line: print(line.strip()); break
+' "$sock")
+    ok "the event socket publishes JSON-RPC 2.0 notifications" sh -c 'printf %s "$1" | grep -q "\"jsonrpc\":\"2.0\",\"method\":\"cordon/event\""' _ "$ev"
+    ok "  with the lifted event and its decision" sh -c 'printf %s "$1" | grep -q "\"decision\":\"deny\"" ' _ "$ev"
+fi
+wait $evpid
+
+# --- the audit log ---------------------------------------------------------------
+in_session --policy "$policy" -- /bin/sh -c "$attack connect 127.0.0.1 1; /bin/true"
+ok "the session's audit log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$audit"
+ok "  ends with a sealing record" sh -c 'tail -n 1 "$1" | grep -q "\"type\":\"seal\""' _ "$audit"
+sed -i '3s/"comm":"[^"]*"/"comm":"forged"/' "$audit"
+o=$("$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$audit"); rc=$?
+ok "  a modified record is detected (rc=$rc)" test $rc -eq 1
+
+# --- budgets ----------------------------------------------------------------------
+sed 's/"approvals"/"budgets": { "steps": 20, "wall_time": "2s" },\n  "approvals"/' "$policy" >"$scratch/budget.json"
+in_session --policy "$scratch/budget.json" -- /bin/sh -c 'while :; do /bin/true; done'
+ok "a steps budget stops the agent (rc=$rc)" said "steps budget spent"
+ok "  and the audit says which" grep -q 'steps budget spent' "$audit"
+t0=$(date +%s)
+in_session --policy "$scratch/budget.json" -- /bin/sleep 30
+t1=$(date +%s)
+ok "a wall-time budget stops the agent after 2 s ($((t1 - t0)) s)" test $((t1 - t0)) -lt 10
+ok "  and says so" said "wall_time budget spent"
+
+# --- fail closed: the supervisor killed with SIGKILL -------------------------------
+cp /bin/sleep "$WS/cordon-sleeper"
+run_bg "$scratch/kill" -- /bin/sh -c "$WS/cordon-sleeper 61 & $WS/cordon-sleeper 62"
+i=0
+while [ $i -lt 100 ] && [ "$(pgrep -f '[c]ordon-sleeper 6' | wc -l)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
+cg=$(ls -d /sys/fs/cgroup/unified/cordon/s* /sys/fs/cgroup/cordon/s* 2>/dev/null | head -n 1)
+sup=$(pgrep -f "cordon run -q --user $AGENT --workspace $WS --policy $policy --approve socket --audit $scratch/kill.jsonl" | head -n 1)
+ok "a running session (supervisor $sup, cgroup $cg)" test -n "$sup" -a -n "$cg"
+kill -9 "$sup"
+i=0
+while [ $i -lt 100 ] && [ -d "$cg" ]; do sleep 0.05; i=$((i + 1)); done
+ok "kill -9 of the supervisor: the session's cgroup is gone" test ! -d "$cg"
+ok "  and every task of the session with it" sh -c "! pgrep -f '[c]ordon-sleeper 6' >/dev/null"
+done_testing

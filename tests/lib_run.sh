@@ -1,0 +1,63 @@
+# Helpers for tests that start real `cordon run` sessions (POSIX sh: also
+# sourced in the VM guest; after tests/lib.sh).
+#
+# Needs root.  The agent runs as an unprivileged user: $AGENT (uid 1000 in
+# the VM; created here as a system user on a host that has none).
+
+if [ -x "$BUILD/cordon" ]; then cordon=$BUILD/cordon; else cordon=${CORDON:-cordon}; fi
+
+# agent_user: pick or create the unprivileged user the agents run as.
+agent_user() {
+    if id agent >/dev/null 2>&1; then
+        AGENT=agent
+    else
+        id cordontest >/dev/null 2>&1 ||
+            useradd --system --create-home --home-dir /home/cordontest \
+                --shell /bin/sh cordontest >/dev/null 2>&1 || return 1
+        AGENT=cordontest
+    fi
+    AGENT_UID=$(id -u "$AGENT")
+    AGENT_HOME=$(awk -F: -v u="$AGENT" '$1 == u { print $6 }' /etc/passwd)
+}
+
+# new_workspace: a fresh workspace owned by the agent, outside /tmp (so
+# that "outside the workspace" is not the shared /tmp the profile allows).
+new_workspace() {
+    WS=$(mktemp -d /var/tmp/cordon-ws.XXXXXX)
+    chown "$AGENT" "$WS"
+    chmod 0755 "$WS"
+    # The rogue agent runs from the workspace, as a build product would.
+    cp "$BUILD/tests/agents/attack" "$WS/attack"
+    attack=$WS/attack
+}
+
+# in_session [cordon run options] -- CMD...: run CMD as the agent; stdout
+# of the agent in $out, cordon's stderr in $err, status in $rc, audit in
+# $audit.  Approvals are denied unless the options say otherwise.
+in_session() {
+    audit=$(mktemp -u /var/tmp/cordon-audit.XXXXXX).jsonl
+    out=$("$cordon" run --user "$AGENT" --workspace "$WS" --audit "$audit" \
+        --approve deny "$@" 2>"$WS.err" </dev/null)
+    rc=$?
+    err=$(cat "$WS.err")
+    rm -f "$WS.err"
+}
+
+# contained: the attack said "contained".
+contained() { printf '%s\n' "$out" | grep -q '^contained' || { why; return 1; }; }
+breach() { printf '%s\n' "$out" | grep -q '^BREACH' || { why; return 1; }; }
+# why: on a failed check, what the session said (TAP diagnostics on stderr).
+why() { printf '%s\n' "rc=$rc" "$err" | tail -n 5 >&2; }
+# said TEXT: cordon's stderr says it.
+said() { printf '%s\n' "$err" | grep -qF -- "$1"; }
+
+# audited DECISION SERVER TOOL [TEXT]: the audit log has such a decision.
+# Keys of test sessions stay out of /var/lib/cordon.
+CORDON_AUDIT_KEY_DIR=${CORDON_AUDIT_KEY_DIR:-/var/tmp/cordon-test-keys}
+export CORDON_AUDIT_KEY_DIR
+
+audited() {
+    grep -F "\"decision\":\"$1\"" "$audit" | grep -F "\"server\":\"$2\"" |
+        grep -F "\"tool\":\"$3\"" | grep -qF -- "${4:-}" ||
+        { grep -F "\"decision\":\"$1\"" "$audit" | tail -n 3 | cut -c1-300 >&2; why; return 1; }
+}
