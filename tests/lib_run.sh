@@ -61,3 +61,14 @@ audited() {
         grep -F "\"tool\":\"$3\"" | grep -qF -- "${4:-}" ||
         { grep -F "\"decision\":\"$1\"" "$audit" | tail -n 3 | cut -c1-300 >&2; why; return 1; }
 }
+
+# procs PATTERN: pids whose command line contains PATTERN (no pgrep in
+# busybox; this shell and its children are not counted).
+procs() {
+    for _p in /proc/[0-9]*; do
+        _pid=${_p#/proc/}
+        [ "$_pid" = $$ ] && continue
+        _c=$(tr '\0' ' ' 2>/dev/null <"$_p/cmdline") || continue
+        case $_c in *"$1"*) echo "$_pid" ;; esac
+    done
+}

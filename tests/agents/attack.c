@@ -274,6 +274,18 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!strcmp(a, "serve"))
 		return serve(x);
+	if (!strcmp(a, "su") && argc > 3) {  /* su UID PROG [ARGS]: run as UID, no groups */
+		uid_t u = (uid_t)atoi(x);
+
+		if (setgroups(0, NULL) < 0 || setresgid(u, u, u) < 0 || setresuid(u, u, u) < 0)
+			return 2;
+		execvp(argv[3], argv + 3);
+		return 127;
+	}
+	if (!strcmp(a, "sleep")) {
+		sleep((unsigned)atoi(x));
+		return 0;
+	}
 	if (!strcmp(a, "victim")) {     /* victim UID: a host process of that uid */
 		uid_t u = (uid_t)atoi(x);
 
@@ -378,7 +390,7 @@ int main(int argc, char **argv)
 		execv(x, argv + 2);
 		return verdict(-1, errno, "exec");
 	}
-	fprintf(stderr, "usage: attack serve DIR | victim UID |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
+	fprintf(stderr, "usage: attack serve DIR | victim UID | su UID PROG [ARGS] |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT |\n"

@@ -70,7 +70,7 @@ for u in $users; do
     # --- network ---------------------------------------------------------------
     in_session $AS -- "$attack" connect 127.0.0.1 "$tcp4"
     ok "$tag TCP connect to a loopback listener not in the policy: $out" contained
-    grep connect "$audit" | tail -1 | cut -c1-200 >&2; ok "$tag   judged by the supervisor and audited" audited deny net connect "\"port\":$tcp4"
+    ok "$tag   judged by the supervisor and audited" audited deny net connect "\"port\":$tcp4"
     if [ "$tcp6" != 0 ]; then
         in_session $AS -- "$attack" connect ::1 "$tcp6"
         ok "$tag TCP connect to [::1]: $out" contained
@@ -96,11 +96,11 @@ for u in $users; do
     in_session $AS -- "$attack" socket 38 5 0
     ok "$tag AF_ALG socket: $out" contained
     in_session $AS -- "$attack" unix-abstract "$abstract"
-    ok "$tag abstract Unix socket of a host listener: $out (rc=$rc $err)" contained
+    ok "$tag abstract Unix socket of a host listener: $out" contained
     in_session $AS -- "$attack" unix "$scratch/host.sock"
     ok "$tag pathname Unix socket outside the policy: $out" contained
     [ $full = 1 ] || ok "$tag   audited" audited deny net connect "$scratch/host.sock"
-    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel unix_connect "host.sock"
+    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel unix-connect "host.sock"
     sleep 0.2
     for h in tcp4 tcp6 udp path abstract; do
         ok "$tag the host's $h listener received nothing" test ! -e "$scratch/$h.hit"
@@ -111,10 +111,11 @@ for u in $users; do
     ok "$tag ptrace of a same-uid host process: $out" contained
     in_session $AS -- "$attack" kill "$victim"
     ok "$tag signal to a same-uid host process: $out" contained
-    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel signal
+    # (uid 0 without capabilities is refused by the capability checks before the floor is asked)
+    [ $full = 0 ] || [ $u = root ] || ok "$tag   the floor's event audited" audited deny kernel signal
     in_session $AS -- "$attack" read "/proc/$victim/environ"
     ok "$tag reading /proc/<host pid>/environ: $out" contained
-    [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel ptrace
+    [ $full = 0 ] || [ $u = root ] || ok "$tag   the floor's event audited" audited deny kernel ptrace
     in_session $AS -- "$attack" bpf "${pinned:-/sys/fs/bpf/cordon/net/config}"
     ok "$tag bpf() lookup of cordon's pinned maps: $out" contained
     [ $full = 0 ] || ok "$tag   the floor's event audited" audited deny kernel bpf
@@ -134,10 +135,8 @@ done
 
 # --- what the fallback cannot stop: asserted open, and declared ---------------
 if [ $full = 0 ]; then
-    printf '\177ELF not really' >"$WS/blob"
-    chmod 0644 "$WS/blob"
-    in_session -- "$attack" mmap-exec "$WS/blob"
-    ok "GAP mmap-exec: a readable non-exec file maps PROT_EXEC ($out)" breach
+    in_session -- "$attack" mmap-exec /etc/passwd
+    ok "GAP mmap-exec: a file the policy lets it read, not run, maps PROT_EXEC ($out)" breach
     ok "  and cordon run declared it" said "- mmap-exec:"
     mkdir -p "$AGENT_HOME/.ssh"
     echo "PRIVATE KEY" >"$AGENT_HOME/.ssh/cordon-test-key"
@@ -150,8 +149,7 @@ if [ $full = 0 ]; then
         ok "while the store itself stays closed: $out" contained
     fi
 else
-    printf '\177ELF not really' >"$WS/blob"
-    in_session -- "$attack" mmap-exec "$WS/blob"
-    ok "mmap PROT_EXEC of a non-exec file: $out" contained
+    in_session -- "$attack" mmap-exec /etc/passwd
+    ok "mmap PROT_EXEC of a file the policy lets it read, not run: $out" contained
 fi
 done_testing

@@ -55,11 +55,12 @@ cat >"$policy" <<EOF
   "approvals": { "timeout": "3s", "on_timeout": "deny" }
 }
 EOF
-cp /bin/true "$WS/git"      # a "git" whose push is harmless
+printf '#!/bin/sh\nexit 0\n' >"$WS/git"     # a "git" whose push is harmless
+chmod 0755 "$WS/git"
 chown "$AGENT" "$WS/git"
 
 # --- start-up errors and exit status -----------------------------------------
-o=$(setpriv --reuid="$AGENT_UID" --regid="$AGENT_UID" --clear-groups "$cordon" run -- /bin/true 2>&1); rc=$?
+o=$("$BUILD/tests/agents/attack" su "$AGENT_UID" "$cordon" run -- /bin/true 2>&1); rc=$?
 ok "not root: refused with 125 (rc=$rc)" test $rc -eq 125
 ok "  and says why: $o" sh -c 'printf %s "$1" | grep -q "needs root"' _ "$o"
 o=$(env -u SUDO_UID "$cordon" run --workspace "$WS" -- /bin/true 2>&1); rc=$?
@@ -220,16 +221,16 @@ ok "a wall-time budget stops the agent after 2 s ($((t1 - t0)) s)" test $((t1 - 
 ok "  and says so" said "wall_time budget spent"
 
 # --- fail closed: the supervisor killed with SIGKILL -------------------------------
-cp /bin/sleep "$WS/cordon-sleeper"
-run_bg "$scratch/kill" -- /bin/sh -c "$WS/cordon-sleeper 61 & $WS/cordon-sleeper 62"
+cp "$attack" "$WS/cordon-sleeper"
+run_bg "$scratch/kill" -- /bin/sh -c "$WS/cordon-sleeper sleep 61 & $WS/cordon-sleeper sleep 62"
 i=0
-while [ $i -lt 100 ] && [ "$(pgrep -f '[c]ordon-sleeper 6' | wc -l)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 100 ] && [ "$(procs "cordon-sleeper sleep 6" | wc -l)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
 cg=$(ls -d /sys/fs/cgroup/unified/cordon/s* /sys/fs/cgroup/cordon/s* 2>/dev/null | head -n 1)
-sup=$(pgrep -f "cordon run -q --user $AGENT --workspace $WS --policy $policy --approve socket --audit $scratch/kill.jsonl" | head -n 1)
+sup=$(procs "--audit $scratch/kill.jsonl" | head -n 1)
 ok "a running session (supervisor $sup, cgroup $cg)" test -n "$sup" -a -n "$cg"
 kill -9 "$sup"
 i=0
 while [ $i -lt 100 ] && [ -d "$cg" ]; do sleep 0.05; i=$((i + 1)); done
 ok "kill -9 of the supervisor: the session's cgroup is gone" test ! -d "$cg"
-ok "  and every task of the session with it" sh -c "! pgrep -f '[c]ordon-sleeper 6' >/dev/null"
+ok "  and every task of the session with it" test -z "$(procs "cordon-sleeper sleep 6")"
 done_testing
