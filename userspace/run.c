@@ -377,6 +377,19 @@ static void teardown(struct sup *s)
 	s->cgroup[0] = '\0';
 }
 
+static void remove_run_dir(const struct sup *s)
+{
+	char p[PATH_MAX + 32];
+
+	if (!s->run_dir[0])
+		return;
+	snprintf(p, sizeof(p), "%s/approve.sock", s->run_dir);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
+	(void)unlink(p);
+	(void)rmdir(s->run_dir);
+}
+
 /*
  * The watchdog: a process outside the session that holds a pipe from the
  * supervisor.  When the supervisor dies, however it dies (kill -9 included),
@@ -419,9 +432,9 @@ static int start_watchdog(struct sup *s)
 				(void)floor_session_destroy(s->floor, s->fsess);
 			if (s->net && s->cgid)
 				(void)net_session_del(s->net, s->cgid);
-			if (s->audit_path[0])
-				fprintf(stderr, "cordon: watchdog: the supervisor of session %s died; "
-					"the session was killed\n", s->name);
+			remove_run_dir(s);
+			fprintf(stderr, "cordon: watchdog: the supervisor of session %s died; "
+				"the session was killed\n", s->name);
 		}
 		_exit(0);
 	}
@@ -908,15 +921,7 @@ out:
 		(void)!write(s.watchdog_fd, "D", 1);
 		close(s.watchdog_fd);
 	}
-	if (s.run_dir[0]) {
-		char p[PATH_MAX + 32];
-
-		snprintf(p, sizeof(p), "%s/approve.sock", s.run_dir);
-		(void)unlink(p);
-		snprintf(p, sizeof(p), "%s/events.sock", s.run_dir);
-		(void)unlink(p);
-		(void)rmdir(s.run_dir);
-	}
+	remove_run_dir(&s);
 	if (s.floor)
 		floor_close(s.floor);
 	if (s.net)

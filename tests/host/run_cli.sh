@@ -187,8 +187,9 @@ ok "connect while a thread flips the port to a forbidden one: $out" contained
 # --- the event socket ------------------------------------------------------------
 run_bg "$scratch/ev" -- /bin/sh -c "sleep 1; $attack connect 127.0.0.1 1"
 evpid=$!
-sleep 0.3
-sock=$(ls -d /run/cordon/s*/events.sock 2>/dev/null | head -n 1)
+i=0
+while [ $i -lt 100 ] && ! grep -q '"session"' "$scratch/ev.jsonl" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+sock=/run/cordon/$(head -n 1 "$scratch/ev.jsonl" | sed 's/.*"session":"\([^"]*\)".*/\1/')/events.sock
 if command -v python3 >/dev/null 2>&1 && [ -n "$sock" ]; then
     ev=$(timeout 5 python3 -c '
 import socket, sys
