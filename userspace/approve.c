@@ -172,12 +172,14 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		 * An exec held for a human is argv-based by nature: it may only
 		 * run if no other task can have rewritten its arguments.
 		 */
-		if (ok && h->nr != SYS_connect && notify_memory_shared(h->pid, s->cgroup) != 0) {
+		if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat) &&
+		    notify_memory_shared(h->pid, s->cgroup) != 0) {
 			ok = false;
 			why = "approved, but another task shares the caller's memory (argv could "
 			      "have been rewritten)";
 		}
-		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" : "execve", NULL, p->event,
+		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" :
+			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL, p->event,
 			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
 		sup_apply(s, h, ok, true, why);
 	}

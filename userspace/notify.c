@@ -48,6 +48,14 @@ int notify_install(unsigned what)
 		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
 	if (!r && (what & NOTIFY_CONNECT))
 		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (!r && (what & NOTIFY_OPEN))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(open), 0);
+	if (!r && (what & NOTIFY_OPEN))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat), 0);
+	if (!r && (what & NOTIFY_OPEN))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat2), 0);
+	if (!r && (what & NOTIFY_OPEN))
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(creat), 0);
 	if (!r)
 		r = seccomp_load(ctx);
 	if (r) {
@@ -294,6 +302,19 @@ int notify_memory_shared(pid_t pid, const char *cgroup)
 			vfork_parent = 1;
 	}
 	return sharers - vfork_parent > 0;
+}
+
+int notify_addfd_send(int listener, uint64_t id, int fd, bool cloexec)
+{
+	struct seccomp_notif_addfd a = {
+		.id = id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,
+		.srcfd = (uint32_t)fd,
+		.newfd_flags = cloexec ? O_CLOEXEC : 0,
+	};
+	int r = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+
+	return r < 0 ? -errno : r;
 }
 
 int notify_getfd(pid_t pid, int fd)

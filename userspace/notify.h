@@ -24,6 +24,7 @@
 /* Which system calls go to the supervisor. */
 #define NOTIFY_EXEC    0x1      /* execve, execveat */
 #define NOTIFY_CONNECT 0x2      /* connect */
+#define NOTIFY_OPEN    0x4      /* open, openat, openat2, creat */
 
 /*
  * Child side: install a filter that sends the chosen calls to a listener,
@@ -73,6 +74,13 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
  * leave it).  Returns 1, 0 or -errno (unknown: callers treat it as shared).
  */
 int notify_memory_shared(pid_t pid, const char *cgroup);
+
+/*
+ * Install fd in the task as the result of its pending call (ADDFD with
+ * SEND: atomically the new fd and the answer).  Returns the task's fd
+ * number or -errno.
+ */
+int notify_addfd_send(int listener, uint64_t id, int fd, bool cloexec);
 
 /* Copy of the task's fd (pidfd_getfd), or -errno. */
 int notify_getfd(pid_t pid, int fd);

@@ -589,7 +589,7 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		if (r < 0)
 			child_fail(EXIT_CORDON, "fallback floor: %s", rep.error);
 	}
-	listener = notify_install(NOTIFY_EXEC | NOTIFY_CONNECT);
+	listener = notify_install(NOTIFY_EXEC | NOTIFY_CONNECT | (s->notify_open ? NOTIFY_OPEN : 0));
 	if (listener < 0)
 		child_fail(EXIT_CORDON, "seccomp user notification: %s", strerror(-listener));
 	if (notify_send_fd(sock, listener) < 0)
@@ -805,6 +805,14 @@ int cmd_run(int argc, char **argv)
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
 	if (load_policy(&s) < 0)
 		return EXIT_CORDON;
+	/*
+	 * Opens are notified only when the policy escalates some file access
+	 * (the kernel cannot hold a call for a human; the supervisor can):
+	 * every other open is judged by the floor alone, at no cost here.
+	 */
+	for (size_t i = 0; i < s.pol->n_rules; i++)
+		if (s.pol->rules[i].kind == POL_FS && s.pol->rules[i].decision == CORDON_ESCALATE)
+			s.notify_open = true;
 	if (random_name(s.name, sizeof(s.name)) < 0) {
 		log_err("run: /dev/urandom: %m");
 		goto out;

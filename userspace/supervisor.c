@@ -225,6 +225,80 @@ static bool argv_sensitive(const struct sup *s, const char *path, const char *ar
 	return false;
 }
 
+/* --- escalated opens --------------------------------------------------- */
+
+/*
+ * An approved open is performed by the supervisor and the descriptor
+ * injected into the task with ADDFD + SEND, as seccomp_unotify(2) says:
+ * the task's path argument (which another thread may rewrite) is never
+ * used again; the supervisor opens the canonical path it judged, without
+ * following symlinks (a symlink planted after the check fails with ELOOP),
+ * from a worker thread with the agent's filesystem identity, so DAC applies
+ * as to the agent.  The floor is not asked: it denies escalated rights by
+ * design, because the kernel cannot wait for a human.
+ */
+struct open_emul {
+	struct sup *s;
+	struct held h;
+};
+
+static void *open_worker(void *arg)
+{
+	struct open_emul *e = arg;
+	struct open_how how = {
+		.flags = (uint64_t)(e->h.oflags | O_CLOEXEC) & ~(uint64_t)O_NOFOLLOW,
+		.mode = (e->h.oflags & (O_CREAT | O_TMPFILE)) ? (e->h.omode & 07777) : 0,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	gid_t g = e->s->gid;
+	int fd = -1, err = 0;
+
+	if (unshare(CLONE_FS) < 0 || syscall(SYS_setgroups, 1, &g) < 0 ||
+	    syscall(SYS_setfsgid, e->s->gid) < 0 || syscall(SYS_setfsuid, e->s->uid) < 0 ||
+	    (uid_t)syscall(SYS_setfsuid, -1) != e->s->uid)
+		err = EPERM;
+	if (!err) {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, e->h.path, &how, sizeof(how));
+		if (fd < 0)
+			err = errno;
+	}
+	if (fd >= 0) {
+		int r = notify_addfd_send(e->s->listener, e->h.notif, fd, e->h.oflags & O_CLOEXEC);
+
+		close(fd);
+		if (r < 0)
+			(void)notify_return(e->s->listener, e->h.notif, 0, -r == ENOENT ? EACCES : -r);
+	} else {
+		(void)notify_return(e->s->listener, e->h.notif, 0, err);
+	}
+	free(e);
+	return NULL;
+}
+
+static int emulate_open(struct sup *s, const struct held *h)
+{
+	struct open_emul *e;
+	pthread_attr_t at;
+	pthread_t t;
+
+	if (!notify_valid(s->listener, h->notif))
+		return -ESRCH;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->s = s;
+	e->h = *h;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, open_worker, e) != 0) {
+		pthread_attr_destroy(&at);
+		free(e);
+		return -EAGAIN;
+	}
+	pthread_attr_destroy(&at);
+	return 0;
+}
+
 void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const char *why)
 {
 	int r;
@@ -232,6 +306,12 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 	if (!allow) {
 		(void)notify_return(s->listener, h->notif, 0,
 				    h->nr == SYS_connect ? EPERM : EACCES);
+		return;
+	}
+	if (h->nr != SYS_connect && h->nr != SYS_execve && h->nr != SYS_execveat) {
+		r = emulate_open(s, h);
+		if (r < 0)
+			(void)notify_return(s->listener, h->notif, 0, -r == ESRCH ? EACCES : -r);
 		return;
 	}
 	if (h->nr == SYS_connect) {
@@ -664,6 +744,102 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	json_decref(event);
 }
 
+/* --- open (only when the policy escalates file access) ------------------- */
+
+static void handle_open(struct sup *s, const struct notify_req *req)
+{
+	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
+	char path[PATH_MAX], base[PATH_MAX], summary[PATH_MAX + 64];
+	struct pol_request pr = { 0 };
+	struct pol_result res, res2;
+	uint64_t path_addr;
+	int dirfd = AT_FDCWD, flags, acc, r;
+	unsigned mode = 0;
+	json_t *raw, *event;
+	struct stat st;
+
+	memcpy(h.args, req->args, sizeof(h.args));
+	if (req->nr == SYS_open || req->nr == SYS_creat) {
+		path_addr = req->args[0];
+		flags = req->nr == SYS_creat ? O_CREAT | O_WRONLY | O_TRUNC : (int)req->args[1];
+		mode = (unsigned)(req->nr == SYS_creat ? req->args[1] : req->args[2]);
+	} else if (req->nr == SYS_openat) {
+		dirfd = (int)req->args[0];
+		path_addr = req->args[1];
+		flags = (int)req->args[2];
+		mode = (unsigned)req->args[3];
+	} else {                /* openat2: struct open_how */
+		struct open_how how = { 0 };
+
+		dirfd = (int)req->args[0];
+		path_addr = req->args[1];
+		if (req->args[3] < sizeof(how) ||
+		    notify_read(req->pid, req->args[2], &how, sizeof(how)) != sizeof(how)) {
+			(void)notify_return(s->listener, req->id, 0, EFAULT);
+			return;
+		}
+		/* RESOLVE_* restrictions only narrow: judging the plain path is safe. */
+		flags = (int)how.flags;
+		mode = (unsigned)how.mode;
+	}
+	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
+	if (r == 0) {
+		if (path[0] == '/')
+			r = pol_canon_path(path, "/", h.path, sizeof(h.path));
+		else if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0)
+			r = pol_canon_path(path, base, h.path, sizeof(h.path));
+	}
+	if (r < 0) {
+		if (notify_valid(s->listener, req->id))
+			(void)notify_return(s->listener, req->id, 0, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
+		return;
+	}
+	acc = flags & O_ACCMODE;
+	pr.path = h.path;
+	pr.op = (flags & O_CREAT) && stat(h.path, &st) < 0 ? POL_OP_CREATE :
+		acc == O_RDONLY && !(flags & O_TRUNC) ? POL_OP_READ : POL_OP_WRITE;
+	pol_eval(s->pol, &pr, &res);
+	if (acc == O_RDWR && pr.op != POL_OP_READ) {
+		pr.op = POL_OP_READ;
+		pol_eval(s->pol, &pr, &res2);
+		if (res2.decision > res.decision)
+			res = res2;
+	}
+	/*
+	 * Anything but an escalation is the floor's to judge: CONTINUE, and
+	 * the kernel (BPF LSM file_open or Landlock) decides on the object it
+	 * actually opens, whatever the memory says by then.
+	 */
+	if (res.decision != CORDON_ESCALATE) {
+		(void)notify_continue(s->listener, req->id);
+		return;
+	}
+	if (!notify_valid(s->listener, req->id))
+		return;
+	step(s);
+	h.oflags = flags;
+	h.omode = mode;
+	event = json_pack("{s:s,s:s,s:{s:s,s:s}}", "server", "fs", "tool",
+			  pr.op == POL_OP_READ ? "read_file" : "write_file", "arguments",
+			  "path", h.path, "access", acc == O_RDONLY ? "read" : acc == O_WRONLY ? "write" : "read-write");
+	raw = json_pack("{s:s,s:i}", "path", path, "flags", flags);
+	snprintf(summary, sizeof(summary), "%s %s", acc == O_RDONLY ? "read" : "write", h.path);
+	if (session_approved(s, event)) {
+		sup_record(s, req->pid, "open", raw, event, "allow", rule_name(&res),
+			   "approved for this session", NULL);
+		sup_apply(s, &h, true, true, NULL);
+	} else if (s->opt->approve != APPROVE_DENY) {
+		sup_record(s, req->pid, "open", raw, event, "escalate", rule_name(&res), res.reason, NULL);
+		escalate(s, &h, event, summary, &res);
+	} else {
+		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
+			   "escalation with --approve deny", NULL);
+		(void)notify_return(s->listener, req->id, 0, EACCES);
+	}
+	json_decref(raw);
+	json_decref(event);
+}
+
 static void handle_notification(struct sup *s)
 {
 	struct notify_req req;
@@ -674,6 +850,9 @@ static void handle_notification(struct sup *s)
 		handle_exec(s, &req);
 	else if (req.nr == SYS_connect)
 		handle_connect(s, &req);
+	else if (req.nr == SYS_open || req.nr == SYS_openat || req.nr == SYS_openat2 ||
+		 req.nr == SYS_creat)
+		handle_open(s, &req);
 	else
 		(void)notify_return(s->listener, req.id, 0, ENOSYS);
 }

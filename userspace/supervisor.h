@@ -65,6 +65,9 @@ struct pending {
 		uint64_t args[6];
 		unsigned char addr[128];        /* connect: the address as read */
 		uint32_t addrlen;
+		char path[PATH_MAX];            /* open: the canonical path judged */
+		int oflags;
+		unsigned omode;
 	} held[16];
 	int n_held;
 	bool prompted;
@@ -112,6 +115,7 @@ struct sup {
 	char prompt_buf[16];
 	size_t prompt_len;
 
+	bool notify_open;               /* the policy escalates some file access */
 	uint64_t steps;
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */

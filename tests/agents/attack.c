@@ -225,6 +225,53 @@ static int argv_race(const char *git)
 	return verdict(-1, errno, "exec while another thread rewrites argv");
 }
 
+/* open-race A B N: N opens of A while a thread flips the path to B; prints what was read. */
+static char race_path[512];
+static char race_paths[2][512];
+
+static void *flip_path(void *unused)
+{
+	(void)unused;
+	while (!race_stop) {
+		memcpy(race_path, race_paths[1], sizeof(race_path));
+		memcpy(race_path, race_paths[0], sizeof(race_path));
+	}
+	return NULL;
+}
+
+static int open_race(const char *pa, const char *pb, int n)
+{
+	int got_a = 0, got_b = 0, failed = 0;
+	pthread_t t;
+
+	snprintf(race_paths[0], sizeof(race_paths[0]), "%s", pa);
+	snprintf(race_paths[1], sizeof(race_paths[1]), "%s", pb);
+	memcpy(race_path, race_paths[0], sizeof(race_path));
+	pthread_create(&t, NULL, flip_path, NULL);
+	for (int i = 0; i < n; i++) {
+		char buf[64] = "";
+		int fd = open(race_path, O_RDONLY);
+
+		if (fd < 0) {
+			failed++;
+			continue;
+		}
+		if (read(fd, buf, sizeof(buf) - 1) > 0 && strstr(buf, "OTHER"))
+			got_b++;
+		else
+			got_a++;
+		close(fd);
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	if (got_b) {
+		printf("BREACH: %d of %d opens read the other file\n", got_b, n);
+		return 1;
+	}
+	printf("contained: %d opens of the approved file, %d refused, none of the other\n", got_a, failed);
+	return 0;
+}
+
 /* connect-race ALLOWED FORBIDDEN N: N connects; a breach is a connect to FORBIDDEN. */
 static int connect_race(int allowed, int forbidden, int n)
 {
@@ -384,6 +431,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(a, "argv-race"))
 		return argv_race(x);
+	if (!strcmp(a, "open-race"))
+		return open_race(x, y, argc > 4 ? atoi(argv[4]) : 200);
 	if (!strcmp(a, "connect-race"))
 		return connect_race(atoi(x), atoi(y), argc > 4 ? atoi(argv[4]) : 200);
 	if (!strcmp(a, "exec")) {
@@ -394,6 +443,6 @@ int main(int argc, char **argv)
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT |\n"
-		"  connect-race ALLOWED FORBIDDEN [N]\n");
+		"  connect-race ALLOWED FORBIDDEN [N] | open-race A B [N] | sleep S\n");
 	return 2;
 }

@@ -184,6 +184,33 @@ ok "  because another task shares the caller's memory" audited deny shell exec "
 in_session --policy "$policy" -- "$attack" connect-race "$allowed" 1 300
 ok "connect while a thread flips the port to a forbidden one: $out" contained
 
+# --- escalated opens: performed by the supervisor, fd injected (ADDFD+SEND) ---
+sed 's|"rules": \[|"rules": [\n    { "name": "ask-file", "decision": "escalate", "description": "a file a human must release", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["read"] } },|' "$policy" >"$scratch/ask.json"
+mkdir -p "$WS/ask" "$AGENT_HOME/.ssh"
+echo ASKED >"$WS/ask/secret"
+echo OTHER >"$AGENT_HOME/.ssh/cordon-race"
+chown -R "$AGENT" "$WS/ask" "$AGENT_HOME/.ssh"
+policy_saved=$policy
+policy=$scratch/ask.json
+run_bg "$scratch/open1" -- /bin/cat "$WS/ask/secret"
+id=$(session_pending)
+ok "an escalated read is held ($id)" sh -c "'$cordon' pending | grep -q 'read $WS/ask/secret'"
+"$cordon" approve "$id" >/dev/null
+wait $!
+ok "  approved: the supervisor opened it and the agent read it ($(cat $scratch/open1.out))" grep -q ASKED "$scratch/open1.out"
+run_bg "$scratch/open2" -- /bin/cat "$WS/ask/secret"
+id=$(session_pending)
+"$cordon" deny "$id" >/dev/null
+wait $!
+ok "  denied: the open fails ($(cat $scratch/open2.err | tail -n 1))" sh -c '! grep -q ASKED "$1"' _ "$scratch/open2.out"
+run_bg "$scratch/open3" -- "$attack" open-race "$WS/ask/secret" "$AGENT_HOME/.ssh/cordon-race" 300
+id=$(session_pending)
+"$cordon" approve "$id" --session >/dev/null
+wait $!
+ok "open while a thread flips the path to a credential store: $(cat $scratch/open3.out)" grep -q '^contained: [1-9]' "$scratch/open3.out"
+ok "  every approved open was done by the supervisor" grep -q '"approved for this session"' "$scratch/open3.jsonl"
+policy=$policy_saved
+
 # --- the event socket ------------------------------------------------------------
 run_bg "$scratch/ev" -- /bin/sh -c "sleep 1; $attack connect 127.0.0.1 1"
 evpid=$!
