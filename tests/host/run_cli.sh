@@ -211,6 +211,51 @@ ok "open while a thread flips the path to a credential store: $(cat $scratch/ope
 ok "  every approved open was done by the supervisor" grep -q '"approved for this session"' "$scratch/open3.jsonl"
 policy=$policy_saved
 
+# --- approval on cordon's terminal ---------------------------------------------
+# cordon under a pseudo-terminal (python3's pty): the prompt appears there,
+# a key answers it, and the agent holds a terminal of its own, not cordon's.
+tty_session() {  # tty_session KEY AUDIT CMD...: prints what the terminal showed, then "exit N"
+    key=$1 a=$2; shift 2
+    python3 - "$key" "$cordon" "$AGENT" "$WS" "$policy" "$a" "$@" <<'PY'
+import os, pty, select, sys, time
+key, cordon, agent, ws, policy, audit = sys.argv[1:7]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(cordon, [cordon, "run", "-q", "--user", agent, "--workspace", ws,
+                      "--policy", policy, "--audit", audit, "--"] + sys.argv[7:])
+buf, answered, end, ctty = b"", False, time.time() + 20, ""
+while time.time() < end:
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+        if not ctty:
+            ctty = os.readlink("/proc/%d/fd/0" % pid)
+        if not answered and b"Approve once" in buf:
+            os.write(fd, key.encode()); answered = True
+print(buf.decode(errors="replace").replace("\r", ""))
+print("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+print("cordon-tty", ctty)
+PY
+}
+if command -v python3 >/dev/null 2>&1; then
+    o=$(tty_session y "$scratch/tty1.jsonl" /bin/sh -c "cd $WS && ./git push origin main && readlink /proc/self/fd/0")
+    ok "tty: the prompt names the operation" sh -c 'printf %s "$1" | grep -q "The agent asks to: ./git push origin main"' _ "$o"
+    ok "  and the rule with its reason" sh -c 'printf %s "$1" | grep -q "rule: git-push - code leaves the machine"' _ "$o"
+    ok "  y approves once: the push ran (exit 0)" sh -c 'printf %s "$1" | grep -q "^exit 0"' _ "$o"
+    ok "  audited with approver tty" grep -q '"approver":"tty"' "$scratch/tty1.jsonl"
+    agent_tty=$(printf %s "$o" | grep '^/dev/pts' | head -n 1)
+    cordon_tty=$(printf %s "$o" | sed -n 's/^cordon-tty //p')
+    ok "  the agent's terminal ($agent_tty) is a pty of its own, not cordon's ($cordon_tty)" \
+        sh -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" != "$2" ]' _ "$agent_tty" "$cordon_tty"
+    o=$(tty_session n "$scratch/tty2.jsonl" /bin/sh -c "cd $WS && ./git push origin main")
+    ok "tty: n denies (the push failed)" sh -c 'printf %s "$1" | grep -q "^exit [1-9]"' _ "$o"
+fi
+
 # --- the event socket ------------------------------------------------------------
 run_bg "$scratch/ev" -- /bin/sh -c "sleep 1; $attack connect 127.0.0.1 1"
 evpid=$!
