@@ -1,0 +1,117 @@
+#!/bin/bash
+# `cordon run` on this host, side by side with the other sandboxes, one run:
+#   - start latency of `true` (the floor already pinned) against bare,
+#     bubblewrap, firejail and runsc (gVisor): target <= 5 ms median over bare;
+#   - added latency per notified exec (fork+exec of /bin/true) and per
+#     notified TCP connect (to an allowed loopback listener), in a session
+#     versus the same loop outside: target <= 50 us median;
+#   - the supervisor's RSS during a session: target <= 8 MiB;
+#   - 100 concurrent sessions on this machine: all start, all finish.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tools/bench/lib.sh"
+. "$here/tests/lib.sh" >/dev/null
+cordon=$BUILD/cordon
+attack=$BUILD/tests/agents/attack
+
+echo "## cordon run (the supervisor)"
+echo
+if [ "$(id -u)" -ne 0 ]; then
+    echo "skipped: needs root"
+    exit 0
+fi
+. "$here/tests/lib_run.sh"
+agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+new_workspace
+work=$(mktemp -d /var/tmp/cordon-bench.XXXXXX)
+chmod 0755 "$work"
+trap 'kill $srv 2>/dev/null; rm -rf "$WS" "$work"; rm -f /var/tmp/cordon-audit.*.jsonl' EXIT
+"$attack" serve "$work" & srv=$!
+for _ in $(seq 100); do [ -e "$work/ports" ] && break; sleep 0.05; done
+read -r port _ <"$work/ports"
+policy=$work/bench.json
+sed "s/\"rules\": \[/\"rules\": [\n    { \"name\": \"bench-port\", \"decision\": \"allow\", \"net\": { \"hosts\": [\"127.0.0.1\"], \"ports\": [$port], \"via\": \"direct\" } },/" \
+    "$here/policy/profiles/coding-agent.json" >"$policy"
+n=0
+crun() {  # crun CMD...: one session, its audit in $work
+    n=$((n + 1))
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve deny \
+        --audit "$work/a$n.jsonl" -- "$@"
+}
+"$cordon" floor load >/dev/null 2>&1   # pinned where BPF LSM works (elsewhere: fallback)
+crun /bin/true >/dev/null 2>&1         # warm: net floor pinned, page cache
+posture=$("$cordon" doctor --json 2>/dev/null | sed -n 's/.*"posture": "\(.*\)".*/\1/p')
+
+N=21
+echo "Posture: $posture.  Medians of $N runs, each peer measured in this run."
+echo
+row "start latency of \`true\`" "median" "over bare" "ratio" "target"
+row "---" "---" "---" "---" "---"
+bare=$(repeat $N /bin/true | median)
+row "bare" "$bare ms" "" "1.00x" ""
+c=$(for i in $(seq $N); do time_ms crun /bin/true; done | median)
+row "cordon run" "$c ms" "$(awk -v a="$c" -v b="$bare" 'BEGIN{printf "%.2f ms", a-b}')" "$(ratio "$c" "$bare")" "<= 5 ms over bare"
+if command -v bwrap >/dev/null; then
+    b=$(repeat $N bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent /bin/true | median)
+    row "bubblewrap" "$b ms" "$(awk -v a="$b" -v c="$bare" 'BEGIN{printf "%.2f ms", a-c}')" "$(ratio "$b" "$bare")" ""
+else
+    row "bubblewrap" "not installed" "" "" ""
+fi
+if command -v firejail >/dev/null; then
+    f=$(repeat $N firejail --quiet --noprofile /bin/true | median)
+    row "firejail" "$f ms" "$(awk -v a="$f" -v c="$bare" 'BEGIN{printf "%.2f ms", a-c}')" "$(ratio "$f" "$bare")" ""
+else
+    row "firejail" "not installed" "" "" ""
+fi
+if command -v runsc >/dev/null && runsc --rootless --network=none do /bin/true >/dev/null 2>&1; then
+    g=$(repeat 7 runsc --rootless --network=none do /bin/true | median)
+    row "runsc (gVisor), 7 runs" "$g ms" "$(awk -v a="$g" -v c="$bare" 'BEGIN{printf "%.2f ms", a-c}')" "$(ratio "$g" "$bare")" ""
+else
+    row "runsc (gVisor)" "not runnable here" "" "" ""
+fi
+
+echo
+row "notified operation" "outside" "in a session" "added" "target"
+row "---" "---" "---" "---" "---"
+cp "$attack" "$WS/bench"
+ex_out=$(for i in $(seq 9); do "$attack" exec-loop 200; done | median)
+ex_in=$(for i in $(seq 9); do crun "$WS/bench" exec-loop 200; done | median)
+row "fork+exec of /bin/true" "$(awk -v a="$ex_out" 'BEGIN{printf "%.1f us", a/1000}')" \
+    "$(awk -v a="$ex_in" 'BEGIN{printf "%.1f us", a/1000}')" \
+    "$(awk -v a="$ex_in" -v b="$ex_out" 'BEGIN{printf "%.1f us", (a-b)/1000}')" "<= 50 us"
+co_out=$(for i in $(seq 9); do "$attack" connect-loop "$port" 500; done | median)
+co_in=$(for i in $(seq 9); do crun "$WS/bench" connect-loop "$port" 500; done | median)
+row "TCP connect to 127.0.0.1 (allowed)" "$(awk -v a="$co_out" 'BEGIN{printf "%.1f us", a/1000}')" \
+    "$(awk -v a="$co_in" 'BEGIN{printf "%.1f us", a/1000}')" \
+    "$(awk -v a="$co_in" -v b="$co_out" 'BEGIN{printf "%.1f us", (a-b)/1000}')" "<= 50 us"
+
+echo
+crun /bin/sleep 2 >/dev/null 2>&1 &
+one=$!
+sleep 1
+rss=$(for p in $(procs "--audit $work/a$n.jsonl -- /bin/sleep"); do
+        awk '/^VmRSS/ { print $2 }' /proc/$p/status 2>/dev/null; done | sort -n | head -n 1)
+wait $one
+row "supervisor" "RSS" "target"
+row "---" "---" "---"
+row "one session (\`cordon run\` while the agent sleeps)" "$(awk -v k="${rss:-0}" 'BEGIN{printf "%.1f MiB", k/1024}')" "<= 8 MiB"
+
+echo
+ok_n=0
+t0=$(date +%s%N)
+for i in $(seq 100); do
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve deny \
+        --audit "$work/c$i.jsonl" -- /bin/sleep 3 >/dev/null 2>&1 &
+done
+sleep 2
+live=$(ls -d /sys/fs/cgroup/unified/cordon/s* /sys/fs/cgroup/cordon/s* 2>/dev/null | wc -l)
+total_rss=$(for p in $(procs "--audit $work/c"); do awk '/^VmRSS/ { print $2 }' /proc/$p/status 2>/dev/null; done |
+            awk '{ s += $1 } END { printf "%.0f", s / 1024 }')
+for j in $(jobs -p); do [ "$j" = "$srv" ] && continue; wait "$j" && ok_n=$((ok_n + 1)); done
+t1=$(date +%s%N)
+row "100 concurrent sessions (\`sleep 3\` each)" "result" "target"
+row "---" "---" "---"
+row "sessions alive at once" "$live" "100"
+row "finished with status 0" "$ok_n" "100"
+row "wall time for all" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f s", (b-a)/1e9}')" ""
+row "supervisors' RSS, total" "${total_rss} MiB" ""
