@@ -218,8 +218,17 @@ struct cordon_net_config {
 /* Value of the net sessions map, keyed by the session cgroup id. */
 struct cordon_net_session {
 	__u32 policy_id;
-	__u32 flags;
+	__u32 flags;          /* CORDON_NET_SESSION_* */
 };
+
+/*
+ * An event for every allowed connect too, not only for denials.  Off by
+ * default: the supervisor sees each connect through seccomp user
+ * notification and audits it there; the kernel's own record costs a ring
+ * buffer reservation on the hottest path of the floor.
+ */
+#define CORDON_NET_SESSION_ALLOW_EVENTS  (1u << 0)
+#define CORDON_NET_SESSION_FLAGS         CORDON_NET_SESSION_ALLOW_EVENTS
 
 /*
  * LPM trie key.  prefixlen counts bits after itself: 64 (policy_id and
@@ -255,7 +264,10 @@ struct cordon_net_rule {
 	struct cordon_net_range r[CORDON_NET_RANGES];
 };
 
-/* Ring buffer record: one per denial and per allowed connect. */
+/*
+ * Ring buffer record: one per denial, and one per allowed connect of a
+ * session registered with CORDON_NET_SESSION_ALLOW_EVENTS.
+ */
 struct cordon_net_event {
 	__u64 ts_ns;
 	__u64 session;        /* cgroup id at the session level (0: none) */

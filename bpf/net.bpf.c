@@ -105,6 +105,7 @@ struct caller {
 	enum who who;
 	__u64 sid;
 	__u32 policy_id;
+	__u32 flags;            /* the session's CORDON_NET_SESSION_* */
 };
 
 /*
@@ -121,6 +122,7 @@ static __always_inline void caller(struct caller *c)
 
 	c->who = STRAY;
 	c->policy_id = 0;
+	c->flags = 0;
 	c->sid = 0;
 	if (session_level < 1)
 		return;         /* not configured: nothing is allowed */
@@ -130,6 +132,7 @@ static __always_inline void caller(struct caller *c)
 	if (s) {
 		c->who = SESSION;
 		c->policy_id = s->policy_id;
+		c->flags = s->flags;
 		return;
 	}
 	if (bpf_get_current_ancestor_cgroup_id(session_level - 1) != parent_id)
@@ -228,6 +231,12 @@ static __always_inline void judge(const struct caller *c, __u32 family, const __
 							 : CORDON_NET_REASON_RULE;
 }
 
+/*
+ * Every denial is an event.  An allowed connect is one only for a session
+ * that asked (CORDON_NET_SESSION_ALLOW_EVENTS): the supervisor audits
+ * connects from seccomp user notification, and an allowed sendmsg, one per
+ * datagram, never is.
+ */
 static __always_inline int finish(const struct caller *c, __u32 op, __u32 family,
 				  const __u8 *addr, __u16 port, const struct verdict *v)
 {
@@ -235,7 +244,7 @@ static __always_inline int finish(const struct caller *c, __u32 op, __u32 family
 		report(c, op, family, addr, port, 0, v);
 		return DENY;
 	}
-	if (op == CORDON_NET_OP_CONNECT)
+	if (op == CORDON_NET_OP_CONNECT && (c->flags & CORDON_NET_SESSION_ALLOW_EVENTS))
 		report(c, op, family, addr, port, 0, v);
 	return PASS;
 }

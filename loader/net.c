@@ -378,13 +378,15 @@ static void remove_rules(struct net *n, uint32_t policy_id)
  * the most specific prefix only, and a broader deny (or allow) must still
  * count there.
  */
-int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p)
+int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, uint32_t flags)
 {
 	struct compiled c = {};
-	struct cordon_net_session sess = {}, old;
+	struct cordon_net_session sess = { .flags = flags }, old;
 	uint32_t policy_id;
 	int r;
 
+	if (flags & ~CORDON_NET_SESSION_FLAGS)
+		return -EINVAL;
 	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &old) == 0)
 		return -EEXIST;
 	policy_id = (uint32_t)(cgroup_id ^ (cgroup_id >> 32));

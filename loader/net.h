@@ -33,11 +33,13 @@ int net_unload(void);
 /*
  * Register a session: the policy's direct net rules (pol_compile_net) are
  * merged per prefix and written, then the session, last, so that it is never
- * active half-configured.  -EEXIST if the cgroup is registered already,
- * -E2BIG if a prefix would carry more than CORDON_NET_RANGES port ranges or
- * the rule map is full.
+ * active half-configured.  flags: CORDON_NET_SESSION_ALLOW_EVENTS for an
+ * event per allowed connect as well (denials always are events).  -EEXIST if
+ * the cgroup is registered already, -E2BIG if a prefix would carry more than
+ * CORDON_NET_RANGES port ranges or the rule map is full, -EINVAL for an
+ * unknown flag.
  */
-int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p);
+int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, uint32_t flags);
 
 /*
  * Let the session reach addr:port (cordon's own proxies on loopback).
@@ -57,8 +59,8 @@ int net_session_del(struct net *n, uint64_t cgroup_id);
 typedef int (*net_event_fn)(void *ctx, const struct cordon_net_event *e);
 
 /*
- * Deliver pending events (denials and allowed connects, of every session)
- * to fn; waits up to timeout_ms.  Returns the number delivered or -errno.
+ * Deliver pending events (denials, and allowed connects of sessions that
+ * asked for them; of every session) to fn; waits up to timeout_ms.  Returns the number delivered or -errno.
  * The buffer is global: one consumer at a time.
  */
 int net_poll(struct net *n, int timeout_ms, net_event_fn fn, void *ctx);
