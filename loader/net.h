@@ -32,8 +32,9 @@ int net_unload(void);
 
 /*
  * Register a session: the policy's direct net rules (pol_compile_net) are
- * merged per prefix and written, then the session, last, so that it is never
- * active half-configured.  flags: CORDON_NET_SESSION_ALLOW_EVENTS for an
+ * merged per prefix and written, most specific first, then the session's own
+ * entry, last: while this runs, the session's tasks get what the policy
+ * allows or a denial, never more (bpf/net.bpf.c, net_rules).  flags: CORDON_NET_SESSION_ALLOW_EVENTS for an
  * event per allowed connect as well (denials always are events).  -EEXIST if
  * the cgroup is registered already, -E2BIG if a prefix would carry more than
  * CORDON_NET_RANGES port ranges or the rule map is full, -EINVAL for an
@@ -51,8 +52,10 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
 		      uint16_t port);
 
 /*
- * Forget a session: the session entry first (its tasks, if any remain, are
- * then denied everything), then its rules.
+ * Forget a session: its own entry first (new sockets and binds are refused at
+ * once), then its rules, least specific first: while this runs, a connect or
+ * sendmsg gets what the policy allowed or a denial; once it has returned, the
+ * session's tasks, if any remain, are denied everything.
  */
 int net_session_del(struct net *n, uint64_t cgroup_id);
 
