@@ -3,7 +3,8 @@
  * The network floor: cgroup-bpf programs attached once to <cgroup2>/cordon,
  * so that every session cgroup below it is covered and no host task ever is.
  * A separate object from the LSM floor: cgroup-bpf works on kernels that
- * refuse LSM programs.
+ * refuse LSM programs.  It needs cgroup-bpf and the kernel's BTF (to read
+ * the caller's cgroup, caller_sid), nothing of the LSM.
  *
  * What it closes, for every task of a session, root included:
  * - connect (TCP, connected UDP, TCP Fast Open's sendto) and unconnected UDP
@@ -114,11 +115,27 @@ const volatile __u64 parent_id = 0;
  * programs run for sockets created below cordon's parent, but the caller
  * decides, not the socket: a socket made in a session and used from
  * elsewhere is judged as the user's.  0 for a task above the session level.
+ *
+ * A session's tasks normally sit in the session cgroup itself, so the
+ * task's own cgroup (its css_set's default-hierarchy cgroup, read through
+ * the task's BTF pointer) is the answer when it is at the session level:
+ * the same cgroup bpf_get_current_ancestor_cgroup_id would find, without
+ * the helper's rcu_read_lock and rcu_read_unlock calls (cgroup programs run
+ * inside an RCU read section already, which keeps the css_set and the
+ * cgroup alive).  A task in a cgroup further down asks the helper.  A field
+ * that read as 0 (it cannot for a live task) gives no session: denied.
  */
 static __always_inline __u64 caller_sid(void)
 {
+	struct task_struct *t;
+	struct cgroup *cg;
+
 	if (session_level < 1)
 		return 0;       /* not configured: no session, nothing allowed */
+	t = bpf_get_current_task_btf();
+	cg = t->cgroups->dfl_cgrp;
+	if (cg->level == session_level)
+		return cg->kn->id;
 	return bpf_get_current_ancestor_cgroup_id(session_level);
 }
 

@@ -4,7 +4,7 @@
  * <cgroup2>/cordon and pinned under /sys/fs/bpf/cordon/net, so that every
  * session cgroup below it is confined and later opens reuse them.  It is
  * independent of the LSM floor (loader/floor.c) and works where that one
- * cannot load: it needs cgroup-bpf only.
+ * cannot load: it needs cgroup-bpf and the kernel's BTF only.
  *
  * A session here is a cgroup id (at the session level below cordon's parent)
  * with the direct net rules of its policy; a task below the parent whose
