@@ -443,8 +443,14 @@ static int cmp_double(const void *a, const void *b)
  * The same loops in a cgroup below cordon's parent (a registered session:
  * every call judged; no allow events, the default) and in a sibling of
  * cordon's parent (no program runs: the kernel without the floor).  Runs
- * alternate; medians of 15.  Output: `bench OP base_ns floor_ns`.
+ * alternate; medians of BENCH_REPS.  Output: `bench OP base_ns floor_ns`.
+ *
+ * 41 runs each, not fewer: a connect-loop run (24 ms) varies by 5-30% on a
+ * shared two-core machine, and with 15 the ratio of medians moved by +-5%
+ * between invocations, as much as the floor costs.
  */
+#define BENCH_REPS 41
+
 static int bench(void)
 {
 	char root[PATH_MAX], base_cg[PATH_MAX + 64], text[512];
@@ -474,8 +480,8 @@ static int bench(void)
 	    cg_id(session_cg, &session_id) < 0 || net_session_add(net, session_id, pol, 0) < 0)
 		return 1;
 	for (int op = 0; op < 2; op++) {
-		const int iters = op == 0 ? 4000 : 20000, reps = 15;
-		double b[15], f[15];
+		const int iters = op == 0 ? 4000 : 20000, reps = BENCH_REPS;
+		double b[BENCH_REPS], f[BENCH_REPS];
 
 		for (int i = 0; i < reps; i++) {
 			b[i] = bench_loop(base_cg, op == 0, iters);
