@@ -355,35 +355,50 @@ static int by_prefix_up(const void *a, const void *b)
  * Delete every entry of a session: keys collected first, then deleted least
  * specific first (the session's own entry, the shortest, leads), so that a
  * lookup meanwhile finds what it found before or nothing (see net_rules in
- * bpf/net.bpf.c).
+ * bpf/net.bpf.c).  A leftover rule would still let the cgroup's tasks
+ * through, so a pass that could not hold every key is repeated until none
+ * is left, and a failed deletion is an error.
  */
-static void remove_rules(struct net *n, uint64_t sid)
+static int remove_rules(struct net *n, uint64_t sid)
 {
-	struct cordon_net_key key, next, *del = NULL;
-	size_t nd = 0, cap = 0;
-	void *prev = NULL;
+	for (;;) {
+		struct cordon_net_key key, next, *del = NULL;
+		size_t nd = 0, cap = 0;
+		bool partial = false;
+		void *prev = NULL;
+		int r = 0;
 
-	while (bpf_map_get_next_key(n->fd_rules, prev, &next) == 0) {
-		if (next.session == sid) {
-			if (nd == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct cordon_net_key *nk = realloc(del, ncap * sizeof(*nk));
+		while (bpf_map_get_next_key(n->fd_rules, prev, &next) == 0) {
+			if (next.session == sid) {
+				if (nd == cap) {
+					size_t ncap = cap ? cap * 2 : 64;
+					struct cordon_net_key *nk = realloc(del, ncap * sizeof(*nk));
 
-				if (!nk)
-					break;
-				del = nk;
-				cap = ncap;
+					if (!nk) {
+						partial = true;
+						break;
+					}
+					del = nk;
+					cap = ncap;
+				}
+				del[nd++] = next;
 			}
-			del[nd++] = next;
+			key = next;
+			prev = &key;
 		}
-		key = next;
-		prev = &key;
+		if (!partial && errno != ENOENT)
+			r = -errno;     /* the walk stopped short of the end */
+		if (nd)
+			qsort(del, nd, sizeof(*del), by_prefix_up);
+		for (size_t i = 0; i < nd; i++)
+			if (bpf_map_delete_elem(n->fd_rules, &del[i]) && errno != ENOENT)
+				r = -errno;
+		free(del);
+		if (r < 0 || !partial)
+			return r;
+		if (!nd)
+			return -ENOMEM;
 	}
-	if (nd)
-		qsort(del, nd, sizeof(*del), by_prefix_up);
-	for (size_t i = 0; i < nd; i++)
-		(void)bpf_map_delete_elem(n->fd_rules, &del[i]);
-	free(del);
 }
 
 struct entry {
@@ -415,12 +430,15 @@ int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, u
 	size_t ne = 0;
 	int r;
 
-	if (flags & ~CORDON_NET_SESSION_FLAGS)
+	/* 0 is no session to the programs (caller_sid). */
+	if (!cgroup_id || flags & ~CORDON_NET_SESSION_FLAGS)
 		return -EINVAL;
 	if (session_get(n, cgroup_id, &self) == 0)
 		return -EEXIST;
 	/* Leftovers of an earlier add for this cgroup that failed half-way (a crash). */
-	remove_rules(n, cgroup_id);
+	r = remove_rules(n, cgroup_id);
+	if (r < 0)
+		return r;
 
 	r = pol_compile_net(p, on_net_entry, &c);
 	if (r < 0)
@@ -463,7 +481,7 @@ int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, u
 	}
 	goto out;
 fail:
-	remove_rules(n, cgroup_id);
+	(void)remove_rules(n, cgroup_id);
 out:
 	free(es);
 	free(c.e);
@@ -523,8 +541,7 @@ int net_session_del(struct net *n, uint64_t cgroup_id)
 	session_key(&k, cgroup_id);
 	if (bpf_map_delete_elem(n->fd_rules, &k))
 		return -errno;
-	remove_rules(n, cgroup_id);
-	return 0;
+	return remove_rules(n, cgroup_id);
 }
 
 /* --- events ------------------------------------------------------------------ */

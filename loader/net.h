@@ -37,8 +37,8 @@ int net_unload(void);
  * allows or a denial, never more (bpf/net.bpf.c, net_rules).  flags: CORDON_NET_SESSION_ALLOW_EVENTS for an
  * event per allowed connect as well (denials always are events).  -EEXIST if
  * the cgroup is registered already, -E2BIG if a prefix would carry more than
- * CORDON_NET_RANGES port ranges or the rule map is full, -EINVAL for an
- * unknown flag.
+ * CORDON_NET_RANGES port ranges or the rule map is full, -EINVAL for cgroup
+ * id 0 or an unknown flag.
  */
 int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, uint32_t flags);
 
@@ -54,8 +54,10 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
 /*
  * Forget a session: its own entry first (new sockets and binds are refused at
  * once), then its rules, least specific first: while this runs, a connect or
- * sendmsg gets what the policy allowed or a denial; once it has returned, the
- * session's tasks, if any remain, are denied everything.
+ * sendmsg gets what the policy allowed or a denial; once it has returned 0, the
+ * session's tasks, if any remain, are denied everything.  -ENOENT if the
+ * cgroup is not registered; another error if a rule could not be deleted
+ * (call again: a rule left behind still lets the cgroup's tasks through).
  */
 int net_session_del(struct net *n, uint64_t cgroup_id);
 

@@ -596,6 +596,10 @@ int main(int argc, char **argv)
 	tap_ok(net_session_add(net, session_id, pol, 0) == -EEXIST, "a second add is -EEXIST");
 	tap_ok(net_session_add(net, audited_id, pol, 1u << 31) == -EINVAL,
 	       "an unknown session flag is -EINVAL");
+	tap_ok(net_session_add(net, 0, pol, 0) == -EINVAL, "cgroup id 0 (no session) is -EINVAL");
+	(void)inet_pton(AF_INET, "127.0.0.1", &lo4);
+	tap_ok(net_session_allow(net, audited_id, AF_INET, &lo4, P5) == -ENOENT,
+	       "net_session_allow before the session is added is -ENOENT");
 	r = net_session_add(net, audited_id, pol, CORDON_NET_SESSION_ALLOW_EVENTS);
 	tap_ok(r == 0, "net_session_add with allow events (%s)", r ? strerror(-r) : "ok");
 	(void)inet_pton(AF_INET, "127.0.0.1", &lo4);
