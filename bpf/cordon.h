@@ -215,23 +215,37 @@ struct cordon_net_config {
 	__u64 build_id;       /* hash of the loaded BPF object: a stale one is reloaded */
 };
 
-/* Value of the net sessions map, keyed by the session cgroup id. */
-struct cordon_net_session {
-	__u32 policy_id;
-	__u32 flags;
+/*
+ * One LPM trie holds every session's rules and the sessions themselves, so
+ * that a connect or sendmsg is judged with a single lookup of (family,
+ * session, destination).  Its key: prefixlen counts bits after itself,
+ * CORDON_NET_KEY_BITS (family and session, always matched whole) + the
+ * address prefix.  IPv4 addresses sit in addr[0..3]; family is 4 or 6, or
+ * CORDON_NET_FAMILY_SESSION for the session's own entry (prefixlen
+ * CORDON_NET_KEY_BITS, no address), whose presence registers the session
+ * and whose value carries its flags.
+ */
+#define CORDON_NET_KEY_BITS        96
+#define CORDON_NET_FAMILY_SESSION  0
+
+struct cordon_net_key {
+	__u32 prefixlen;
+	__u32 family;
+	__u64 session;        /* session cgroup id */
+	__u8  addr[16];
 };
 
 /*
- * LPM trie key.  prefixlen counts bits after itself: 64 (policy_id and
- * family, always matched whole) + the address prefix.  IPv4 addresses sit in
- * addr[0..3]; family is 4 or 6.
+ * Session flags, in the session's own entry and copied into each of its rule
+ * entries (read there: the verdict's lookup is the only one).
+ *
+ * ALLOW_EVENTS: an event for every allowed connect too, not only for
+ * denials.  Off by default: the supervisor sees each connect through seccomp
+ * user notification and audits it there; the kernel's own record costs a
+ * ring buffer reservation on the hottest path of the floor.
  */
-struct cordon_net_key {
-	__u32 prefixlen;
-	__u32 policy_id;
-	__u32 family;
-	__u8  addr[16];
-};
+#define CORDON_NET_SESSION_ALLOW_EVENTS  (1u << 0)
+#define CORDON_NET_SESSION_FLAGS         CORDON_NET_SESSION_ALLOW_EVENTS
 
 /* The rule id of an entry cordon added itself (net_session_allow). */
 #define CORDON_NET_RULE_CORDON  0xfffffffeu
@@ -247,15 +261,19 @@ struct cordon_net_range {
  * Value of the LPM trie: every port range of every rule whose prefix covers
  * this one (merged in userspace, because the trie returns only the most
  * specific prefix).  The strongest decision among ranges covering the port
- * wins; none covering it is a default deny.
+ * wins; none covering it is a default deny.  A session's own entry has no
+ * ranges.
  */
 struct cordon_net_rule {
 	__u32 n;
-	__u32 _pad;
+	__u32 flags;          /* the session's CORDON_NET_SESSION_* */
 	struct cordon_net_range r[CORDON_NET_RANGES];
 };
 
-/* Ring buffer record: one per denial and per allowed connect. */
+/*
+ * Ring buffer record: one per denial, and one per allowed connect of a
+ * session registered with CORDON_NET_SESSION_ALLOW_EVENTS.
+ */
 struct cordon_net_event {
 	__u64 ts_ns;
 	__u64 session;        /* cgroup id at the session level (0: none) */

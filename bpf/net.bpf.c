@@ -3,7 +3,8 @@
  * The network floor: cgroup-bpf programs attached once to <cgroup2>/cordon,
  * so that every session cgroup below it is covered and no host task ever is.
  * A separate object from the LSM floor: cgroup-bpf works on kernels that
- * refuse LSM programs.
+ * refuse LSM programs.  It needs cgroup-bpf and the kernel's BTF (to read
+ * the caller's cgroup, caller_sid), nothing of the LSM.
  *
  * What it closes, for every task of a session, root included:
  * - connect (TCP, connected UDP, TCP Fast Open's sendto) and unconnected UDP
@@ -63,16 +64,26 @@ struct {
 	__type(value, struct cordon_net_config);
 } net_config SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CORDON_MAX_SESSIONS);
-	__type(key, __u64);
-	__type(value, struct cordon_net_session);
-} net_sessions SEC(".maps");
-
+/*
+ * Sessions and their rules, keyed by (family, session cgroup id, address):
+ * see struct cordon_net_key.  A connect or sendmsg looks its destination up
+ * once, and a hit is judged without asking whether the caller is a session:
+ * only a registered session's id can be in a key (the loader writes nothing
+ * else), cgroup ids are never reused, and the id is the caller's own
+ * ancestor at the session level, so the caller is inside that session.
+ * Only a miss asks who the caller is (its session's own entry, then the
+ * parent), to tell a default deny from a stray from a host task.
+ *
+ * The price: connect and sendmsg do not see the session's own entry come and
+ * go.  The loader therefore writes a session's rules most specific first and
+ * its own entry last, and removes its own entry first and its rules least
+ * specific first (loader/net.c), so that while it changes a lookup answers
+ * what the full rule set would, or misses (a denial): never more than the
+ * policy allows, and nothing once net_session_del has returned.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, CORDON_MAX_NET_RULES);
+	__uint(max_entries, CORDON_MAX_NET_RULES + CORDON_MAX_SESSIONS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct cordon_net_key);
 	__type(value, struct cordon_net_rule);
@@ -98,42 +109,61 @@ struct {
 const volatile __u32 session_level = 0;
 const volatile __u64 parent_id = 0;
 
+/*
+ * The caller's session id: the calling task's cgroup at the session level,
+ * which every descendant inherits and a session cannot change.  The
+ * programs run for sockets created below cordon's parent, but the caller
+ * decides, not the socket: a socket made in a session and used from
+ * elsewhere is judged as the user's.  0 for a task above the session level.
+ *
+ * A session's tasks normally sit in the session cgroup itself, so the
+ * task's own cgroup (its css_set's default-hierarchy cgroup, read through
+ * the task's BTF pointer) is the answer when it is at the session level:
+ * the same cgroup bpf_get_current_ancestor_cgroup_id would find, without
+ * the helper's rcu_read_lock and rcu_read_unlock calls (cgroup programs run
+ * inside an RCU read section already, which keeps the css_set and the
+ * cgroup alive).  A task in a cgroup further down asks the helper.  A field
+ * that read as 0 (it cannot for a live task) gives no session: denied.
+ */
+static __always_inline __u64 caller_sid(void)
+{
+	struct task_struct *t;
+	struct cgroup *cg;
+
+	if (session_level < 1)
+		return 0;       /* not configured: no session, nothing allowed */
+	t = bpf_get_current_task_btf();
+	cg = t->cgroups->dfl_cgrp;
+	if (cg->level == session_level)
+		return cg->kn->id;
+	return bpf_get_current_ancestor_cgroup_id(session_level);
+}
+
 /* Who is calling: a registered session, a stray cgroup below cordon's parent, or the host. */
 enum who { HOST, STRAY, SESSION };
 
-struct caller {
-	enum who who;
-	__u64 sid;
-	__u32 policy_id;
-};
-
 /*
- * Judged by the calling task's cgroup, which every descendant inherits and a
- * session cannot change.  The programs run for sockets created below
- * cordon's parent; a host task using such a socket (one a session passed
- * out) is the host's business, and a task below the parent in a cgroup no
- * session registered (created behind cordon's back, or a session torn down
- * half-way) is denied everything: fail closed.
+ * A registered session has its own entry.  A host task using a socket made
+ * below the parent (one a session passed out) is the host's business; a
+ * task below the parent in a cgroup no session registered (created behind
+ * cordon's back, or a session torn down half-way) is denied everything:
+ * fail closed.
  */
-static __always_inline void caller(struct caller *c)
+static __always_inline enum who who_is(__u64 sid)
 {
-	struct cordon_net_session *s;
+	struct cordon_net_key key = {
+		.prefixlen = CORDON_NET_KEY_BITS,
+		.family = CORDON_NET_FAMILY_SESSION,
+		.session = sid,
+	};
 
-	c->who = STRAY;
-	c->policy_id = 0;
-	c->sid = 0;
 	if (session_level < 1)
-		return;         /* not configured: nothing is allowed */
-	/* Sessions first: their ids are unique, so a hit is below the parent. */
-	c->sid = bpf_get_current_ancestor_cgroup_id(session_level);
-	s = bpf_map_lookup_elem(&net_sessions, &c->sid);
-	if (s) {
-		c->who = SESSION;
-		c->policy_id = s->policy_id;
-		return;
-	}
+		return STRAY;
+	if (bpf_map_lookup_elem(&net_rules, &key))
+		return SESSION;
 	if (bpf_get_current_ancestor_cgroup_id(session_level - 1) != parent_id)
-		c->who = HOST;
+		return HOST;
+	return STRAY;
 }
 
 static __always_inline void count(__u32 which)
@@ -150,9 +180,8 @@ struct verdict {
 	__u32 rule_id;
 };
 
-static __always_inline void report(const struct caller *c, __u32 op, __u32 family,
-				   const __u8 *addr, __u16 port, __u16 proto,
-				   const struct verdict *v)
+static __always_inline void report(__u64 sid, __u32 op, __u32 family, const __u8 *addr,
+				   __u16 port, __u16 proto, const struct verdict *v)
 {
 	struct cordon_net_event *e = bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
 
@@ -162,7 +191,7 @@ static __always_inline void report(const struct caller *c, __u32 op, __u32 famil
 	}
 	count(CORDON_CNT_EVENTS);
 	e->ts_ns = bpf_ktime_get_ns();
-	e->session = c->sid;
+	e->session = sid;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->op = op;
@@ -186,27 +215,11 @@ static __always_inline void report(const struct caller *c, __u32 op, __u32 famil
  * specific prefix (whose value carries every covering prefix's ranges).
  * Escalate is a deny here: the kernel cannot hold a connect for a human.
  */
-static __always_inline void judge(const struct caller *c, __u32 family, const __u8 *addr,
-				  __u16 port, struct verdict *v)
+static __always_inline void judge(const struct cordon_net_rule *rule, __u16 port,
+				  struct verdict *v)
 {
-	struct cordon_net_key key = {};
-	struct cordon_net_rule *rule;
 	int found = 0;
 
-	v->decision = CORDON_DENY;
-	v->reason = CORDON_NET_REASON_DEFAULT;
-	v->rule_id = 0;
-	if (c->who != SESSION) {
-		v->reason = CORDON_NET_REASON_NO_SESSION;
-		return;
-	}
-	key.prefixlen = 64 + (family == 4 ? 32 : 128);
-	key.policy_id = c->policy_id;
-	key.family = family;
-	__builtin_memcpy(key.addr, addr, 16);
-	rule = bpf_map_lookup_elem(&net_rules, &key);
-	if (!rule)
-		return;
 	for (int i = 0; i < CORDON_NET_RANGES; i++) {
 		const struct cordon_net_range *r = &rule->r[i];
 
@@ -220,48 +233,78 @@ static __always_inline void judge(const struct caller *c, __u32 family, const __
 		}
 		found = 1;
 	}
-	if (!found) {
-		v->decision = CORDON_DENY;
-		return;
-	}
+	if (!found)
+		return;         /* the default deny v came with */
 	v->reason = v->rule_id == CORDON_NET_RULE_CORDON ? CORDON_NET_REASON_CORDON
 							 : CORDON_NET_REASON_RULE;
 }
 
-static __always_inline int finish(const struct caller *c, __u32 op, __u32 family,
-				  const __u8 *addr, __u16 port, const struct verdict *v)
+/*
+ * A connect or sendmsg to key's destination: one lookup (see net_rules).
+ * Every denial is an event.  An allowed connect is one only for a session
+ * that asked (CORDON_NET_SESSION_ALLOW_EVENTS): the supervisor audits
+ * connects from seccomp user notification, and an allowed sendmsg, one per
+ * datagram, never is.
+ */
+static __always_inline int destination(const struct cordon_net_key *key, __u32 op, __u16 port)
 {
-	if (v->decision != CORDON_ALLOW) {
-		report(c, op, family, addr, port, 0, v);
-		return DENY;
+	const struct cordon_net_rule *rule = bpf_map_lookup_elem(&net_rules, key);
+	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_DEFAULT, 0 };
+
+	if (rule) {
+		judge(rule, port, &v);
+		if (v.decision == CORDON_ALLOW) {
+			if (op == CORDON_NET_OP_CONNECT &&
+			    (rule->flags & CORDON_NET_SESSION_ALLOW_EVENTS))
+				report(key->session, op, key->family, key->addr, port, 0, &v);
+			return PASS;
+		}
+	} else {
+		switch (who_is(key->session)) {
+		case HOST:
+			return PASS;
+		case STRAY:
+			v.reason = CORDON_NET_REASON_NO_SESSION;
+			break;
+		case SESSION:
+			break;
+		}
 	}
-	if (op == CORDON_NET_OP_CONNECT)
-		report(c, op, family, addr, port, 0, v);
-	return PASS;
+	report(key->session, op, key->family, key->addr, port, 0, &v);
+	return DENY;
+}
+
+/*
+ * A sockaddr whose family does not match the hook: the bytes the hook reads
+ * are not the address the kernel would use.  Refused, but for the host.
+ */
+static __always_inline int wrong_family(const struct cordon_net_key *key, __u32 op, __u16 port)
+{
+	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_FAMILY, 0 };
+
+	if (who_is(key->session) == HOST)
+		return PASS;
+	report(key->session, op, key->family, key->addr, port, 0, &v);
+	return DENY;
 }
 
 /* Destination of an IPv4 connect or sendmsg: 0.0.0.0 means the local host. */
 static __always_inline int dest4(struct bpf_sock_addr *ctx, __u32 op)
 {
-	struct caller c;
-	struct verdict v;
-	__u8 addr[16] = {};
+	struct cordon_net_key key = {
+		.prefixlen = CORDON_NET_KEY_BITS + 32,
+		.family = 4,
+		.session = caller_sid(),
+	};
 	__u32 ip = ctx->user_ip4;
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
-	caller(&c);
-	if (c.who == HOST)
-		return PASS;
 	if (ip == 0)
 		ip = bpf_htonl(0x7f000001);
-	__builtin_memcpy(addr, &ip, 4);
-	if (ctx->user_family != AF_INET) {
-		struct verdict bad = { CORDON_DENY, CORDON_NET_REASON_FAMILY, 0 };
-
-		return finish(&c, op, 4, addr, port, &bad);
-	}
-	judge(&c, 4, addr, port, &v);
-	return finish(&c, op, 4, addr, port, &v);
+	__builtin_memcpy(key.addr, &ip, 4);
+	if (ctx->user_family != AF_INET)
+		return wrong_family(&key, op, port);
+	return destination(&key, op, port);
 }
 
 /*
@@ -273,37 +316,30 @@ static __always_inline int dest4(struct bpf_sock_addr *ctx, __u32 op)
  */
 static __always_inline int dest6(struct bpf_sock_addr *ctx, __u32 op)
 {
-	struct caller c;
-	struct verdict v;
+	struct cordon_net_key key = { .session = caller_sid() };
 	__u32 w[4];
-	__u8 addr[16] = {};
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
-	__u32 family = 6;
 
-	caller(&c);
-	if (c.who == HOST)
-		return PASS;
 	w[0] = ctx->user_ip6[0];
 	w[1] = ctx->user_ip6[1];
 	w[2] = ctx->user_ip6[2];
 	w[3] = ctx->user_ip6[3];
 	if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0xffff)) {
-		family = 4;
+		key.family = 4;
+		key.prefixlen = CORDON_NET_KEY_BITS + 32;
 		if (w[3] == 0)
 			w[3] = bpf_htonl(0x7f000001);
-		__builtin_memcpy(addr, &w[3], 4);
+		__builtin_memcpy(key.addr, &w[3], 4);
 	} else {
+		key.family = 6;
+		key.prefixlen = CORDON_NET_KEY_BITS + 128;
 		if (!(w[0] | w[1] | w[2] | w[3]))
 			w[3] = bpf_htonl(1);
-		__builtin_memcpy(addr, w, 16);
+		__builtin_memcpy(key.addr, w, 16);
 	}
-	if (ctx->user_family != AF_INET6) {
-		struct verdict bad = { CORDON_DENY, CORDON_NET_REASON_FAMILY, 0 };
-
-		return finish(&c, op, family, addr, port, &bad);
-	}
-	judge(&c, family, addr, port, &v);
-	return finish(&c, op, family, addr, port, &v);
+	if (ctx->user_family != AF_INET6)
+		return wrong_family(&key, op, port);
+	return destination(&key, op, port);
 }
 
 SEC("cgroup/connect4")
@@ -341,21 +377,21 @@ SEC("cgroup/bind4")
 int cordon_bind4(struct bpf_sock_addr *ctx)
 {
 	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_NONLOCAL, 0 };
-	struct caller c;
+	__u64 sid = caller_sid();
+	enum who who = who_is(sid);
 	__u32 ip = ctx->user_ip4;
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
-	caller(&c);
-	if (c.who == HOST)
+	if (who == HOST)
 		return PASS;
-	if (c.who == STRAY)
+	if (who == STRAY)
 		v.reason = CORDON_NET_REASON_NO_SESSION;
 	else if (ip == 0) {
 		ctx->user_ip4 = bpf_htonl(0x7f000001);
 		return PASS;
 	} else if ((bpf_ntohl(ip) >> 24) == 127)
 		return PASS;
-	report(&c, CORDON_NET_OP_BIND, 4, (const __u8 *)&ip, port, 0, &v);
+	report(sid, CORDON_NET_OP_BIND, 4, (const __u8 *)&ip, port, 0, &v);
 	return DENY;
 }
 
@@ -363,18 +399,18 @@ SEC("cgroup/bind6")
 int cordon_bind6(struct bpf_sock_addr *ctx)
 {
 	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_NONLOCAL, 0 };
-	struct caller c;
+	__u64 sid = caller_sid();
+	enum who who = who_is(sid);
 	__u32 w[4];
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 
-	caller(&c);
-	if (c.who == HOST)
+	if (who == HOST)
 		return PASS;
 	w[0] = ctx->user_ip6[0];
 	w[1] = ctx->user_ip6[1];
 	w[2] = ctx->user_ip6[2];
 	w[3] = ctx->user_ip6[3];
-	if (c.who == STRAY) {
+	if (who == STRAY) {
 		v.reason = CORDON_NET_REASON_NO_SESSION;
 	} else if (w[0] == 0 && w[1] == 0 && w[2] == 0) {
 		if (w[3] == 0) {
@@ -392,7 +428,7 @@ int cordon_bind6(struct bpf_sock_addr *ctx)
 		if ((bpf_ntohl(w[3]) >> 24) == 127)
 			return PASS;
 	}
-	report(&c, CORDON_NET_OP_BIND, 6, (const __u8 *)w, port, 0, &v);
+	report(sid, CORDON_NET_OP_BIND, 6, (const __u8 *)w, port, 0, &v);
 	return DENY;
 }
 
@@ -415,12 +451,12 @@ int cordon_sock_create(struct bpf_sock *sk)
 {
 	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_SOCKET_KIND, 0 };
 	__u32 family = sk->family, type = sk->type, proto = sk->protocol;
-	struct caller c;
+	__u64 sid = caller_sid();
+	enum who who = who_is(sid);
 
-	caller(&c);
-	if (c.who == HOST)
+	if (who == HOST)
 		return PASS;
-	if (c.who == STRAY) {
+	if (who == STRAY) {
 		v.reason = CORDON_NET_REASON_NO_SESSION;
 	} else if (family == AF_INET || family == AF_INET6) {
 		if ((type == SOCK_STREAM && proto == IPPROTO_TCP) ||
@@ -433,6 +469,6 @@ int cordon_sock_create(struct bpf_sock *sk)
 		if (proto == NETLINK_ROUTE && (type == SOCK_DGRAM || type == 3 /* SOCK_RAW */))
 			return PASS;
 	}
-	report(&c, CORDON_NET_OP_SOCKET, family, NULL, (__u16)type, (__u16)proto, &v);
+	report(sid, CORDON_NET_OP_SOCKET, family, NULL, (__u16)type, (__u16)proto, &v);
 	return DENY;
 }

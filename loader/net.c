@@ -33,7 +33,7 @@ struct net {
 	struct net_bpf *skel;       /* NULL when opened from pins */
 	struct bpf_link *links[16];
 	size_t n_links;
-	int fd_config, fd_sessions, fd_rules, fd_events, fd_counters;
+	int fd_config, fd_rules, fd_events, fd_counters;
 	struct ring_buffer *rb;
 	net_event_fn fn;
 	void *ctx;
@@ -46,7 +46,6 @@ static const struct {
 } net_pins[] = {
 #define M(n, field) { NET_PIN(n), offsetof(struct net, field) }
 	M("config", fd_config),
-	M("sessions", fd_sessions),
 	M("rules", fd_rules),
 	M("events", fd_events),
 	M("counters", fd_counters),
@@ -185,7 +184,6 @@ static int load(struct net *n)
 	if (r)
 		return r;
 	n->fd_config = bpf_map__fd(n->skel->maps.net_config);
-	n->fd_sessions = bpf_map__fd(n->skel->maps.net_sessions);
 	n->fd_rules = bpf_map__fd(n->skel->maps.net_rules);
 	n->fd_events = bpf_map__fd(n->skel->maps.net_events);
 	n->fd_counters = bpf_map__fd(n->skel->maps.net_counters);
@@ -319,86 +317,139 @@ static int add_range(struct cordon_net_rule *v, uint16_t lo, uint16_t hi, uint32
 	return 0;
 }
 
-static void make_key(struct cordon_net_key *k, uint32_t policy_id, int family,
-		     const uint8_t *addr, unsigned prefix)
+static void make_key(struct cordon_net_key *k, uint64_t sid, int family, const uint8_t *addr,
+		     unsigned prefix)
 {
 	memset(k, 0, sizeof(*k));
-	k->prefixlen = 64 + prefix;
-	k->policy_id = policy_id;
+	k->prefixlen = CORDON_NET_KEY_BITS + prefix;
 	k->family = (uint32_t)family;
+	k->session = sid;
 	memcpy(k->addr, addr, family == 4 ? 4 : 16);
 }
 
-static bool policy_id_used(struct net *n, uint32_t id)
+/* The session's own entry: present while it is registered, with its flags. */
+static void session_key(struct cordon_net_key *k, uint64_t sid)
 {
-	uint64_t key, next;
-	struct cordon_net_session s;
-	void *prev = NULL;
-
-	while (bpf_map_get_next_key(n->fd_sessions, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(n->fd_sessions, &next, &s) == 0 && s.policy_id == id)
-			return true;
-		key = next;
-		prev = &key;
-	}
-	return false;
+	memset(k, 0, sizeof(*k));
+	k->prefixlen = CORDON_NET_KEY_BITS;
+	k->family = CORDON_NET_FAMILY_SESSION;
+	k->session = sid;
 }
 
-/* Delete every rule of a policy id: keys collected first, then deleted. */
-static void remove_rules(struct net *n, uint32_t policy_id)
+static int session_get(struct net *n, uint64_t sid, struct cordon_net_rule *v)
 {
-	struct cordon_net_key key, next, *del = NULL;
-	size_t nd = 0, cap = 0;
-	void *prev = NULL;
+	struct cordon_net_key k;
 
-	while (bpf_map_get_next_key(n->fd_rules, prev, &next) == 0) {
-		if (next.policy_id == policy_id) {
-			if (nd == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct cordon_net_key *nk = realloc(del, ncap * sizeof(*nk));
+	session_key(&k, sid);
+	return bpf_map_lookup_elem(n->fd_rules, &k, v) ? -errno : 0;
+}
 
-				if (!nk)
-					break;
-				del = nk;
-				cap = ncap;
+static int by_prefix_up(const void *a, const void *b)
+{
+	const struct cordon_net_key *x = a, *y = b;
+
+	return (x->prefixlen > y->prefixlen) - (x->prefixlen < y->prefixlen);
+}
+
+/*
+ * Delete every entry of a session: keys collected first, then deleted least
+ * specific first (the session's own entry, the shortest, leads), so that a
+ * lookup meanwhile finds what it found before or nothing (see net_rules in
+ * bpf/net.bpf.c).  A leftover rule would still let the cgroup's tasks
+ * through, so a pass that could not hold every key is repeated until none
+ * is left, and a failed deletion is an error.
+ */
+static int remove_rules(struct net *n, uint64_t sid)
+{
+	for (;;) {
+		struct cordon_net_key key, next, *del = NULL;
+		size_t nd = 0, cap = 0;
+		bool partial = false;
+		void *prev = NULL;
+		int r = 0;
+
+		while (bpf_map_get_next_key(n->fd_rules, prev, &next) == 0) {
+			if (next.session == sid) {
+				if (nd == cap) {
+					size_t ncap = cap ? cap * 2 : 64;
+					struct cordon_net_key *nk = realloc(del, ncap * sizeof(*nk));
+
+					if (!nk) {
+						partial = true;
+						break;
+					}
+					del = nk;
+					cap = ncap;
+				}
+				del[nd++] = next;
 			}
-			del[nd++] = next;
+			key = next;
+			prev = &key;
 		}
-		key = next;
-		prev = &key;
+		if (!partial && errno != ENOENT)
+			r = -errno;     /* the walk stopped short of the end */
+		if (nd)
+			qsort(del, nd, sizeof(*del), by_prefix_up);
+		for (size_t i = 0; i < nd; i++)
+			if (bpf_map_delete_elem(n->fd_rules, &del[i]) && errno != ENOENT)
+				r = -errno;
+		free(del);
+		if (r < 0 || !partial)
+			return r;
+		if (!nd)
+			return -ENOMEM;
 	}
-	for (size_t i = 0; i < nd; i++)
-		(void)bpf_map_delete_elem(n->fd_rules, &del[i]);
-	free(del);
+}
+
+struct entry {
+	struct cordon_net_key k;
+	struct cordon_net_rule v;
+};
+
+static int by_prefix_down(const void *a, const void *b)
+{
+	return by_prefix_up(b, a);
 }
 
 /*
  * Each distinct prefix of the policy gets one trie entry carrying the ranges
  * of every prefix that covers it (itself included): the trie answers with
  * the most specific prefix only, and a broader deny (or allow) must still
- * count there.
+ * count there.  They are written most specific first and the session's own
+ * entry last: connect and sendmsg judge a hit without the session's entry,
+ * and in this order a lookup during the writes finds the entry the whole set
+ * would give, or none (a denial), never a broader allow that a more specific
+ * entry, not yet written, would narrow.
  */
-int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p)
+int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, uint32_t flags)
 {
 	struct compiled c = {};
-	struct cordon_net_session sess = {}, old;
-	uint32_t policy_id;
+	struct cordon_net_rule self = { .flags = flags };
+	struct cordon_net_key k;
+	struct entry *es = NULL;
+	size_t ne = 0;
 	int r;
 
-	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &old) == 0)
+	/* 0 is no session to the programs (caller_sid). */
+	if (!cgroup_id || flags & ~CORDON_NET_SESSION_FLAGS)
+		return -EINVAL;
+	if (session_get(n, cgroup_id, &self) == 0)
 		return -EEXIST;
-	policy_id = (uint32_t)(cgroup_id ^ (cgroup_id >> 32));
-	while (!policy_id || policy_id_used(n, policy_id))
-		policy_id++;
-	/* Leftovers of an earlier session under this id (a crash): not ours to keep. */
-	remove_rules(n, policy_id);
+	/* Leftovers of an earlier add for this cgroup that failed half-way (a crash). */
+	r = remove_rules(n, cgroup_id);
+	if (r < 0)
+		return r;
 
 	r = pol_compile_net(p, on_net_entry, &c);
 	if (r < 0)
 		goto out;
+	es = calloc(c.n ?: 1, sizeof(*es));
+	if (!es) {
+		r = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < c.n; i++) {
-		struct cordon_net_rule v = {};
-		struct cordon_net_key k;
+		struct entry *e = &es[ne];
 		bool dup = false;
 
 		for (size_t j = 0; j < i && !dup; j++)
@@ -406,27 +457,33 @@ int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p)
 			      !memcmp(c.e[j].addr, c.e[i].addr, 16);
 		if (dup)
 			continue;
+		e->v.flags = flags;
 		for (size_t j = 0; j < c.n && r == 0; j++)
 			if (covers(&c.e[j], &c.e[i]))
-				r = add_range(&v, c.e[j].port_lo, c.e[j].port_hi, c.e[j].decision,
+				r = add_range(&e->v, c.e[j].port_lo, c.e[j].port_hi, c.e[j].decision,
 					      c.e[j].rule_id);
 		if (r < 0)
-			goto fail;
-		make_key(&k, policy_id, c.e[i].family, c.e[i].addr, c.e[i].prefix);
-		if (bpf_map_update_elem(n->fd_rules, &k, &v, BPF_ANY)) {
+			goto out;
+		make_key(&e->k, cgroup_id, c.e[i].family, c.e[i].addr, c.e[i].prefix);
+		ne++;
+	}
+	qsort(es, ne, sizeof(*es), by_prefix_down);
+	for (size_t i = 0; i < ne; i++)
+		if (bpf_map_update_elem(n->fd_rules, &es[i].k, &es[i].v, BPF_ANY)) {
 			r = errno == ENOSPC ? -E2BIG : -errno;
 			goto fail;
 		}
-	}
-	sess.policy_id = policy_id;
-	if (bpf_map_update_elem(n->fd_sessions, &cgroup_id, &sess, BPF_NOEXIST)) {
-		r = -errno;
+	self = (struct cordon_net_rule){ .flags = flags };
+	session_key(&k, cgroup_id);
+	if (bpf_map_update_elem(n->fd_rules, &k, &self, BPF_NOEXIST)) {
+		r = errno == ENOSPC ? -E2BIG : -errno;
 		goto fail;
 	}
 	goto out;
 fail:
-	remove_rules(n, policy_id);
+	(void)remove_rules(n, cgroup_id);
 out:
+	free(es);
 	free(c.e);
 	return r;
 }
@@ -435,8 +492,7 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
 		      uint16_t port)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-	struct cordon_net_session s;
-	struct cordon_net_rule v = {};
+	struct cordon_net_rule self, v = {};
 	struct cordon_net_key k;
 	uint8_t a[16] = {};
 	int fam, r;
@@ -455,12 +511,13 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
 	} else {
 		return -EAFNOSUPPORT;
 	}
-	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &s))
+	if (session_get(n, cgroup_id, &self))
 		return -ENOENT;
 	/* The longest match holds every range covering this host already. */
-	make_key(&k, s.policy_id, fam, a, fam == 4 ? 32 : 128);
+	make_key(&k, cgroup_id, fam, a, fam == 4 ? 32 : 128);
 	if (bpf_map_lookup_elem(n->fd_rules, &k, &v))
 		memset(&v, 0, sizeof(v));
+	v.flags = self.flags;
 	r = add_range(&v, port, port, CORDON_ALLOW, CORDON_NET_RULE_CORDON);
 	if (r < 0)
 		return r;
@@ -469,16 +526,22 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
 	return 0;
 }
 
+/*
+ * The session's own entry goes first: sock_create and bind refuse at once,
+ * and so does every destination without an entry.  Its rules follow, least
+ * specific first (remove_rules).
+ */
 int net_session_del(struct net *n, uint64_t cgroup_id)
 {
-	struct cordon_net_session s;
+	struct cordon_net_rule self;
+	struct cordon_net_key k;
 
-	if (bpf_map_lookup_elem(n->fd_sessions, &cgroup_id, &s))
+	if (session_get(n, cgroup_id, &self))
 		return -ENOENT;
-	if (bpf_map_delete_elem(n->fd_sessions, &cgroup_id))
+	session_key(&k, cgroup_id);
+	if (bpf_map_delete_elem(n->fd_rules, &k))
 		return -errno;
-	remove_rules(n, s.policy_id);
-	return 0;
+	return remove_rules(n, cgroup_id);
 }
 
 /* --- events ------------------------------------------------------------------ */

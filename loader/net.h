@@ -4,7 +4,7 @@
  * <cgroup2>/cordon and pinned under /sys/fs/bpf/cordon/net, so that every
  * session cgroup below it is confined and later opens reuse them.  It is
  * independent of the LSM floor (loader/floor.c) and works where that one
- * cannot load: it needs cgroup-bpf only.
+ * cannot load: it needs cgroup-bpf and the kernel's BTF only.
  *
  * A session here is a cgroup id (at the session level below cordon's parent)
  * with the direct net rules of its policy; a task below the parent whose
@@ -32,12 +32,15 @@ int net_unload(void);
 
 /*
  * Register a session: the policy's direct net rules (pol_compile_net) are
- * merged per prefix and written, then the session, last, so that it is never
- * active half-configured.  -EEXIST if the cgroup is registered already,
- * -E2BIG if a prefix would carry more than CORDON_NET_RANGES port ranges or
- * the rule map is full.
+ * merged per prefix and written, most specific first, then the session's own
+ * entry, last: while this runs, the session's tasks get what the policy
+ * allows or a denial, never more (bpf/net.bpf.c, net_rules).  flags: CORDON_NET_SESSION_ALLOW_EVENTS for an
+ * event per allowed connect as well (denials always are events).  -EEXIST if
+ * the cgroup is registered already, -E2BIG if a prefix would carry more than
+ * CORDON_NET_RANGES port ranges or the rule map is full, -EINVAL for cgroup
+ * id 0 or an unknown flag.
  */
-int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p);
+int net_session_add(struct net *n, uint64_t cgroup_id, const struct policy *p, uint32_t flags);
 
 /*
  * Let the session reach addr:port (cordon's own proxies on loopback).
@@ -49,16 +52,20 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
 		      uint16_t port);
 
 /*
- * Forget a session: the session entry first (its tasks, if any remain, are
- * then denied everything), then its rules.
+ * Forget a session: its own entry first (new sockets and binds are refused at
+ * once), then its rules, least specific first: while this runs, a connect or
+ * sendmsg gets what the policy allowed or a denial; once it has returned 0, the
+ * session's tasks, if any remain, are denied everything.  -ENOENT if the
+ * cgroup is not registered; another error if a rule could not be deleted
+ * (call again: a rule left behind still lets the cgroup's tasks through).
  */
 int net_session_del(struct net *n, uint64_t cgroup_id);
 
 typedef int (*net_event_fn)(void *ctx, const struct cordon_net_event *e);
 
 /*
- * Deliver pending events (denials and allowed connects, of every session)
- * to fn; waits up to timeout_ms.  Returns the number delivered or -errno.
+ * Deliver pending events (denials, and allowed connects of sessions that
+ * asked for them; of every session) to fn; waits up to timeout_ms.  Returns the number delivered or -errno.
  * The buffer is global: one consumer at a time.
  */
 int net_poll(struct net *n, int timeout_ms, net_event_fn fn, void *ctx);

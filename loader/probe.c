@@ -161,8 +161,8 @@ static void probe_cgroup(struct posture *p)
 	bpf_program__set_autoload(skel->progs.probe_lsm, false);
 	r = probe_bpf__load(skel);
 	if (r) {
-		set(m, MECH_UNAVAILABLE, "kernel refused a cgroup/connect4 program (%s)",
-		    strerror(-r));
+		set(m, MECH_UNAVAILABLE, "kernel refused a cgroup/connect4 program reading the "
+		    "caller's cgroup through BTF (%s)", strerror(-r));
 		goto out;
 	}
 	link = bpf_program__attach_cgroup(skel->progs.probe_connect4, fd);
@@ -171,7 +171,8 @@ static void probe_cgroup(struct posture *p)
 		    strerror(errno));
 		goto out;
 	}
-	set(m, MECH_AVAILABLE, "a connect4 program attached to a scratch cgroup");
+	set(m, MECH_AVAILABLE, "a connect4 program reading the caller's cgroup through BTF "
+	    "attached to a scratch cgroup");
 out:
 	bpf_link__destroy(link);
 	probe_bpf__destroy(skel);

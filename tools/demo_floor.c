@@ -128,7 +128,7 @@ int main(void)
 		return 1;
 	}
 	r = floor_session_create(f, p, "demo", &s);
-	r = r ?: net_session_add(n, floor_session_id(s), p);
+	r = r ?: net_session_add(n, floor_session_id(s), p, 0);
 	if (r) {
 		fprintf(stderr, "demo: session: %s\n", strerror(-r));
 		return 1;
