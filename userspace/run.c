@@ -344,7 +344,7 @@ static int make_session(struct sup *s)
 		}
 	}
 	r = cg_id(s->cgroup, &s->cgid);
-	r = r ?: net_session_add(s->net, s->cgid, s->pol);
+	r = r ?: net_session_add(s->net, s->cgid, s->pol, 0);  /* allowed connects: audited by the supervisor */
 	if (r < 0) {
 		log_err("run: cannot register the session with the network floor: %s", strerror(-r));
 		return r;

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <grp.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef AF_VSOCK
@@ -328,6 +329,38 @@ int main(int argc, char **argv)
 			return 2;
 		execvp(argv[3], argv + 3);
 		return 127;
+	}
+	if (!strcmp(a, "exec-loop") || !strcmp(a, "connect-loop")) {
+		/* benchmarks: ns per fork+exec of /bin/true, or per TCP connect to 127.0.0.1:PORT */
+		bool ex = !strcmp(a, "exec-loop");
+		int n = atoi(ex ? x : y);
+		struct timespec t0, t1;
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+		sa.sin_port = htons((uint16_t)atoi(x));
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < n; i++) {
+			if (ex) {
+				pid_t p = fork();
+
+				if (p == 0) {
+					execl("/bin/true", "true", (char *)NULL);
+					_exit(127);
+				}
+				waitpid(p, NULL, 0);
+			} else {
+				fd = socket(AF_INET, SOCK_STREAM, 0);
+				if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+					perror("connect-loop");
+					return 2;
+				}
+				close(fd);
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("%.0f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
+		return 0;
 	}
 	if (!strcmp(a, "sleep")) {
 		sleep((unsigned)atoi(x));
