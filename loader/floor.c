@@ -76,6 +76,13 @@ static int *fd_at(struct floor *f, size_t i)
 	return (int *)((char *)f + map_pins[i].off);
 }
 
+static uint64_t build_id(void);
+
+uint64_t floor_build_id(void)
+{
+	return build_id();
+}
+
 static uint64_t build_id(void)
 {
 	size_t sz = 0;

@@ -83,6 +83,8 @@ int floor_status_json(json_t **out);
  */
 int floor_gc(void);
 
+/* The build id of the floor's BPF object (what pins are checked against). */
+uint64_t floor_build_id(void);
 /* Kernel dev_t encoding of a userspace st_dev (MAJOR << 20 | MINOR). */
 uint32_t floor_kdev(uint64_t st_dev);
 

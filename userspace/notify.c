@@ -137,10 +137,16 @@ int notify_return(int listener, uint64_t id, int64_t val, int err)
 
 ssize_t notify_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
 	char path[64];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
+	/* One system call, no open: process_vm_readv (ptrace-attach rights, as root). */
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+		return n < 0 ? -errno : n;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

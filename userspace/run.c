@@ -246,6 +246,86 @@ static void say(const struct sup *s, const char *fmt, ...)
 }
 
 /*
+ * The fallback's posture, remembered for this boot: a kernel that refused
+ * BPF LSM keeps refusing it until it reboots, so later sessions skip the
+ * doomed load and the probes (about a hundred milliseconds and several MiB
+ * of BTF).  Keyed by the boot id and the floor's build id; /run is cleared
+ * at boot; the file is root's, in a directory the agent can never write.
+ */
+#define POSTURE_CACHE RUN_DIR "/posture.json"
+
+static bool cache_key(char *out, size_t len)
+{
+	char *boot = NULL;
+
+	if (read_file("/proc/sys/kernel/random/boot_id", &boot, 64) < 0)
+		return false;
+	boot[strcspn(boot, "\n")] = '\0';
+	snprintf(out, len, "%s/%016llx", boot, (unsigned long long)floor_build_id());
+	free(boot);
+	return true;
+}
+
+static bool posture_cached(struct sup *s)
+{
+	char key[128];
+	json_t *o, *m;
+	bool ok = false;
+
+	if (!cache_key(key, sizeof(key)))
+		return false;
+	o = json_load_file(POSTURE_CACHE, 0, NULL);
+	if (!o || strcmp(json_string_value(json_object_get(o, "key")) ?: "", key))
+		goto out;
+	m = json_object_get(o, "mechanisms");
+	for (int i = 0; i < MECH_MAX; i++) {
+		json_t *e = json_object_get(m, mech_name((enum mech)i));
+
+		if (!json_is_object(e))
+			goto out;
+		s->posture.mech[i].state = (enum mech_state)json_integer_value(json_object_get(e, "state"));
+		s->posture.mech[i].value = (int)json_integer_value(json_object_get(e, "value"));
+		snprintf(s->posture.mech[i].reason, sizeof(s->posture.mech[i].reason), "%s",
+			 json_string_value(json_object_get(e, "reason")) ?: "");
+	}
+	snprintf(s->floor_error, sizeof(s->floor_error), "%s",
+		 json_string_value(json_object_get(o, "floor_error")) ?: "");
+	s->posture.root = true;
+	posture_compute(&s->posture);
+	ok = s->posture.level == POSTURE_FALLBACK;
+out:
+	json_decref(o);
+	return ok;
+}
+
+static void posture_cache(struct sup *s)
+{
+	char key[128], tmp[] = POSTURE_CACHE ".XXXXXX";
+	json_t *o, *m;
+	int fd;
+
+	if (s->posture.level != POSTURE_FALLBACK || !cache_key(key, sizeof(key)))
+		return;
+	m = json_object();
+	for (int i = 0; i < MECH_MAX; i++)
+		json_object_set_new(m, mech_name((enum mech)i),
+				    json_pack("{s:i,s:i,s:s}", "state", (int)s->posture.mech[i].state,
+					      "value", s->posture.mech[i].value,
+					      "reason", s->posture.mech[i].reason));
+	o = json_pack("{s:s,s:s,s:o}", "key", key, "floor_error", s->floor_error, "mechanisms", m);
+	fd = mkstemp(tmp);
+	if (fd >= 0) {
+		if (json_dumpfd(o, fd, JSON_COMPACT) == 0 && fchmod(fd, 0644) == 0 &&
+		    rename(tmp, POSTURE_CACHE) == 0)
+			tmp[0] = '\0';
+		close(fd);
+		if (tmp[0])
+			(void)unlink(tmp);
+	}
+	json_decref(o);
+}
+
+/*
  * The floor.  BPF LSM when the kernel takes it; otherwise the fallback
  * (Landlock + cgroup-bpf + seccomp), with the doctor's measured reasons.
  * The network floor (cgroup-bpf) is needed by both: without it the posture
@@ -267,14 +347,20 @@ static int open_floor(struct sup *s)
 		log_err("run: " RUN_DIR "/.floor.lock: %s", strerror(r < 0 ? -r : errno));
 		return -EIO;
 	}
-	r = floor_open(&s->floor);
-
+	if (posture_cached(s)) {
+		r = -EPERM;
+	} else {
+		r = floor_open(&s->floor);
+		if (r < 0) {
+			snprintf(s->floor_error, sizeof(s->floor_error), "%s", strerror(-r));
+			probe_all(&s->posture);
+			posture_cache(s);
+		}
+	}
 	if (r == 0) {
 		s->posture.level = POSTURE_FULL;
 		s->posture.n_lacks = 0;
 	} else {
-		snprintf(s->floor_error, sizeof(s->floor_error), "%s", strerror(-r));
-		probe_all(&s->posture);
 		if (s->posture.level == POSTURE_FULL)   /* measured yes, loading failed */
 			s->posture.level = POSTURE_FALLBACK;
 		if (s->opt->require_full_floor) {

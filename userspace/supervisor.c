@@ -97,13 +97,12 @@ static void publish(struct sup *s, json_t *params)
 	free(line);
 }
 
-void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
-		const char *decision, const char *rule, const char *reason, const char *approver)
+static void record_as(struct sup *s, pid_t pid, const char *comm, const char *raw_name,
+		      json_t *raw, json_t *event, const char *decision, const char *rule,
+		      const char *reason, const char *approver)
 {
-	char comm[32];
 	json_t *rec = json_object();
 
-	comm_of(pid, comm, sizeof(comm));
 	json_object_set_new(rec, "pid", json_integer(pid));
 	json_object_set_new(rec, "comm", json_string(comm));
 	if (raw) {
@@ -126,6 +125,15 @@ void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, jso
 	publish(s, rec);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(rec);
+}
+
+void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
+		const char *decision, const char *rule, const char *reason, const char *approver)
+{
+	char comm[32];
+
+	comm_of(pid, comm, sizeof(comm));
+	record_as(s, pid, comm, raw_name, raw, event, decision, rule, reason, approver);
 }
 
 /* The steps budget: every lifted operation is one step. */
@@ -492,19 +500,25 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
-		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event,
-			   allow ? "allow" : "deny", rule_name(&res),
-			   res.decision == CORDON_ESCALATE ? "escalation with --approve deny" :
-			   res.reason, NULL);
 		/*
-		 * A missing binary is answered as the kernel would (ENOENT),
-		 * so PATH searches go on and `env` semantics (127) hold; its
-		 * absence is no secret (stat is not judged by any floor).
+		 * Answer first, then write the record: the task does not wait
+		 * for the audit (if the supervisor dies in between, the
+		 * watchdog kills the session).  A missing binary is answered as
+		 * the kernel would (ENOENT), so PATH searches go on and `env`
+		 * semantics (127) hold; its absence is no secret (stat is not
+		 * judged by any floor).
 		 */
+		char comm[32];
+
+		comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 		if (!allow && stat(canon, &st) < 0 && errno == ENOENT)
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 		else
 			sup_apply(s, &h, allow, false, NULL);
+		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, event,
+			   allow ? "allow" : "deny", rule_name(&res),
+			   res.decision == CORDON_ESCALATE ? "escalation with --approve deny" :
+			   res.reason, NULL);
 	}
 	json_decref(raw);
 	json_decref(event);
@@ -735,10 +749,13 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
-		sup_record(s, req->pid, "connect", raw, event, allow ? "allow" : "deny",
+		char comm[32];
+
+		comm_of(req->pid, comm, sizeof(comm));
+		sup_apply(s, &h, allow, false, NULL);   /* answer first, as for exec */
+		record_as(s, req->pid, comm, "connect", raw, event, allow ? "allow" : "deny",
 			   rule_name(&res), res.decision == CORDON_ESCALATE ?
 			   "escalation with --approve deny" : res.reason, NULL);
-		sup_apply(s, &h, allow, false, NULL);
 	}
 	json_decref(raw);
 	json_decref(event);

@@ -96,6 +96,8 @@ static void hit(const char *dir, const char *name)
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/%s.hit", dir, name);
+	if (access(p, F_OK) == 0)
+		return;         /* one mark is enough; stay fast for the benchmarks */
 	fd = open(p, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (fd >= 0) {
 		(void)!write(fd, "x\n", 2);
@@ -111,7 +113,7 @@ static int bound(int fam, int type, const void *addr, socklen_t len)
 		return -1;
 	if (fam == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, addr, len) < 0 || (type == SOCK_STREAM && listen(fd, 16) < 0)) {
+	if (bind(fd, addr, len) < 0 || (type == SOCK_STREAM && listen(fd, 512) < 0)) {
 		close(fd);
 		return -1;
 	}

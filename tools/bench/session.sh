@@ -32,11 +32,9 @@ read -r port _ <"$work/ports"
 policy=$work/bench.json
 sed "s/\"rules\": \[/\"rules\": [\n    { \"name\": \"bench-port\", \"decision\": \"allow\", \"net\": { \"hosts\": [\"127.0.0.1\"], \"ports\": [$port], \"via\": \"direct\" } },/" \
     "$here/policy/profiles/coding-agent.json" >"$policy"
-n=0
 crun() {  # crun CMD...: one session, its audit in $work
-    n=$((n + 1))
     "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve deny \
-        --audit "$work/a$n.jsonl" -- "$@"
+        --audit "$(mktemp -u "$work/a.XXXXXX")" -- "$@"
 }
 "$cordon" floor load >/dev/null 2>&1   # pinned where BPF LSM works (elsewhere: fallback)
 crun /bin/true >/dev/null 2>&1         # warm: net floor pinned, page cache
@@ -89,7 +87,7 @@ echo
 crun /bin/sleep 2 >/dev/null 2>&1 &
 one=$!
 sleep 1
-rss=$(for p in $(procs "--audit $work/a$n.jsonl -- /bin/sleep"); do
+rss=$(for p in $(procs " -- /bin/sleep 2"); do
         awk '/^VmRSS/ { print $2 }' /proc/$p/status 2>/dev/null; done | sort -n | head -n 1)
 wait $one
 row "supervisor" "RSS" "target"
