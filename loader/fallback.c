@@ -416,7 +416,8 @@ static void static_lacks(struct fallback_report *rep)
 	     "Landlock cannot deny one /proc file without freezing /proc/PID");
 }
 
-static int landlock_apply(const struct policy *p, const struct fallback_options *opt,
+/* Build the ruleset; returns its fd (the caller restricts itself with it). */
+static int landlock_build(const struct policy *p, const struct fallback_options *opt,
 			  struct fallback_report *rep)
 {
 	struct fb_ctx c = { .ruleset_fd = -1, .rep = rep };
@@ -482,16 +483,32 @@ static int landlock_apply(const struct policy *p, const struct fallback_options 
 		}
 		rep->net_bind = true;
 	}
-	if (landlock_restrict_self(c.ruleset_fd, 0) < 0) {
-		r = fail(rep, -errno, "landlock_restrict_self: %m%s", errno == EPERM ?
-			 " (set PR_SET_NO_NEW_PRIVS first)" : "");
-		goto out;
-	}
 	rep->scoped_abstract = attr.scoped & LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET;
 	rep->scoped_signals = attr.scoped & LANDLOCK_SCOPE_SIGNAL;
-	r = 0;
+	r = c.ruleset_fd;
+	c.ruleset_fd = -1;
 out:
 	fb_ctx_free(&c);
+	return r;
+}
+
+static int restrict_self(int ruleset_fd, struct fallback_report *rep)
+{
+	if (landlock_restrict_self(ruleset_fd, 0) < 0)
+		return fail(rep, -errno, "landlock_restrict_self: %m%s", errno == EPERM ?
+			    " (set PR_SET_NO_NEW_PRIVS first)" : "");
+	return 0;
+}
+
+static int landlock_apply(const struct policy *p, const struct fallback_options *opt,
+			  struct fallback_report *rep)
+{
+	int fd = landlock_build(p, opt, rep), r;
+
+	if (fd < 0)
+		return fd;
+	r = restrict_self(fd, rep);
+	close(fd);
 	return r;
 }
 
@@ -630,6 +647,34 @@ int fallback_landlock_apply(const struct policy *p, const struct fallback_option
 	r = landlock_apply(p, opt, rep);
 	abi_lacks(rep, rep->landlock_abi, opt->restrict_bind);
 	return r;
+}
+
+int fallback_prepare(const struct policy *p, const struct fallback_options *opt,
+		     struct fallback_report *rep)
+{
+	static const struct fallback_options none;
+	int r;
+
+	if (!opt)
+		opt = &none;
+	memset(rep, 0, sizeof(*rep));
+	static_lacks(rep);
+	r = landlock_build(p, opt, rep);
+	abi_lacks(rep, rep->landlock_abi, opt->restrict_bind);
+	return r;
+}
+
+int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep)
+{
+	int r = restrict_self(ruleset_fd, rep);
+
+	if (r < 0)
+		return r;
+	r = fallback_seccomp_install();
+	if (r < 0)
+		return fail(rep, r, "installing the seccomp denylist: %s", strerror(-r));
+	rep->seccomp = true;
+	return 0;
 }
 
 int fallback_apply(const struct policy *p, const struct fallback_options *opt,

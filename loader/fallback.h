@@ -56,6 +56,19 @@ struct fallback_report {
 int fallback_apply(const struct policy *p, const struct fallback_options *opt,
 		   struct fallback_report *rep);
 
+/*
+ * The same in two steps, so that a supervisor can build the Landlock
+ * ruleset (opening every path, splitting directories: the slow part) while
+ * it does other start-up work, and the child only restricts itself with it:
+ * fallback_prepare returns the ruleset fd (or -errno, the report saying
+ * why); fallback_apply_prepared, in the child right before exec, applies it
+ * and the seccomp denylist.  The ruleset's rules hold the inodes the paths
+ * named when it was built.
+ */
+int fallback_prepare(const struct policy *p, const struct fallback_options *opt,
+		     struct fallback_report *rep);
+int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep);
+
 /* Only the Landlock part.  Same contract. */
 int fallback_landlock_apply(const struct policy *p, const struct fallback_options *opt,
 			    struct fallback_report *rep);

@@ -97,6 +97,8 @@ struct audit {
 	size_t n_secrets;
 	bool sealed;
 	int broken;                       /* -errno of a write that left half a line */
+	int key_fd;                       /* until the key is on disk (audit_sync_key) */
+	int key_dfd;
 };
 
 /* The members every record carries; a caller's fields may not shadow them. */
@@ -454,6 +456,9 @@ int audit_seal(struct audit *a, json_t *fields)
 
 	if (!a)
 		return -EINVAL;
+	r = audit_sync_key(a);
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&a->lock);
 	r = seal_locked(a, fields);
 	pthread_mutex_unlock(&a->lock);
@@ -514,6 +519,10 @@ int audit_key_path_for(const char *key_dir, const char *session, char **out)
 /* Free without sealing (audit_open's failure path). */
 static void audit_free(struct audit *a)
 {
+	if (a && a->key_fd >= 0)
+		(void)close(a->key_fd);
+	if (a && a->key_dfd >= 0)
+		(void)close(a->key_dfd);
 	if (!a)
 		return;
 	OPENSSL_cleanse(a->key, sizeof(a->key));
@@ -581,6 +590,7 @@ static int key_dir_open(const char *dir)
 }
 
 /* Write the key as 64 hex digits; O_EXCL|O_NOFOLLOW: never through a planted file or link. */
+/* Write the key; returns its open fd (made durable later, by audit_sync_key). */
 static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KEY_LEN])
 {
 	_cleanup_close_ int fd = -1;
@@ -597,7 +607,31 @@ static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KE
 	OPENSSL_cleanse(text, sizeof(text));
 	if (r < 0)
 		return r;
-	return fsync(fd) < 0 ? -errno : 0;
+	return TAKE_FD(fd);
+}
+
+/*
+ * Make the key and its directory entry durable.  Kept off the start of a
+ * session (two fsyncs cost milliseconds there): the supervisor calls it
+ * once the agent runs, and sealing calls it in any case, so a sealed log
+ * never outlives its key's directory entry.
+ */
+int audit_sync_key(struct audit *a)
+{
+	int r = 0;
+
+	if (!a)
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	if (a->key_fd >= 0 && (fsync(a->key_fd) < 0 || fsync(a->key_dfd) < 0))
+		r = -errno;
+	if (r == 0 && a->key_fd >= 0) {
+		close(a->key_fd);
+		close(a->key_dfd);
+		a->key_fd = a->key_dfd = -1;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return r;
 }
 
 int audit_open(const char *path, const char *session, const char *key_dir, json_t *start_fields,
@@ -620,6 +654,7 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	if (!a)
 		return -ENOMEM;
 	a->fd = -1;
+	a->key_fd = a->key_dfd = -1;
 	pthread_mutex_init(&a->lock, NULL);
 	r = audit_key_path_for(key_dir, session, &a->key_path);
 	if (r < 0)
@@ -646,11 +681,8 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	if (r < 0)
 		goto fail;
 	key_made = true;
-	/* A log that outlives its key's directory entry could never be verified. */
-	if (fsync(dfd) < 0) {
-		r = -errno;
-		goto fail;
-	}
+	a->key_fd = r;
+	a->key_dfd = TAKE_FD(dfd);
 	extra = json_pack("{s:s}", "format", AUDIT_FORMAT);
 	if (!extra) {
 		r = -ENOMEM;
@@ -664,7 +696,7 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 fail:
 	/* Both files are ours, just made: leave nothing half-made behind. */
 	if (key_made)
-		(void)unlinkat(dfd, key_name, 0);
+		(void)unlinkat(a->key_dfd, key_name, 0);
 	if (log_made)
 		(void)unlink(path);
 	return r;

@@ -70,6 +70,11 @@ int audit_seal(struct audit *a, json_t *fields);
  * the key and the secrets, free.  No other thread may still be writing.
  */
 void audit_close(struct audit *a);
+/*
+ * fsync the key and its directory entry (audit_open leaves that for later,
+ * off the start of a session); audit_seal does it in any case.  Idempotent.
+ */
+int audit_sync_key(struct audit *a);
 
 const char *audit_key_path(const struct audit *a);
 const char *audit_session(const struct audit *a);

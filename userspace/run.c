@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <linux/sched.h>
 #include <pty.h>
 #include <pwd.h>
 #include <signal.h>
@@ -50,6 +51,19 @@
 #include "util.h"
 
 #define EXIT_CORDON 125
+
+/* `cordon -v run`: how long each start-up phase took (ms since start). */
+static struct timespec t_start;
+static void phase(const char *what)
+{
+	struct timespec t;
+
+	if (log_verbose() <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	log_debug("run: %-24s %.2f ms", what, (double)(t.tv_sec - t_start.tv_sec) * 1e3 +
+		  (double)(t.tv_nsec - t_start.tv_nsec) / 1e6);
+}
 #define RUN_DIR "/run/cordon"
 #define AUDIT_DIR "/var/log/cordon"
 
@@ -180,6 +194,10 @@ static int resolve_user(struct sup *s)
 	}
 	s->uid = pw->pw_uid;
 	s->gid = pw->pw_gid;
+	/* Looked up here, not in the child: NSS is slow and not the child's business. */
+	s->n_groups = (int)ARRAY_SIZE(s->groups);
+	if (getgrouplist(pw->pw_name, pw->pw_gid, s->groups, &s->n_groups) < 0)
+		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
 	snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
 	snprintf(s->home, sizeof(s->home), "%s", pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
 	s->invoker = sudo_uid && *sudo_uid ? (uid_t)strtoul(sudo_uid, NULL, 10) : 0;
@@ -611,7 +629,7 @@ static void drop_privileges(const struct sup *s)
 		  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 		  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
 		child_fail(EXIT_CORDON, "locking securebits: %m");
-	if (initgroups(s->user, s->gid) < 0 && setgroups(0, NULL) < 0)
+	if (setgroups((size_t)s->n_groups, s->groups) < 0)
 		child_fail(EXIT_CORDON, "setting groups for %s: %m", s->user);
 	if (setresgid(s->gid, s->gid, s->gid) < 0)
 		child_fail(EXIT_CORDON, "setresgid(%u): %m", (unsigned)s->gid);
@@ -664,17 +682,22 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 			close(pty_slave);
 	}
 	wait_byte(sock, 'G');  /* the supervisor has moved us into the session */
+	phase("agent: in the session");
 	if (chdir(s->workspace) < 0)
 		child_fail(EXIT_CORDON, "workspace %s: %m", s->workspace);
 	env = build_env(s);
 	if (!env)
 		child_fail(EXIT_CORDON, "out of memory");
 	drop_privileges(s);
+	phase("agent: privileges dropped");
 	if (!s->floor) {
-		r = fallback_apply(s->pol, NULL, &rep);
+		memset(&rep, 0, sizeof(rep));
+		r = fallback_apply_prepared(s->ll_fd, &rep);
 		if (r < 0)
 			child_fail(EXIT_CORDON, "fallback floor: %s", rep.error);
+		close(s->ll_fd);
 	}
+	phase("agent: fallback applied");
 	listener = notify_install(NOTIFY_EXEC | NOTIFY_CONNECT | (s->notify_open ? NOTIFY_OPEN : 0));
 	if (listener < 0)
 		child_fail(EXIT_CORDON, "seccomp user notification: %s", strerror(-listener));
@@ -849,6 +872,54 @@ static int setup_pty(struct sup *s, int *slave)
 	return 0;
 }
 
+/*
+ * Fork the agent straight into its session cgroup (clone3 with
+ * CLONE_INTO_CGROUP, Linux 5.7): no migration afterwards, so no window and
+ * no wait for the RCU grace period a cgroup.procs write costs (~15 ms
+ * here).  Elsewhere, a plain fork; the caller then moves the child.  The
+ * supervisor is single-threaded here, so a raw clone3 child may use malloc.
+ */
+static pid_t fork_into(const char *cgroup, bool *in_cgroup)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	int fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pid_t pid = -1;
+
+	*in_cgroup = false;
+	if (fd >= 0) {
+		ca.cgroup = (uint64_t)fd;
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0)
+			*in_cgroup = true;
+		close(fd);
+	}
+	if (pid < 0)
+		pid = fork();
+	return pid;
+}
+
+/*
+ * The fallback's Landlock ruleset is built by a thread while the supervisor
+ * opens the audit log and creates the session (opening every path of the
+ * policy and splitting directories takes milliseconds); the agent only
+ * restricts itself with it.
+ */
+static void *prepare_landlock(void *arg)
+{
+	struct sup *s = arg;
+	struct fallback_report *rep = calloc(1, sizeof(*rep));
+
+	if (!rep) {
+		s->ll_fd = -ENOMEM;
+		return NULL;
+	}
+	s->ll_fd = fallback_prepare(s->pol, NULL, rep);
+	if (s->ll_fd < 0)
+		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);
+	free(rep);
+	return NULL;
+}
+
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -862,12 +933,15 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
-			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1 };
+			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1 };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
+	bool in_cgroup = false, prep_started = false;
+	pthread_t prep_thread;
 	char ws[PATH_MAX];
 	struct stat st;
 	pid_t pid;
 
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	if (parse_args(argc, argv, &opt) < 0)
 		return EXIT_CORDON;
 	if (!opt.approve_set)
@@ -891,6 +965,7 @@ int cmd_run(int argc, char **argv)
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
 	if (load_policy(&s) < 0)
 		return EXIT_CORDON;
+	phase("policy loaded");
 	/*
 	 * Opens are notified only when the policy escalates some file access
 	 * (the kernel cannot hold a call for a human; the supervisor can):
@@ -917,6 +992,9 @@ int cmd_run(int argc, char **argv)
 	(void)pol_protect_path(s.pol, s.key_dir);
 	if (open_floor(&s) < 0)
 		goto out;
+	phase("floor open");
+	if (!s.floor && pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
+		prep_started = true;
 	if (opt.user && s.uid == 0 && s.posture.level != POSTURE_FULL) {
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
@@ -931,12 +1009,15 @@ int cmd_run(int argc, char **argv)
 	/* The log exists before the rules are compiled: the floor protects its inode. */
 	if (open_audit(&s) < 0)
 		goto out;
+	phase("audit log open");
 	if (make_session(&s) < 0)
 		goto out;
+	phase("session created");
 	print_posture(&s);
 	register_secrets(&s);
 	if (approve_listen(&s) < 0)
 		goto out;
+	phase("sockets listening");
 	if (start_watchdog(&s) < 0) {
 		log_err("run: cannot start the watchdog: %m");
 		goto out;
@@ -945,6 +1026,16 @@ int cmd_run(int argc, char **argv)
 		log_err("run: cannot create the agent's terminal: %m");
 		goto out;
 	}
+	if (!s.floor) {
+		if (prep_started)
+			pthread_join(prep_thread, NULL);
+		prep_started = false;
+		if (s.ll_fd < 0) {
+			log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error : "cannot build "
+				"the Landlock ruleset");
+			goto out;
+		}
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		log_err("run: socketpair: %m");
 		goto out;
@@ -952,7 +1043,7 @@ int cmd_run(int argc, char **argv)
 	{
 		pid_t me = getpid();
 
-		pid = fork();
+		pid = fork_into(s.cgroup, &in_cgroup);
 		if (pid < 0) {
 			log_err("run: fork: %m");
 			goto out;
@@ -963,17 +1054,19 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	s.agent = pid;
+	phase("agent forked");
 	close(sp[1]);
 	sp[1] = -1;
 	if (slave >= 0)
 		close(slave);
-	r = cg_attach_pid(s.cgroup, pid);
+	r = in_cgroup ? 0 : cg_attach_pid(s.cgroup, pid);
 	r = r ?: budget_attach(s.budget, pid);
 	if (r < 0 || write(sp[0], "G", 1) != 1) {
 		log_err("run: cannot move the agent into its session: %s", strerror(-r ?: errno));
 		goto out;
 	}
 	s.listener = notify_recv_fd(sp[0]);
+	phase("agent ready to exec");
 	if (s.listener < 0) {
 		/* The child said why on stderr; reap it for its exit status. */
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -988,10 +1081,16 @@ int cmd_run(int argc, char **argv)
 	}
 	close(sp[0]);
 	sp[0] = -1;
+	phase("agent exec answered");
 	r = sup_loop(&s, &status);
+	phase("agent exited");
 	ret = r < 0 ? EXIT_CORDON : exit_code(status);
 	s.agent = 0;
 out:
+	if (prep_started)
+		pthread_join(prep_thread, NULL);
+	if (s.ll_fd >= 0)
+		close(s.ll_fd);
 	if (s.agent > 0)
 		(void)kill(s.agent, SIGKILL);
 	if (sp[0] >= 0)
@@ -999,7 +1098,9 @@ out:
 	if (s.pty_master >= 0)
 		close(s.pty_master);
 	restore_tty();
+	phase("teardown starts");
 	teardown(&s);
+	phase("session removed");
 	if (s.audit) {
 		json_t *fin = json_pack("{s:s,s:i,s:I}", "event", "end", "exit", ret,
 					"steps", (json_int_t)s.steps);
@@ -1011,6 +1112,7 @@ out:
 		(void)audit_seal(s.audit, NULL);
 		audit_close(s.audit);
 	}
+	phase("audit sealed");
 	if (s.watchdog_fd >= 0) {
 		(void)!write(s.watchdog_fd, "D", 1);
 		close(s.watchdog_fd);
@@ -1021,6 +1123,7 @@ out:
 	if (s.net)
 		net_close(s.net);
 	pol_free(s.pol);
+	phase("done");
 	if (s.stop_reason[0])
 		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);
 	return ret;

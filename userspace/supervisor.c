@@ -967,6 +967,12 @@ static void accept_events(struct sup *s)
 	s->clients[s->n_clients++] = c;
 }
 
+static void *sync_key(void *a)
+{
+	(void)audit_sync_key(a);
+	return NULL;
+}
+
 int sup_loop(struct sup *s, int *status)
 {
 	sigset_t mask;
@@ -988,6 +994,17 @@ int sup_loop(struct sup *s, int *status)
 	if (s->fsess)
 		ffd = floor_session_fd(s->fsess);
 	bfd = budget_pollfd(s->budget);
+	/* The audit key is made durable off the start path, while the agent runs. */
+	{
+		pthread_t t;
+		pthread_attr_t at;
+
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, sync_key, s->audit) != 0)
+			(void)audit_sync_key(s->audit);
+		pthread_attr_destroy(&at);
+	}
 	{
 		json_t *ev = json_pack("{s:s,s:i}", "event", "agent-started", "pid", (int)s->agent);
 

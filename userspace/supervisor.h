@@ -116,6 +116,10 @@ struct sup {
 	size_t prompt_len;
 
 	bool notify_open;               /* the policy escalates some file access */
+	int ll_fd;                      /* fallback: the Landlock ruleset built for the agent */
+	char ll_error[512];
+	gid_t groups[64];               /* the agent's supplementary groups */
+	int n_groups;
 	uint64_t steps;
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
