@@ -1102,6 +1102,14 @@ int sup_loop(struct sup *s, int *status)
 			}
 		}
 	}
+	/* A budget spent in the last moments (the OOM kill that ended the agent). */
+	if (!s->stop_reason[0]) {
+		char which[32], detail[256];
+
+		if (budget_check(s->budget, which, sizeof(which), detail, sizeof(detail)) == 1)
+			snprintf(s->stop_reason, sizeof(s->stop_reason), "%s budget spent: %s",
+				 which, detail);
+	}
 	/* Drain what the floor reported before the agent exited. */
 	if (ffd >= 0)
 		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);

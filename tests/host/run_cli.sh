@@ -12,7 +12,7 @@ set -u
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
 scratch=$(mktemp -d /var/tmp/cordon-cli.XXXXXX)
-mkdir -p "$scratch/allowed" "$scratch/forbidden"
+mkdir -p "$scratch/allowed" "$scratch/forbidden" "$scratch/denied"
 chmod -R 0755 "$scratch"
 cleanup() {
     kill $bg 2>/dev/null
@@ -23,12 +23,15 @@ bg=
 trap cleanup EXIT
 "$BUILD/tests/agents/attack" serve "$scratch/allowed" & bg="$bg $!"
 "$BUILD/tests/agents/attack" serve "$scratch/forbidden" & bg="$bg $!"
+"$BUILD/tests/agents/attack" serve "$scratch/denied" & bg="$bg $!"
 i=0
-while { [ ! -e "$scratch/allowed/ports" ] || [ ! -e "$scratch/forbidden/ports" ]; } && [ $i -lt 100 ]; do
+while { [ ! -e "$scratch/allowed/ports" ] || [ ! -e "$scratch/forbidden/ports" ] ||
+        [ ! -e "$scratch/denied/ports" ]; } && [ $i -lt 100 ]; do
     sleep 0.05; i=$((i + 1))
 done
 read -r allowed _ _ _ <"$scratch/allowed/ports"
 read -r forbidden _ _ _ <"$scratch/forbidden/ports"
+read -r denied _ _ _ <"$scratch/denied/ports"
 asked=$forbidden
 
 # A small policy: the workspace, the system read-only, one loopback port
@@ -142,6 +145,7 @@ ok "cordon approve answers it" "$cordon" approve "$id"
 wait $!
 ok "  the connect then succeeds, performed on a copy of the socket: $(cat $scratch/esc1.out)" grep -q BREACH "$scratch/esc1.out"
 ok "  the listener saw it" test -e "$scratch/forbidden/tcp4.hit"
+ok "  (and the denied listener never did)" test ! -e "$scratch/denied/tcp4.hit"
 ok "  audited with the approver" grep -q '"approver":"socket: uid 0' "$scratch/esc1.jsonl"
 
 run_bg "$scratch/esc2" -- "$attack" connect 127.0.0.1 "$asked"
@@ -181,8 +185,16 @@ ok "  audited as such" audited deny git push "escalation with --approve deny"
 in_session --policy "$policy" -- "$attack" argv-race "$WS/git"
 ok "exec of git while a thread rewrites argv: refused ($out)" contained
 ok "  because another task shares the caller's memory" audited deny shell exec "shares the caller's memory"
-in_session --policy "$policy" -- "$attack" connect-race "$allowed" 1 300
+in_session --policy "$policy" -- "$attack" connect-race "$allowed" "$denied" 300
 ok "connect while a thread flips the port to a forbidden one: $out" contained
+# The escalated port approved for the session: every later connect to it is
+# performed by the supervisor on a copy of the socket, with the address it read.
+run_bg "$scratch/race2" -- "$attack" connect-race "$asked" "$denied" 300
+id=$(session_pending)
+"$cordon" approve "$id" --session >/dev/null
+wait $!
+ok "approved connects (emulated) while a thread flips the port: $(cat $scratch/race2.out)" \
+    grep -q '^contained: [1-9]' "$scratch/race2.out"
 
 # --- escalated opens: performed by the supervisor, fd injected (ADDFD+SEND) ---
 sed 's|"rules": \[|"rules": [\n    { "name": "ask-file", "decision": "escalate", "description": "a file a human must release", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["read"] } },|' "$policy" >"$scratch/ask.json"
@@ -292,6 +304,13 @@ in_session --policy "$scratch/budget.json" -- /bin/sleep 30
 t1=$(date +%s)
 ok "a wall-time budget stops the agent after 2 s ($((t1 - t0)) s)" test $((t1 - t0)) -lt 10
 ok "  and says so" said "wall_time budget spent"
+
+sed 's/"approvals"/"budgets": { "pids": 16, "memory": "64M" },\n  "approvals"/' "$policy" >"$scratch/budget2.json"
+in_session --policy "$scratch/budget2.json" -- /bin/sh -c 'i=0; while [ $i -lt 64 ]; do /bin/sleep 5 & i=$((i + 1)); done; wait'
+ok "a pids budget (16) stops a fork storm (rc=$rc)" said "pids budget spent"
+ok "  and the audit says which" grep -q 'pids budget spent' "$audit"
+in_session --policy "$scratch/budget2.json" -- "$attack" alloc 512
+ok "a memory budget (64 MiB) stops an agent that takes 512 MiB (rc=$rc)" said "memory budget spent"
 
 # --- fail closed: the supervisor killed with SIGKILL -------------------------------
 cp "$attack" "$WS/cordon-sleeper"
