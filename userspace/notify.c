@@ -189,17 +189,21 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
 	strs = malloc(max_bytes);
 	if (!ptrs || !strs)
 		return -ENOMEM;
-	if (addr) {
-		for (;;) {
-			uint64_t p;
+	/* The pointer array, 64 at a time (a short read at the end of a mapping is fine). */
+	for (bool done = !addr; !done;) {
+		uint64_t chunk[64];
+		ssize_t got = notify_read(pid, addr + n * 8, chunk, sizeof(chunk));
 
-			if (notify_read(pid, addr + n * 8, &p, 8) != 8)
-				return -EFAULT;
-			if (!p)
+		if (got < 8)
+			return -EFAULT;
+		for (size_t i = 0; i < (size_t)got / 8; i++) {
+			if (!chunk[i]) {
+				done = true;
 				break;
+			}
 			if (n == max_args)
 				return -E2BIG;
-			ptrs[n++] = p;
+			ptrs[n++] = chunk[i];
 		}
 	}
 	for (size_t i = 0; i < n; i++) {

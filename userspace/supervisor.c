@@ -59,6 +59,13 @@ uint64_t sup_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static struct timespec t_answer;        /* when the main loop last answered a task */
+
+static void answered(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &t_answer);
+}
+
 static void comm_of(pid_t pid, char *out, size_t len)
 {
 	char path[64], *s = NULL;
@@ -405,6 +412,32 @@ static void summary_argv(char *const *argv, char *out, size_t len)
 		n += (size_t)snprintf(out + n, len - n, "%s%s", i ? " " : "", argv[i]);
 }
 
+/* shell.exec {argv, cwd}, and what a recogniser makes of it (as the event, with "also"). */
+static json_t *exec_event(char **argv, const char *cwd)
+{
+	struct pol_lifted lifted[POL_MAX_LIFTED];
+	int n = pol_lift_exec((const char *const *)argv, cwd, lifted);
+	json_t *event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
+				  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
+
+	if (n > 1)
+		json_object_set_new(event, "also",
+				    json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
+					      "arguments", lifted[0].args));
+	pol_lifted_free(lifted, n);
+	return event;
+}
+
+static json_t *exec_raw(const char *canon, char **argv)
+{
+	json_t *raw = json_pack("{s:s}", "path", canon), *av = json_array();
+
+	for (int i = 0; argv && argv[i]; i++)
+		json_array_append_new(av, json_string(argv[i]));
+	json_object_set_new(raw, "argv", av);
+	return raw;
+}
+
 static void handle_exec(struct sup *s, const struct notify_req *req)
 {
 	bool at = req->nr == SYS_execveat;
@@ -413,15 +446,15 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	uint64_t argv_addr = at ? req->args[2] : req->args[1];
 	int flags = at ? (int)req->args[4] : 0;
 	char path[PATH_MAX], base[PATH_MAX], canon[PATH_MAX], cwd[PATH_MAX];
-	char summary[1024], why[256];
+	char summary[1024];
+	const char *why = NULL;
 	_cleanup_free_ char **argv = NULL;
-	struct pol_lifted lifted[POL_MAX_LIFTED];
 	struct pol_result res, res2;
 	struct pol_request pr = { .op = POL_OP_EXEC };
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
 	struct stat st;
-	json_t *raw, *event;
-	int n, r;
+	json_t *raw = NULL, *event = NULL;
+	int r;
 
 	memcpy(h.args, req->args, sizeof(h.args));
 	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
@@ -464,41 +497,31 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		if (res2.decision > res.decision)
 			res = res2;
 	}
-	n = pol_lift_exec((const char *const *)argv, cwd, lifted);
-	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
-			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
-	if (n > 1) {
-		json_t *exec = json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
-					 "arguments", lifted[0].args);
-
-		json_object_set_new(event, "also", exec);
+	/*
+	 * Decide first; the event and the record are built after the task is
+	 * answered (except for an escalation, whose event is its identity).
+	 */
+	if (res.decision == CORDON_ESCALATE) {
+		event = exec_event(argv, cwd);
+		if (session_approved(s, event))
+			res.decision = CORDON_ALLOW;
 	}
-	pol_lifted_free(lifted, n);
-	raw = json_pack("{s:s}", "path", canon);
-	{
-		json_t *av = json_array();
-
-		for (int i = 0; argv && argv[i]; i++)
-			json_array_append_new(av, json_string(argv[i]));
-		json_object_set_new(raw, "argv", av);
-	}
-	summary_argv(argv, summary, sizeof(summary));
-	if (res.decision == CORDON_ESCALATE && session_approved(s, event))
-		res.decision = CORDON_ALLOW;
 	if (res.decision == CORDON_ALLOW &&
 	    argv_sensitive(s, canon, argv ? argv[0] : NULL) &&
 	    notify_memory_shared(req->pid, s->cgroup) != 0) {
-		snprintf(why, sizeof(why), "the decision rests on argv, and another task shares "
-			 "the caller's memory (it could rewrite argv after the check)");
-		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event, "deny",
-			   rule_name(&res), why, NULL);
-		sup_apply(s, &h, false, false, why);
-	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
+		why = "the decision rests on argv, and another task shares the caller's memory "
+		      "(it could rewrite argv after the check)";
+		res.decision = CORDON_DENY;
+	}
+	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
+		raw = exec_raw(canon, argv);
+		summary_argv(argv, summary, sizeof(summary));
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event, "escalate",
 			   rule_name(&res), res.reason, NULL);
 		escalate(s, &h, event, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
+		char comm[32];
 
 		/*
 		 * Answer first, then write the record: the task does not wait
@@ -508,17 +531,19 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		 * semantics (127) hold; its absence is no secret (stat is not
 		 * judged by any floor).
 		 */
-		char comm[32];
-
 		comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
-		if (!allow && stat(canon, &st) < 0 && errno == ENOENT)
+		if (!allow && !why && stat(canon, &st) < 0 && errno == ENOENT)
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 		else
 			sup_apply(s, &h, allow, false, NULL);
+		answered();
+		if (!event)
+			event = exec_event(argv, cwd);
+		raw = exec_raw(canon, argv);
 		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, event,
-			   allow ? "allow" : "deny", rule_name(&res),
-			   res.decision == CORDON_ESCALATE ? "escalation with --approve deny" :
-			   res.reason, NULL);
+			  allow ? "allow" : "deny", rule_name(&res),
+			  why ? why : res.decision == CORDON_ESCALATE ?
+			  "escalation with --approve deny" : res.reason, NULL);
 	}
 	json_decref(raw);
 	json_decref(event);
@@ -753,6 +778,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 
 		comm_of(req->pid, comm, sizeof(comm));
 		sup_apply(s, &h, allow, false, NULL);   /* answer first, as for exec */
+		answered();
 		record_as(s, req->pid, comm, "connect", raw, event, allow ? "allow" : "deny",
 			   rule_name(&res), res.decision == CORDON_ESCALATE ?
 			   "escalation with --approve deny" : res.reason, NULL);
@@ -857,16 +883,30 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	json_decref(event);
 }
 
+static uint32_t since_us(const struct timespec *a)
+{
+	struct timespec b = t_answer;
+
+	if (b.tv_sec < a->tv_sec || (b.tv_sec == a->tv_sec && b.tv_nsec < a->tv_nsec))
+		clock_gettime(CLOCK_MONOTONIC, &b);     /* not answered here (held, or a worker) */
+	return (uint32_t)((b.tv_sec - a->tv_sec) * 1000000 + (b.tv_nsec - a->tv_nsec) / 1000);
+}
+
 static void handle_notification(struct sup *s)
 {
 	struct notify_req req;
+	struct timespec t0;
 
 	if (notify_receive(s->listener, &req) < 0)
 		return;         /* the task died before we read it */
-	if (req.nr == SYS_execve || req.nr == SYS_execveat)
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (req.nr == SYS_execve || req.nr == SYS_execveat) {
 		handle_exec(s, &req);
-	else if (req.nr == SYS_connect)
+		s->lat_exec[s->n_exec++ % ARRAY_SIZE(s->lat_exec)] = since_us(&t0);
+	} else if (req.nr == SYS_connect) {
 		handle_connect(s, &req);
+		s->lat_connect[s->n_connect++ % ARRAY_SIZE(s->lat_connect)] = since_us(&t0);
+	}
 	else if (req.nr == SYS_open || req.nr == SYS_openat || req.nr == SYS_openat2 ||
 		 req.nr == SYS_creat)
 		handle_open(s, &req);
@@ -971,6 +1011,38 @@ static void *sync_key(void *a)
 {
 	(void)audit_sync_key(a);
 	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static json_t *lat_json(const uint32_t *v, uint64_t n, size_t cap)
+{
+	size_t k = n < cap ? (size_t)n : cap;
+	uint32_t *c;
+	json_t *o;
+
+	if (!k)
+		return json_pack("{s:I}", "count", (json_int_t)n);
+	c = malloc(k * sizeof(*c));
+	if (!c)
+		return json_null();
+	memcpy(c, v, k * sizeof(*c));
+	qsort(c, k, sizeof(*c), cmp_u32);
+	o = json_pack("{s:I,s:i,s:i}", "count", (json_int_t)n, "median_us", (int)c[k / 2],
+		      "p99_us", (int)c[(k * 99) / 100]);
+	free(c);
+	return o;
+}
+
+json_t *sup_stats(const struct sup *s)
+{
+	return json_pack("{s:o,s:o}", "exec", lat_json(s->lat_exec, s->n_exec, ARRAY_SIZE(s->lat_exec)),
+			 "connect", lat_json(s->lat_connect, s->n_connect, ARRAY_SIZE(s->lat_connect)));
 }
 
 int sup_loop(struct sup *s, int *status)

@@ -120,6 +120,10 @@ struct sup {
 	char ll_error[512];
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
+	/* How long the supervisor held each notified call (receive to answer), in
+	 * microseconds: the last 4096 of each kind, for the end record. */
+	uint32_t lat_exec[4096], lat_connect[4096];
+	uint64_t n_exec, n_connect;
 	uint64_t steps;
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
@@ -130,6 +134,9 @@ uint64_t sup_now_ms(void);
 
 /* The event loop: returns when the agent has exited; *status is its wait status. */
 int sup_loop(struct sup *s, int *status);
+
+/* Time the supervisor held notified calls: {exec: {count, median_us, p99_us}, connect: ...}. */
+json_t *sup_stats(const struct sup *s);
 
 /* Publish a decision: audit record and event-socket notification. */
 void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
