@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include "cordon.h"
@@ -23,9 +24,22 @@ void pin_quiet_libbpf(void)
 uint64_t pin_build_id(const void *elf, size_t len)
 {
 	const unsigned char *b = elf;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++)
+	/*
+	 * An identity, not a defence: it only tells this build's objects from
+	 * another's.  Eight bytes a step (the objects are half a megabyte and
+	 * every `cordon run` checks them), then the tail.
+	 */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < len; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h;
 }

@@ -57,6 +57,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <openssl/crypto.h>
@@ -673,7 +674,9 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 		return -errno;
 	log_made = true;
 	key_name = strrchr(a->key_path, '/') + 1;
-	if (RAND_bytes(a->key, AUDIT_KEY_LEN) != 1) {
+	/* The kernel's CSPRNG directly: OpenSSL's DRBG would be seeded from it
+	 * anyway, at a cost on every session start. */
+	if (getrandom(a->key, AUDIT_KEY_LEN, 0) != AUDIT_KEY_LEN) {
 		r = -EIO;
 		goto fail;
 	}
