@@ -8,8 +8,7 @@
 #include "cgroup.h"
 #include "util.h"
 
-/* Undo mountinfo's octal escapes (\040 for space, etc.) in place. */
-static void unescape(char *s)
+void cg_unescape(char *s)
 {
 	char *w = s;
 
@@ -46,7 +45,7 @@ int cg_parse_mountinfo(const char *mountinfo, char *out, size_t outlen)
 				     tok = strtok_r(NULL, " ", &save))
 					fields[n++] = tok;
 				if (n >= 5 && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
-					unescape(fields[4]);
+					cg_unescape(fields[4]);
 					if (strlen(fields[4]) + 1 > outlen)
 						return -ENAMETOOLONG;
 					strcpy(out, fields[4]);

@@ -16,6 +16,8 @@
  */
 int cg_parse_mountinfo(const char *mountinfo, char *out, size_t outlen);
 
+/* Undo mountinfo's octal escapes (\040 for a space, ...) in place. Pure. */
+void cg_unescape(char *s);
 /* The same, from this process's /proc/self/mountinfo. */
 int cg_find_root(char *out, size_t outlen);
 

@@ -500,17 +500,6 @@ static int restrict_self(int ruleset_fd, struct fallback_report *rep)
 	return 0;
 }
 
-static int landlock_apply(const struct policy *p, const struct fallback_options *opt,
-			  struct fallback_report *rep)
-{
-	int fd = landlock_build(p, opt, rep), r;
-
-	if (fd < 0)
-		return fd;
-	r = restrict_self(fd, rep);
-	close(fd);
-	return r;
-}
 
 /*
  * The seccomp denylist: syscalls a sandboxed agent has no business making,
@@ -637,15 +626,12 @@ int fallback_seccomp_install(void)
 int fallback_landlock_apply(const struct policy *p, const struct fallback_options *opt,
 			    struct fallback_report *rep)
 {
-	static const struct fallback_options none;
-	int r;
+	int fd = fallback_prepare(p, opt, rep), r;
 
-	if (!opt)
-		opt = &none;
-	memset(rep, 0, sizeof(*rep));
-	static_lacks(rep);
-	r = landlock_apply(p, opt, rep);
-	abi_lacks(rep, rep->landlock_abi, opt->restrict_bind);
+	if (fd < 0)
+		return fd;
+	r = restrict_self(fd, rep);
+	close(fd);
 	return r;
 }
 

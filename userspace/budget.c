@@ -122,22 +122,6 @@ int budget_key_u64(const char *text, const char *key, uint64_t *val)
 	return -ENOENT;
 }
 
-/* Undo mountinfo's octal escapes (\040 for space, etc.) in place. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; ) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' &&
-		    r[2] >= '0' && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
-			r += 4;
-		} else {
-			*w++ = *r++;
-		}
-	}
-	*w = 0;
-}
 
 int budget_v1_mount(const char *mountinfo, const char *ctl, char *out, size_t outlen)
 {
@@ -166,7 +150,7 @@ int budget_v1_mount(const char *mountinfo, const char *ctl, char *out, size_t ou
 		opts = strtok_r(NULL, " ", &save);
 		if (!mnt || !fstype || !opts || strcmp(fstype, "cgroup") || !budget_has_word(opts, ctl))
 			continue;
-		unescape(mnt);
+		cg_unescape(mnt);
 		if (strlen(mnt) + 1 > outlen)
 			return -ENAMETOOLONG;
 		strcpy(out, mnt);

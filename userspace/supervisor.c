@@ -167,6 +167,20 @@ static void risk_of(const struct pol_result *r, char *out, size_t len)
 		 r->reason[0] ? r->reason : "the policy asks a human for this");
 }
 
+/* Run fn(arg) on a detached thread; -errno if it cannot start (arg is the caller's then). */
+static int spawn_detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	int r;
+
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &at, fn, arg);
+	pthread_attr_destroy(&at);
+	return -r;
+}
+
 /* --- emulated connect ----------------------------------------------------- */
 
 struct emul {
@@ -196,8 +210,6 @@ static void *connect_worker(void *arg)
 static int emulate_connect(struct sup *s, const struct held *h)
 {
 	struct emul *e;
-	pthread_t t;
-	pthread_attr_t at;
 	int sock = notify_getfd(h->pid, (int)h->args[0]);
 
 	if (sock < 0)
@@ -214,15 +226,11 @@ static int emulate_connect(struct sup *s, const struct held *h)
 	e->s = s;
 	e->h = *h;
 	e->sock = sock;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, connect_worker, e) != 0) {
-		pthread_attr_destroy(&at);
+	if (spawn_detached(connect_worker, e) < 0) {
 		close(sock);
 		free(e);
 		return -EAGAIN;
 	}
-	pthread_attr_destroy(&at);
 	return 0;
 }
 
@@ -293,8 +301,6 @@ static void *open_worker(void *arg)
 static int emulate_open(struct sup *s, const struct held *h)
 {
 	struct open_emul *e;
-	pthread_attr_t at;
-	pthread_t t;
 
 	if (!notify_valid(s->listener, h->notif))
 		return -ESRCH;
@@ -303,14 +309,10 @@ static int emulate_open(struct sup *s, const struct held *h)
 		return -ENOMEM;
 	e->s = s;
 	e->h = *h;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, open_worker, e) != 0) {
-		pthread_attr_destroy(&at);
+	if (spawn_detached(open_worker, e) < 0) {
 		free(e);
 		return -EAGAIN;
 	}
-	pthread_attr_destroy(&at);
 	return 0;
 }
 
@@ -602,8 +604,6 @@ static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
 	const char *slash = strrchr(canon, '/');
 	char dir[PATH_MAX];
 	struct unix_emul *e;
-	pthread_attr_t at;
-	pthread_t t;
 
 	if (!slash || strlen(slash + 1) >= sizeof(e->name) || !slash[1])
 		return -ENAMETOOLONG;
@@ -626,16 +626,12 @@ static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
 		free(e);
 		return r;
 	}
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, unix_worker, e) != 0) {
-		pthread_attr_destroy(&at);
+	if (spawn_detached(unix_worker, e) < 0) {
 		close(e->dirfd);
 		close(e->sock);
 		free(e);
 		return -EAGAIN;
 	}
-	pthread_attr_destroy(&at);
 	return 0;
 }
 
@@ -1067,16 +1063,8 @@ int sup_loop(struct sup *s, int *status)
 		ffd = floor_session_fd(s->fsess);
 	bfd = budget_pollfd(s->budget);
 	/* The audit key is made durable off the start path, while the agent runs. */
-	{
-		pthread_t t;
-		pthread_attr_t at;
-
-		pthread_attr_init(&at);
-		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &at, sync_key, s->audit) != 0)
-			(void)audit_sync_key(s->audit);
-		pthread_attr_destroy(&at);
-	}
+	if (spawn_detached(sync_key, s->audit) < 0)
+		(void)audit_sync_key(s->audit);
 	{
 		json_t *ev = json_pack("{s:s,s:i}", "event", "agent-started", "pid", (int)s->agent);
 
