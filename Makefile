@@ -38,7 +38,7 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -MMD -MP \
               -I$(BUILD) -Ibpf -Iloader -Iuserspace -Ipolicy
 LDFLAGS ?=
-ALL_LDFLAGS := $(LDFLAGS) -pie -Wl,-z,relro,-z,now
+ALL_LDFLAGS := $(LDFLAGS) -pie -Wl,-z,relro,-z,now -Wl,--as-needed
 LIBS := -lbpf -lelf -lz -lseccomp -ljansson -lcrypto -lssl
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
