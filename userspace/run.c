@@ -1102,8 +1102,8 @@ out:
 	teardown(&s);
 	phase("session removed");
 	if (s.audit) {
-		json_t *fin = json_pack("{s:s,s:i,s:I}", "event", "end", "exit", ret,
-					"steps", (json_int_t)s.steps);
+		json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", ret,
+					"steps", (json_int_t)s.steps, "held", sup_stats(&s));
 
 		if (s.stop_reason[0])
 			json_object_set_new(fin, "stopped", json_string(s.stop_reason));
