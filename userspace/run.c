@@ -681,7 +681,15 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		if (pty_slave > 2)
 			close(pty_slave);
 	}
-	wait_byte(sock, 'G');  /* the supervisor has moved us into the session */
+	/* Go: the supervisor has put us in every cgroup of the session (and, in
+	 * the fallback, hands over the Landlock ruleset it built). */
+	if (s->floor) {
+		wait_byte(sock, 'G');
+	} else {
+		s->ll_fd = notify_recv_fd(sock);
+		if (s->ll_fd < 0)
+			_exit(EXIT_CORDON);     /* the supervisor gave up and said why */
+	}
 	phase("agent: in the session");
 	if (chdir(s->workspace) < 0)
 		child_fail(EXIT_CORDON, "workspace %s: %m", s->workspace);
@@ -920,6 +928,24 @@ static void *prepare_landlock(void *arg)
 	return NULL;
 }
 
+/* The agent's move into its cgroups (v2 unless clone3 put it there; v1 budgets). */
+struct attach {
+	struct sup *s;
+	pid_t pid;
+	bool v2;
+	int r;
+};
+
+static void *attach_agent(void *arg)
+{
+	struct attach *a = arg;
+
+	a->r = a->v2 ? cg_attach_pid(a->s->cgroup, a->pid) : 0;
+	if (a->r == 0)
+		a->r = budget_attach(a->s->budget, a->pid);
+	return NULL;
+}
+
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -935,8 +961,9 @@ int cmd_run(int argc, char **argv)
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1 };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
-	bool in_cgroup = false, prep_started = false;
-	pthread_t prep_thread;
+	bool in_cgroup = false, prep_started = false, att_started = false;
+	pthread_t prep_thread, att_thread;
+	struct attach att = { 0 };
 	char ws[PATH_MAX];
 	struct stat st;
 	pid_t pid;
@@ -993,8 +1020,6 @@ int cmd_run(int argc, char **argv)
 	if (open_floor(&s) < 0)
 		goto out;
 	phase("floor open");
-	if (!s.floor && pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
-		prep_started = true;
 	if (opt.user && s.uid == 0 && s.posture.level != POSTURE_FULL) {
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
@@ -1013,11 +1038,6 @@ int cmd_run(int argc, char **argv)
 	if (make_session(&s) < 0)
 		goto out;
 	phase("session created");
-	print_posture(&s);
-	register_secrets(&s);
-	if (approve_listen(&s) < 0)
-		goto out;
-	phase("sockets listening");
 	if (start_watchdog(&s) < 0) {
 		log_err("run: cannot start the watchdog: %m");
 		goto out;
@@ -1026,20 +1046,17 @@ int cmd_run(int argc, char **argv)
 		log_err("run: cannot create the agent's terminal: %m");
 		goto out;
 	}
-	if (!s.floor) {
-		if (prep_started)
-			pthread_join(prep_thread, NULL);
-		prep_started = false;
-		if (s.ll_fd < 0) {
-			log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error : "cannot build "
-				"the Landlock ruleset");
-			goto out;
-		}
-	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		log_err("run: socketpair: %m");
 		goto out;
 	}
+	/*
+	 * The agent is forked now, while the supervisor is single-threaded (a
+	 * raw clone3 child must not inherit a lock another thread holds); it
+	 * waits.  Then, at once: its move into the v1 budget hierarchies (a
+	 * cgroup migration waits for an RCU grace period), the fallback's
+	 * Landlock ruleset, and the rest of start-up.
+	 */
 	{
 		pid_t me = getpid();
 
@@ -1059,12 +1076,45 @@ int cmd_run(int argc, char **argv)
 	sp[1] = -1;
 	if (slave >= 0)
 		close(slave);
-	r = in_cgroup ? 0 : cg_attach_pid(s.cgroup, pid);
-	r = r ?: budget_attach(s.budget, pid);
-	if (r < 0 || write(sp[0], "G", 1) != 1) {
-		log_err("run: cannot move the agent into its session: %s", strerror(-r ?: errno));
+	att.s = &s;
+	att.pid = pid;
+	att.v2 = !in_cgroup;
+	if (pthread_create(&att_thread, NULL, attach_agent, &att) == 0)
+		att_started = true;
+	else
+		attach_agent(&att);
+	if (!s.floor && pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
+		prep_started = true;
+	else if (!s.floor)
+		prepare_landlock(&s);
+	print_posture(&s);
+	register_secrets(&s);
+	r = approve_listen(&s);
+	phase("sockets listening");
+	if (att_started)
+		pthread_join(att_thread, NULL);
+	att_started = false;
+	if (prep_started)
+		pthread_join(prep_thread, NULL);
+	prep_started = false;
+	if (r < 0)
+		goto out;
+	if (att.r < 0) {
+		log_err("run: cannot move the agent into its session: %s", strerror(-att.r));
 		goto out;
 	}
+	if (!s.floor && s.ll_fd < 0) {
+		log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error :
+			"cannot build the Landlock ruleset");
+		goto out;
+	}
+	/* Go: in every cgroup of the session; with the fallback, the ruleset to apply. */
+	r = s.floor ? (write(sp[0], "G", 1) == 1 ? 0 : -errno) : notify_send_fd(sp[0], s.ll_fd);
+	if (r < 0) {
+		log_err("run: the agent died during start-up");
+		goto out;
+	}
+	phase("agent in its session");
 	s.listener = notify_recv_fd(sp[0]);
 	phase("agent ready to exec");
 	if (s.listener < 0) {
@@ -1089,6 +1139,8 @@ int cmd_run(int argc, char **argv)
 out:
 	if (prep_started)
 		pthread_join(prep_thread, NULL);
+	if (att_started)
+		pthread_join(att_thread, NULL);
 	if (s.ll_fd >= 0)
 		close(s.ll_fd);
 	if (s.agent > 0)
