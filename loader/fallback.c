@@ -688,13 +688,11 @@ int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep)
 int fallback_apply(const struct policy *p, const struct fallback_options *opt,
 		   struct fallback_report *rep)
 {
-	int r = fallback_landlock_apply(p, opt, rep);
+	int fd = fallback_prepare(p, opt, rep), r;
 
-	if (r < 0)
-		return r;
-	r = fallback_seccomp_install();
-	if (r < 0)
-		return fail(rep, r, "installing the seccomp denylist: %s", strerror(-r));
-	rep->seccomp = true;
-	return 0;
+	if (fd < 0)
+		return fd;
+	r = fallback_apply_prepared(fd, rep);
+	close(fd);
+	return r;
 }
