@@ -197,7 +197,8 @@ ok "approved connects (emulated) while a thread flips the port: $(cat $scratch/r
     grep -q '^contained: [1-9]' "$scratch/race2.out"
 
 # --- escalated opens: performed by the supervisor, fd injected (ADDFD+SEND) ---
-sed 's|"rules": \[|"rules": [\n    { "name": "ask-file", "decision": "escalate", "description": "a file a human must release", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["read"] } },|' "$policy" >"$scratch/ask.json"
+sed -e 's|"rules": \[|"rules": [\n    { "name": "ask-file", "decision": "escalate", "description": "a file a human must release", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["read"] } },|' \
+    -e 's|"timeout": "3s"|"timeout": "60s"|' "$policy" >"$scratch/ask.json"
 mkdir -p "$WS/ask" "$AGENT_HOME/.ssh"
 echo ASKED >"$WS/ask/secret"
 echo OTHER >"$AGENT_HOME/.ssh/cordon-race"
@@ -219,7 +220,10 @@ run_bg "$scratch/open3" -- "$attack" open-race "$WS/ask/secret" "$AGENT_HOME/.ss
 id=$(session_pending)
 "$cordon" approve "$id" --session >/dev/null
 wait $!
-ok "open while a thread flips the path to a credential store: $(cat $scratch/open3.out)" grep -q '^contained: [1-9]' "$scratch/open3.out"
+ok "open while a thread flips the path to a credential store: $(cat $scratch/open3.out)" grep -q '^contained' "$scratch/open3.out"
+ok "  the approved file was read (approved for the session, performed by the supervisor)" \
+    sh -c 'grep -q "^contained: [1-9]" "$1" || { grep -o "\"decision\":\"[a-z]*\".\{0,40\}\|\"reason\":\"[^\"]*\"" "$2" | sort | uniq -c >&2; exit 1; }' _ \
+    "$scratch/open3.out" "$scratch/open3.jsonl"
 ok "  every approved open was done by the supervisor" grep -q '"approved for this session"' "$scratch/open3.jsonl"
 policy=$policy_saved
 
