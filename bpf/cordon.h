@@ -105,7 +105,7 @@ enum cordon_reason {
  */
 struct cordon_config {
 	__u32 session_level;  /* cgroup depth of session cgroups (root = 0) */
-	__u32 _pad;
+	__u32 n_links;        /* programs attached and pinned as links (userspace only) */
 	__u64 build_id;       /* hash of the loaded BPF object: a stale floor is reloaded */
 };
 
@@ -210,7 +210,7 @@ enum cordon_net_reason {
 
 struct cordon_net_config {
 	__u32 session_level;  /* cgroup depth of session cgroups (root = 0) */
-	__u32 _pad;
+	__u32 n_links;        /* programs attached and pinned as links (userspace only) */
 	__u64 parent_id;      /* cgroup id of <cgroup2>/cordon, at session_level - 1 */
 	__u64 build_id;       /* hash of the loaded BPF object: a stale one is reloaded */
 };

@@ -194,8 +194,6 @@ static int open_pinned(struct floor *f)
 {
 	struct cordon_config cfg;
 	uint32_t zero = 0;
-	struct bpf_program *prog;
-	char path[PATH_MAX];
 
 	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++) {
 		*fd_at(f, i) = bpf_obj_get(map_pins[i].pin);
@@ -204,23 +202,25 @@ static int open_pinned(struct floor *f)
 	}
 	if (bpf_map_lookup_elem(f->fd_config, &zero, &cfg) || cfg.build_id != build_id())
 		return -ESTALE;
-	/* Every program's link must be pinned: a floor missing a hook is not the floor. */
+	/*
+	 * Every program's link must be pinned: a floor missing a hook is not the
+	 * floor.  Counted against what the loader pinned (the same object, by
+	 * build id, on the same kernel), without opening the object again: that
+	 * would parse it and the kernel's BTF on every session start.
+	 */
 	{
-		struct floor_bpf *probe = floor_bpf__open();
+		DIR *d = opendir(CORDON_PIN_DIR);
+		struct dirent *de;
+		uint32_t n = 0;
 
-		if (!probe)
+		if (!d)
 			return -errno;
-		select_programs(probe);
-		bpf_object__for_each_program(prog, probe->obj) {
-			if (!bpf_program__autoload(prog))
-				continue;
-			snprintf(path, sizeof(path), "%s/link_%s", CORDON_PIN_DIR, bpf_program__name(prog));
-			if (access(path, F_OK) < 0) {
-				floor_bpf__destroy(probe);
-				return -ENOENT;
-			}
-		}
-		floor_bpf__destroy(probe);
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "link_", 5))
+				n++;
+		closedir(d);
+		if (!cfg.n_links || n != cfg.n_links)
+			return -ENOENT;
 	}
 	f->pinned = true;
 	return 0;
@@ -275,6 +275,7 @@ static int load(struct floor *f, bool pin)
 	f->fd_counters = bpf_map__fd(f->skel->maps.cordon_counters);
 	f->fd_sess_events = bpf_map__fd(f->skel->maps.cordon_session_events);
 	f->fd_tree_gen = bpf_map__fd(f->skel->maps.cordon_tree_gen);
+	cfg.n_links = (uint32_t)f->n_links;
 	if (bpf_map_update_elem(f->fd_config, &zero, &cfg, 0))
 		return -errno;
 	if (pin)
