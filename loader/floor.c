@@ -483,10 +483,23 @@ static bool policy_id_used(struct floor *f, uint32_t id)
 	return false;
 }
 
+/*
+ * Remove the session's rules: in batches (one system call for all, where
+ * the kernel has BPF_MAP_DELETE_BATCH), then one by one for whatever a
+ * batch left (a key already gone stops a batch).
+ */
 static void remove_rules(struct floor *f, struct floor_session *s)
 {
-	for (size_t i = 0; i < s->n_keys; i++)
-		(void)bpf_map_delete_elem(f->fd_rules, &s->keys[i]);
+	size_t done = 0;
+
+	while (done < s->n_keys) {
+		uint32_t count = (uint32_t)(s->n_keys - done);
+
+		if (bpf_map_delete_batch(f->fd_rules, &s->keys[done], &count, NULL) == 0 && count)
+			done += count;
+		else
+			(void)bpf_map_delete_elem(f->fd_rules, &s->keys[done++]);
+	}
 }
 
 static void session_free(struct floor_session *s)
@@ -556,12 +569,33 @@ int floor_session_create(struct floor *f, const struct policy *p, const char *na
 		r = -ENOMEM;
 		goto fail_cg;
 	}
-	for (size_t i = 0; i < es.n; i++) {
-		if (bpf_map_update_elem(f->fd_rules, &es.e[i].key, &es.e[i].rule, BPF_ANY)) {
-			r = -errno;     /* -E2BIG: the rule map is full */
+	/* One batch update where the kernel has it (a system call per rule
+	 * costs milliseconds at every session start), else one by one. */
+	{
+		struct cordon_fs_rule *vals = calloc(es.n + 1, sizeof(*vals));
+		uint32_t count = (uint32_t)es.n;
+
+		if (!vals) {
+			r = -ENOMEM;
 			goto fail_rules;
 		}
-		s->keys[s->n_keys++] = es.e[i].key;
+		for (size_t i = 0; i < es.n; i++) {
+			s->keys[i] = es.e[i].key;
+			vals[i] = es.e[i].rule;
+		}
+		if (es.n && bpf_map_update_batch(f->fd_rules, s->keys, vals, &count, NULL) == 0)
+			s->n_keys = count;
+		else
+			s->n_keys = 0;
+		for (size_t i = s->n_keys; i < es.n; i++) {
+			if (bpf_map_update_elem(f->fd_rules, &s->keys[i], &vals[i], BPF_ANY)) {
+				r = -errno;     /* -E2BIG: the rule map is full */
+				free(vals);
+				goto fail_rules;
+			}
+			s->n_keys = i + 1;
+		}
+		free(vals);
 	}
 	s->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cordon_sess_rb", 0, 0,
 				  CORDON_SESSION_RINGBUF, NULL);
