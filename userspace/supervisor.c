@@ -113,7 +113,7 @@ static void record_as(struct sup *s, pid_t pid, const char *comm, const char *ra
 	json_object_set_new(rec, "pid", json_integer(pid));
 	json_object_set_new(rec, "comm", json_string(comm));
 	if (raw) {
-		json_object_set(raw, "syscall", json_string(raw_name));
+		json_object_set_new(raw, "syscall", json_string(raw_name));
 		json_object_set(rec, "raw", raw);
 	}
 	if (event)
