@@ -38,5 +38,18 @@ ok "a timeout is status 124 (got $rc)" test "$rc" -eq 124
 ok "a timeout is explained" grep -q 'timeout after 20' <<<"$err"
 ok "the timeout is honoured ($(( $(date +%s) - start )) s)" test $(( $(date +%s) - start )) -lt 40
 
+# A QEMU that hangs before the guest boots (seen, rarely, with TCG): the
+# boot watchdog kills it and boots once more.  The first start here is a
+# stand-in that never boots; the second is the real QEMU.
+hang=$(mktemp -d /tmp/cordon-vmtest-hang.XXXXXX)
+printf '#!/bin/sh\nif [ ! -e "%s/started" ]; then touch "%s/started"; exec sleep 600; fi\nexec qemu-system-x86_64 "$@"\n' \
+    "$hang" "$hang" >"$hang/qemu"
+chmod +x "$hang/qemu"
+err=$(QEMU=$hang/qemu VMTEST_BOOT_WAIT=3 "$vmtest" --build "$BUILD" -- sh -c 'exit 9' 2>&1 >/dev/null)
+rc=$?
+ok "a guest that does not boot is booted once more (status $rc)" test "$rc" -eq 9
+ok "  and that is said" grep -q 'did not boot in 3 s' <<<"$err"
+rm -rf "$hang"
+
 ok "bad usage is status 122" test "$(status_of --bogus)" -eq 122
 done_testing
