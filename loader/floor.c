@@ -24,6 +24,7 @@
 #include "cgroup.h"
 #include "floor.h"
 #include "floor.skel.h"
+#include "floor.id.h"
 #include "pin.h"
 #include "policy.h"
 #include "util.h"
@@ -85,10 +86,7 @@ uint64_t floor_build_id(void)
 
 static uint64_t build_id(void)
 {
-	size_t sz = 0;
-	const void *b = floor_bpf__elf_bytes(&sz);
-
-	return pin_build_id(b, sz);
+	return floor_BUILD_ID;     /* build/floor.id.h */
 }
 
 /* bpffs at /sys/fs/bpf, mounting it if it is not there. */
@@ -209,17 +207,11 @@ static int open_pinned(struct floor *f)
 	 * would parse it and the kernel's BTF on every session start.
 	 */
 	{
-		DIR *d = opendir(CORDON_PIN_DIR);
-		struct dirent *de;
-		uint32_t n = 0;
+		int n = pin_count_links(CORDON_PIN_DIR);
 
-		if (!d)
-			return -errno;
-		while ((de = readdir(d)))
-			if (!strncmp(de->d_name, "link_", 5))
-				n++;
-		closedir(d);
-		if (!cfg.n_links || n != cfg.n_links)
+		if (n < 0)
+			return n;
+		if (!cfg.n_links || (uint32_t)n != cfg.n_links)
 			return -ENOENT;
 	}
 	f->pinned = true;

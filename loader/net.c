@@ -24,6 +24,7 @@
 #include "net.h"
 #include "pin.h"
 #include "net.skel.h"
+#include "net.id.h"
 #include "policy.h"
 #include "util.h"
 
@@ -59,10 +60,7 @@ static int *fd_at(struct net *n, size_t i)
 
 static uint64_t build_id(void)
 {
-	size_t sz = 0;
-	const void *b = net_bpf__elf_bytes(&sz);
-
-	return pin_build_id(b, sz);
+	return net_BUILD_ID;     /* build/net.id.h */
 }
 
 static int ensure_pin_dir(void)
@@ -127,12 +125,10 @@ void net_close(struct net *n)
 static int open_pinned(struct net *n)
 {
 	struct cordon_net_config cfg;
-	struct bpf_program *prog;
-	struct net_bpf *probe;
-	char path[PATH_MAX], parent[PATH_MAX];
+	char parent[PATH_MAX];
 	uint32_t zero = 0, level;
 	uint64_t parent_id;
-	int r = 0;
+	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++) {
 		*fd_at(n, i) = bpf_obj_get(net_pins[i].pin);
@@ -144,18 +140,16 @@ static int open_pinned(struct net *n)
 	if (hierarchy(&level, &parent_id, parent, sizeof(parent)) < 0 ||
 	    level != cfg.session_level || parent_id != cfg.parent_id)
 		return -ESTALE;
-	probe = net_bpf__open();
-	if (!probe)
-		return -errno;
-	bpf_object__for_each_program(prog, probe->obj) {
-		snprintf(path, sizeof(path), "%s/link_%s", CORDON_NET_PIN_DIR, bpf_program__name(prog));
-		if (access(path, F_OK) < 0) {
-			r = -ENOENT;
-			break;
-		}
-	}
-	net_bpf__destroy(probe);
-	return r;
+	/*
+	 * Every program's link still pinned, counted against what the loader
+	 * recorded (same object by build id), without parsing the object again.
+	 */
+	r = pin_count_links(CORDON_NET_PIN_DIR);
+	if (r < 0)
+		return r;
+	if (!cfg.n_links || (uint32_t)r != cfg.n_links)
+		return -ENOENT;
+	return 0;
 }
 
 static int load(struct net *n)
@@ -208,6 +202,10 @@ static int load(struct net *n)
 		if (r)
 			return r;
 	}
+	/* Last: the count a later open checks the pins against (userspace only). */
+	cfg.n_links = (uint32_t)n->n_links;
+	if (bpf_map_update_elem(n->fd_config, &zero, &cfg, 0))
+		return -errno;
 	return 0;
 }
 

@@ -21,27 +21,19 @@ void pin_quiet_libbpf(void)
 	libbpf_set_print(quiet);
 }
 
-uint64_t pin_build_id(const void *elf, size_t len)
+int pin_count_links(const char *dir)
 {
-	const unsigned char *b = elf;
-	uint64_t h = 0xcbf29ce484222325ull ^ len;
-	size_t i = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
 
-	/*
-	 * An identity, not a defence: it only tells this build's objects from
-	 * another's.  Eight bytes a step (the objects are half a megabyte and
-	 * every `cordon run` checks them), then the tail.
-	 */
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, b + i, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	for (; i < len; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "link_", 5))
+			n++;
+	closedir(d);
+	return n;
 }
 
 int pin_ensure_dir(const char *dir)

@@ -17,6 +17,14 @@ void pin_quiet_libbpf(void);
 uint64_t pin_build_id(const void *elf, size_t len);
 
 /*
+ * How many links (files named link_*) are pinned in `dir`, or -errno.  A
+ * pinned object is whole when this equals the count its loader recorded:
+ * checked so, a session start need not open the object again (that parses
+ * it and the kernel's BTF).
+ */
+int pin_count_links(const char *dir);
+
+/*
  * The directory `dir` (below CORDON_PIN_DIR, or that directory itself),
  * mounting bpffs at /sys/fs/bpf first if it is not there.
  */
