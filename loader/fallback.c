@@ -32,11 +32,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/sched.h>
-#include <seccomp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "fallback.h"
+#include "seccomp_filters.h"
 #include "landlock_compat.h"
 #include "util.h"
 
@@ -270,50 +273,81 @@ static int add_path_rule(struct fb_ctx *c, int fd, uint64_t access, const char *
  * process racing the enumeration can at worst make an entry miss its rule.
  * Symlinks get no rule: access through them is judged at their target.
  */
-static int grant(struct fb_ctx *c, const char *path, int fd, uint32_t cr, int depth,
-		 bool ioctl_only)
+static int grant(struct fb_ctx *c, const char *path, int fd, int type, uint32_t cr, int depth,
+		 bool ioctl_only, const size_t *rel, size_t n_rel)
 {
 	uint32_t below = 0;
 	struct stat st;
 	DIR *d;
 	struct dirent *de;
+	size_t *sub, n_sub = 0;
+	bool dir;
 	int r = 0;
 
-	for (size_t i = 0; i < c->n_deny; i++)
-		if (within(path, c->deny[i].path))
-			cr &= ~c->deny[i].rights;
+	/*
+	 * Only the denials on this path, above it or below it matter here and
+	 * further down (`rel`, narrowed at each level): a split /etc has a
+	 * hundred and fifty children and a policy a hundred denials.
+	 */
+	sub = malloc((n_rel ? n_rel : 1) * sizeof(*sub));
+	if (!sub)
+		return fail(c->rep, -ENOMEM, "out of memory splitting %s", path);
+	for (size_t k = 0; k < n_rel; k++) {
+		const struct fb_path *dn = &c->deny[rel[k]];
+
+		if (within(path, dn->path)) {
+			cr &= ~dn->rights;
+			sub[n_sub++] = rel[k];
+		} else if (strictly_within(dn->path, path)) {
+			sub[n_sub++] = rel[k];
+		}
+	}
 	if (!cr)
-		return 0;
-	for (size_t i = 0; i < c->n_deny; i++)
-		if (strictly_within(c->deny[i].path, path))
-			below |= c->deny[i].rights & cr;
-	if (fstat(fd, &st) < 0)
-		return fail(c->rep, -errno, "fstat %s: %m", path);
-	r = add_path_rule(c, fd, ll_rights(c, cr & ~below, path, S_ISDIR(st.st_mode), ioctl_only),
-			  path);
-	if (r < 0 || !below || !S_ISDIR(st.st_mode))
-		return r;
-	if (depth >= FB_MAX_DEPTH)
-		return fail(c->rep, -ELOOP, "splitting %s around a denied path: deeper than %d "
-			    "levels", path, FB_MAX_DEPTH);
+		goto out;
+	for (size_t k = 0; k < n_sub; k++)
+		if (strictly_within(c->deny[sub[k]].path, path))
+			below |= c->deny[sub[k]].rights & cr;
+	if (type == DT_UNKNOWN) {
+		if (fstat(fd, &st) < 0) {
+			r = fail(c->rep, -errno, "fstat %s: %m", path);
+			goto out;
+		}
+		dir = S_ISDIR(st.st_mode);
+	} else {
+		dir = type == DT_DIR;
+	}
+	r = add_path_rule(c, fd, ll_rights(c, cr & ~below, path, dir, ioctl_only), path);
+	if (r < 0 || !below || !dir)
+		goto out;
+	if (depth >= FB_MAX_DEPTH) {
+		r = fail(c->rep, -ELOOP, "splitting %s around a denied path: deeper than %d "
+			 "levels", path, FB_MAX_DEPTH);
+		goto out;
+	}
 	c->rep->split_dirs++;
 	{
 		int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (dfd < 0)
-			return fail(c->rep, -errno, "cannot list %s to split it around a denied "
-				    "path: %m", path);
+		if (dfd < 0) {
+			r = fail(c->rep, -errno, "cannot list %s to split it around a denied "
+				 "path: %m", path);
+			goto out;
+		}
 		d = fdopendir(dfd);
 		if (!d) {
 			(void)close(dfd);
-			return fail(c->rep, -ENOMEM, "fdopendir %s", path);
+			r = fail(c->rep, -ENOMEM, "fdopendir %s", path);
+			goto out;
 		}
 	}
 	while (r >= 0 && (errno = 0, de = readdir(d))) {
 		char child[PATH_MAX];
-		int cfd;
+		int cfd, ctype = de->d_type;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		/* Symlinks get no rule (access through them is judged at the target). */
+		if (ctype == DT_LNK)
 			continue;
 		if ((size_t)snprintf(child, sizeof(child), "%s%s%s", path,
 				     strcmp(path, "/") ? "/" : "", de->d_name) >= sizeof(child)) {
@@ -327,26 +361,45 @@ static int grant(struct fb_ctx *c, const char *path, int fd, uint32_t cr, int de
 			r = fail(c->rep, -errno, "open %s: %m", child);
 			break;
 		}
-		if (fstat(cfd, &st) == 0 && !S_ISLNK(st.st_mode))
-			r = grant(c, child, cfd, cr & below, depth + 1, ioctl_only);
+		/*
+		 * The entry's type from the directory is the type of what was
+		 * opened unless it was replaced in between; then it is asked
+		 * again (a symlink must not get a rule for its target).
+		 */
+		if (ctype == DT_UNKNOWN || ctype == DT_DIR) {
+			if (fstat(cfd, &st) == 0)
+				ctype = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+			else
+				ctype = DT_LNK;     /* unknown: grant nothing */
+		}
+		if (ctype != DT_LNK)
+			r = grant(c, child, cfd, ctype, cr & below, depth + 1, ioctl_only, sub, n_sub);
 		(void)close(cfd);
 	}
 	if (r >= 0 && errno && !de)
 		r = fail(c->rep, -errno, "readdir %s: %m", path);
 	(void)closedir(d);
+out:
+	free(sub);
 	return r;
 }
 
 static int grant_root(struct fb_ctx *c, const char *path, uint32_t cr, bool ioctl_only)
 {
 	_cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+	_cleanup_free_ size_t *all = NULL;
 
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;       /* nothing there to grant (and Landlock needs an fd) */
 		return fail(c->rep, -errno, "open %s: %m", path);
 	}
-	return grant(c, path, fd, cr, 0, ioctl_only);
+	all = malloc((c->n_deny ? c->n_deny : 1) * sizeof(*all));
+	if (!all)
+		return fail(c->rep, -ENOMEM, "out of memory granting %s", path);
+	for (size_t i = 0; i < c->n_deny; i++)
+		all[i] = i;
+	return grant(c, path, fd, DT_UNKNOWN, cr, 0, ioctl_only, all, c->n_deny);
 }
 
 struct net_ctx {
@@ -524,124 +577,25 @@ static int restrict_self(int ruleset_fd, struct fallback_report *rep)
 
 
 /*
- * The seccomp denylist: syscalls a sandboxed agent has no business making,
- * judged on registers only (seccomp cannot read memory without racing the
- * caller).  Each closes a way out of the Landlock domain or into the
- * kernel's attack surface:
- *  - ptrace, process_vm_*: reading or steering another process of the same
- *    uid outside the session (and the supervisor);
- *  - bpf, perf_event_open, userfaultfd: kernel attack surface and the means
- *    to detach or read cordon's own programs;
- *  - the mount API, pivot_root, setns, unshare/clone with namespace flags:
- *    a new mount or user namespace re-roots paths under Landlock's feet and
- *    grants capabilities over it;
- *  - modules, kexec, reboot, swap, acct, syslog, quotactl, vhangup,
- *    lookup_dcookie: root-on-the-host operations (a root agent keeps
- *    capabilities unless the caller drops them);
- *  - io_uring: its operations run in kernel workers that seccomp never sees;
- *  - keyctl/add_key/request_key: the kernel keyrings hold other sessions'
- *    secrets and are not namespaced by path;
- *  - name_to_handle_at/open_by_handle_at: opening by handle skips the path
- *    walk Landlock judges;
- *  - ioctl TIOCSTI/TIOCLINUX: typing into the controlling terminal, i.e.
- *    running commands outside the sandbox.  The request is compared in its
- *    low 32 bits only, as the kernel reads it, so high garbage bits do not
- *    slip past;
- *  - clone3 gets ENOSYS: its flags live in memory seccomp cannot read, and
- *    libc falls back to clone, whose flags are a register;
- *  - any other ABI (int 0x80 i386, x32): syscall numbers differ there, so a
- *    filter written for x86_64 would judge the wrong calls.  libseccomp
- *    answers foreign arches and x32 numbers with the bad-arch action.
- *  - socket(): only AF_UNIX, AF_INET, AF_INET6 and NETLINK_ROUTE.  The
- *    cgroup sock_create program only ever sees inet families, so packet
- *    sockets (sniffing, raw frames), other netlink families (sock_diag lists
- *    the host's sockets; audit, uevents), vsock (the hypervisor), AF_ALG
- *    (kernel crypto attack surface), AF_KEY, bluetooth, CAN, TIPC, RDS,
- *    XDP... are refused here, by the family register.  NETLINK_ROUTE stays:
- *    glibc's getaddrinfo and `ip` need it; it lists interfaces and routes,
- *    and changes need CAP_NET_ADMIN.
- * What it cannot close: an ioctl judged on its object; namespaces made
- * before apply; any syscall not listed (a denylist: new kernel syscalls are
- * allowed until added here); sockets passed in over SCM_RIGHTS.
+ * The seccomp denylist (loader/filters.c says what it closes and what it
+ * cannot), installed from its prebuilt program on every thread of the
+ * caller (TSYNC).  Sets no_new_privs, as an unprivileged filter needs.
  */
-static const int deny_eperm[] = {
-	__NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev,
-	__NR_bpf, __NR_perf_event_open, __NR_userfaultfd,
-	__NR_mount, __NR_umount2, __NR_pivot_root, __NR_move_mount, __NR_open_tree,
-	__NR_fsopen, __NR_fsconfig, __NR_fsmount, __NR_fspick, __NR_mount_setattr,
-	__NR_setns,
-	__NR_init_module, __NR_finit_module, __NR_delete_module,
-	__NR_kexec_load, __NR_kexec_file_load, __NR_reboot,
-	__NR_swapon, __NR_swapoff, __NR_acct, __NR_syslog, __NR_vhangup,
-	__NR_quotactl, __NR_lookup_dcookie,
-#ifdef __NR_quotactl_fd
-	__NR_quotactl_fd,
-#endif
-	__NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
-	__NR_keyctl, __NR_add_key, __NR_request_key,
-	__NR_name_to_handle_at, __NR_open_by_handle_at,
-};
-
-#define NS_FLAGS_CLONE (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
-			CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
 int fallback_seccomp_install(void)
 {
 #if !defined(__x86_64__)
 	return -ENOTSUP;        /* the denylist's numbers and arch handling are x86_64's */
 #else
-	scmp_filter_ctx ctx;
-	int r = 0;
+	struct sock_fprog prog = { .len = (unsigned short)ARRAY_SIZE(cordon_denylist_filter),
+				   .filter = (struct sock_filter *)cordon_denylist_filter };
+	long r;
 
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx)
-		return -ENOMEM;
-	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
-	if (!r)
-		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-	for (size_t i = 0; !r && i < ARRAY_SIZE(deny_eperm); i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), deny_eperm[i], 0);
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), __NR_clone3, 0);
-	/* One rule per bit: libseccomp has no "masked not equal". */
-	for (unsigned bit = 0; !r && bit < 64; bit++) {
-		uint64_t b = 1ULL << bit;
-
-		if (b & NS_FLAGS_CLONE)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_clone, 1,
-					     SCMP_A0(SCMP_CMP_MASKED_EQ, b, b));
-		if (!r && (b & (NS_FLAGS_CLONE | CLONE_NEWTIME)))
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_unshare, 1,
-					     SCMP_A0(SCMP_CMP_MASKED_EQ, b, b));
-	}
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_ioctl, 1,
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0x5412 /* TIOCSTI */));
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_ioctl, 1,
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0x541C /* TIOCLINUX */));
-	/* Socket families: every family number but the four allowed ones. */
-	for (int fam = 0; !r && fam < 64; fam++) {
-		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
-			continue;
-		if (fam == AF_NETLINK)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_socket, 2,
-					     SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam),
-					     SCMP_A2(SCMP_CMP_NE, 0 /* NETLINK_ROUTE */));
-		else
-			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_socket, 1,
-					     SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam));
-	}
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), __NR_socket, 1,
-				     SCMP_A0(SCMP_CMP_GE, 64));
-	if (!r)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return r > 0 ? -r : r;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+	if (r < 0)
+		return -errno;
+	return r > 0 ? -EBUSY : 0;      /* > 0: a thread that could not be synchronised */
 #endif
 }
 

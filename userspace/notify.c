@@ -9,7 +9,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <seccomp.h>
+#include <linux/filter.h>
+#include <sys/prctl.h>
+#include "filters.h"
+#include "seccomp_filters.h"
 #include <linux/seccomp.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -30,41 +33,24 @@
 #endif
 #define KCMP_VM_ 1
 
+/*
+ * The notification filter for `what`, prebuilt (loader/filters.c holds its
+ * rules; build/seccomp_filters.h the programs).  The caller has set
+ * no_new_privs; so does this, as libseccomp did.
+ */
 int notify_install(unsigned what)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int r = 0, fd;
+	struct sock_fprog prog;
+	long fd;
 
-	if (!ctx)
-		return -ENOMEM;
-	/*
-	 * Other architectures' system calls would bypass the numbers below: a
-	 * 32-bit execve through int 0x80 is refused outright.
-	 */
-	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-	if (!r && (what & NOTIFY_EXEC))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
-	if (!r && (what & NOTIFY_EXEC))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
-	if (!r && (what & NOTIFY_CONNECT))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
-	if (!r && (what & NOTIFY_OPEN))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(open), 0);
-	if (!r && (what & NOTIFY_OPEN))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat), 0);
-	if (!r && (what & NOTIFY_OPEN))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(openat2), 0);
-	if (!r && (what & NOTIFY_OPEN))
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(creat), 0);
-	if (!r)
-		r = seccomp_load(ctx);
-	if (r) {
-		seccomp_release(ctx);
-		return r > 0 ? -r : r;
-	}
-	fd = seccomp_notify_fd(ctx);
-	seccomp_release(ctx);
-	return fd >= 0 ? fd : -EBADF;
+	if (what >= FILTER_NOTIFY_VARIANTS)
+		return -EINVAL;
+	prog.len = cordon_notify_filters[what].len;
+	prog.filter = (struct sock_filter *)cordon_notify_filters[what].prog;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	return fd < 0 ? -errno : (int)fd;
 }
 
 int notify_send_fd(int sock, int fd)
