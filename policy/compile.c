@@ -3,7 +3,7 @@
  * The policy compiled for the kernel floor: tables of rule roots (paths the
  * loader resolves to inodes) and direct network rules (for cgroup-bpf).
  *
- * Glob components are expanded here with glob(3), against the filesystem as
+ * Glob components are expanded here (as glob(3) would), against the filesystem as
  * it is when the session starts: the kernel matches objects, and only
  * existing objects have inodes.  What this cannot close: a path created
  * later that would match a glob (a new /home/NEWUSER/.ssh) is not in the
@@ -11,43 +11,201 @@
  * re-compiles at every session start.
  */
 #define _GNU_SOURCE
-#include <glob.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include "policy.h"
 #include "util.h"
 
-static int emit_paths(const char *pattern, struct pol_fs_entry *e, pol_fs_entry_fn fn, void *ctx)
-{
-	glob_t g;
-	int r = 0;
+/*
+ * Directory listings, read once per compilation: the invariants alone glob
+ * /dev eleven times (/dev/sd*, /dev/vd*, ...) and /home once per credential
+ * store, and glob(3) would list those directories again each time (half a
+ * millisecond of every session start).
+ */
+struct listing {
+	char *dir;
+	char **names;
+	size_t n;
+	int err;
+};
 
+struct lcache {
+	struct listing *v;
+	size_t n, cap;
+};
+
+static void lcache_free(struct lcache *lc)
+{
+	for (size_t i = 0; i < lc->n; i++) {
+		for (size_t j = 0; j < lc->v[i].n; j++)
+			free(lc->v[i].names[j]);
+		free(lc->v[i].names);
+		free(lc->v[i].dir);
+	}
+	free(lc->v);
+}
+
+static int read_listing(struct listing *l)
+{
+	DIR *d = opendir(l->dir[0] ? l->dir : "/");
+	struct dirent *de;
+	size_t cap = 0;
+
+	if (!d) {
+		l->err = -errno;
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (l->n == cap) {
+			size_t nc = cap ? cap * 2 : 32;
+			char **nv = realloc(l->names, nc * sizeof(*nv));
+
+			if (!nv)
+				goto enomem;
+			l->names = nv;
+			cap = nc;
+		}
+		l->names[l->n] = strdup(de->d_name);
+		if (!l->names[l->n])
+			goto enomem;
+		l->n++;
+	}
+	closedir(d);
+	return 0;
+enomem:
+	closedir(d);
+	return -ENOMEM;
+}
+
+/* The entries of `dir` ("" is the root), listed at most once. */
+static int lcache_get(struct lcache *lc, const char *dir, const struct listing **out)
+{
+	struct listing *l;
+	int r;
+
+	for (size_t i = 0; i < lc->n; i++)
+		if (!strcmp(lc->v[i].dir, dir)) {
+			*out = &lc->v[i];
+			return 0;
+		}
+	if (lc->n == lc->cap) {
+		size_t nc = lc->cap ? lc->cap * 2 : 8;
+		struct listing *nv = realloc(lc->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		lc->v = nv;
+		lc->cap = nc;
+	}
+	l = &lc->v[lc->n];
+	*l = (struct listing){ .dir = strdup(dir) };
+	if (!l->dir)
+		return -ENOMEM;
+	lc->n++;
+	r = read_listing(l);
+	*out = l;
+	return r;
+}
+
+static bool magic(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '*' || s[i] == '?' || s[i] == '[')
+			return true;
+	return false;
+}
+
+/*
+ * glob(3) for absolute patterns, as the compiler used it (GLOB_NOSORT, no
+ * braces or tilde; a wildcard does not match a leading dot; a literal tail
+ * must exist, as lstat sees it), over cached listings.  `done` is the
+ * expanded prefix (no trailing slash), `rest` the pattern left ("/a/b*").
+ */
+static int expand(struct lcache *lc, const char *done, const char *rest,
+		  struct pol_fs_entry *e, pol_fs_entry_fn fn, void *ctx, int depth)
+{
+	const char *comp, *end;
+	const struct listing *l;
+	char path[PATH_MAX], name[NAME_MAX + 1];
+	struct stat st;
+	int r;
+
+	if (depth > 64)
+		return -ELOOP;
+	/* Literal components up to the first with a wildcard join `done` as they are. */
+	comp = rest;
+	for (;;) {
+		while (*comp == '/')
+			comp++;
+		end = strchrnul(comp, '/');
+		if (!*comp || magic(comp, (size_t)(end - comp)))
+			break;
+		comp = end;
+	}
+	if (!*comp) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", done, rest) >= sizeof(path))
+			return 0;
+		if (!path[0] || fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		e->path = path;
+		return fn(ctx, e);
+	}
+	if ((size_t)(end - comp) > NAME_MAX)
+		return 0;
+	{
+		char dir[PATH_MAX];
+		size_t dl = (size_t)(comp - rest);
+
+		while (dl > 0 && rest[dl - 1] == '/')
+			dl--;
+		if ((size_t)snprintf(dir, sizeof(dir), "%s%.*s", done, (int)dl, rest) >= sizeof(dir))
+			return 0;
+		r = lcache_get(lc, dir, &l);
+		if (r < 0)
+			return r;
+		memcpy(name, comp, (size_t)(end - comp));
+		name[end - comp] = 0;
+		for (size_t i = 0; i < l->n; i++) {
+			if (fnmatch(name, l->names[i], FNM_PERIOD) != 0)
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, l->names[i]) >= sizeof(path))
+				continue;
+			if (!*end) {
+				e->path = path;
+				r = fn(ctx, e);
+			} else {
+				r = expand(lc, path, end, e, fn, ctx, depth + 1);
+			}
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int emit_paths(struct lcache *lc, const char *pattern, struct pol_fs_entry *e,
+		      pol_fs_entry_fn fn, void *ctx)
+{
 	if (!strpbrk(pattern, "*?[")) {
 		e->path = pattern;
 		return fn(ctx, e);
 	}
-	switch (glob(pattern, GLOB_NOSORT, NULL, &g)) {
-	case 0:
-		break;
-	case GLOB_NOMATCH:
-		return 0;
-	case GLOB_NOSPACE:
-		return -ENOMEM;
-	default:
-		return -EIO;
-	}
-	for (size_t i = 0; i < g.gl_pathc && r >= 0; i++) {
-		e->path = g.gl_pathv[i];
-		r = fn(ctx, e);
-	}
-	globfree(&g);
-	return r;
+	if (pattern[0] != '/')
+		return 0;       /* the parser admits absolute paths only */
+	return expand(lc, "", pattern, e, fn, ctx, 0);
 }
 
 int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 {
 	const char *home = pol_vars_get(&p->vars, "HOME");
+	struct lcache lc = { 0 };
 	char pat[PATH_MAX];
-	int r;
+	int r = 0;
 
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct pol_rule *ru = &p->rules[i];
@@ -67,9 +225,9 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 			break;
 		}
 		for (size_t j = 0; j < ru->fs.n_paths; j++) {
-			r = emit_paths(ru->fs.paths[j], &e, fn, ctx);
+			r = emit_paths(&lc, ru->fs.paths[j], &e, fn, ctx);
 			if (r < 0)
-				return r;
+				goto out;
 		}
 	}
 	for (const struct pol_invariant *inv = pol_invariants(); inv->id; inv++) {
@@ -85,9 +243,9 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 		} else {
 			snprintf(pat, sizeof(pat), "%s", inv->pattern);
 		}
-		r = emit_paths(pat, &e, fn, ctx);
+		r = emit_paths(&lc, pat, &e, fn, ctx);
 		if (r < 0)
-			return r;
+			goto out;
 	}
 	for (size_t i = 0; i < p->n_protected; i++) {
 		struct pol_fs_entry e = { .deny = CORDON_FS_WRITE | CORDON_FS_CREATE |
@@ -96,9 +254,12 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 					  .path = p->protected[i] };
 		r = fn(ctx, &e);
 		if (r < 0)
-			return r;
+			goto out;
 	}
-	return 0;
+	r = 0;
+out:
+	lcache_free(&lc);
+	return r;
 }
 
 int pol_compile_net(const struct policy *p, pol_net_entry_fn fn, void *ctx)

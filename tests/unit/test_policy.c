@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -536,6 +537,94 @@ static void fuzz_regressions(void **state)
 	pol_diags_free(&ds);
 }
 
+/*
+ * The compiler's own wildcard expansion (cached listings) finds exactly what
+ * glob(3) finds, on a real tree: wildcards in the middle and at the end,
+ * classes, no leading-dot matches, literal tails that must exist (a
+ * dangling symlink does), symlinked directories, missing directories.
+ */
+struct seen {
+	char *v[64];
+	size_t n;
+};
+
+static int record(void *ctx, const struct pol_fs_entry *e)
+{
+	struct seen *s = ctx;
+
+	if (!strncmp(e->path, "/tmp/cordon-glob", 16) && s->n < 64)
+		s->v[s->n++] = strdup(e->path);
+	return 0;
+}
+
+static int cmpstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void wildcards_expand_as_glob_does(void **state)
+{
+	char root[] = "/tmp/cordon-globXXXXXX", path[PATH_MAX], text[4096];
+	static const char *const dirs[] = { "a", "a/x1", "a/x1/.ssh", "b", "b/x2", ".hid", ".hid/x3" };
+	static const char *const files[] = { "a/y", "b/x2/.ssh", "c" };
+	const char *pats[] = { "/*/x*", "/*", "/*/*/.ssh", "/[ab]/x1", "/?/dang", "/nope/*",
+			       "/l/x*", "/*/y" };
+	struct pol_diags ds;
+	struct policy *p;
+	size_t total = 0;
+
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
+		assert_non_null(f = fopen(path, "w"));
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/a/dang", root);
+	assert_int_equal(symlink("/nonexistent/target", path), 0);
+	snprintf(path, sizeof(path), "%s/l", root);
+	assert_int_equal(symlink("a", path), 0);
+
+	for (size_t k = 0; k < sizeof(pats) / sizeof(*pats); k++) {
+		struct seen mine = { 0 }, theirs = { 0 };
+		glob_t g;
+
+		snprintf(text, sizeof(text), "{\"cordon_policy\":1,\"name\":\"g\",\"rules\":[{\"name\":\"r\","
+			 "\"decision\":\"allow\",\"fs\":{\"paths\":[\"%s%s\"],\"rights\":[\"read\"]}}]}",
+			 root, pats[k]);
+		p = load(text, &ds);
+		assert_non_null(p);
+		assert_int_equal(pol_compile_fs(p, record, &mine), 0);
+		snprintf(path, sizeof(path), "%s%s", root, pats[k]);
+		if (glob(path, GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; i < g.gl_pathc && theirs.n < 64; i++)
+				theirs.v[theirs.n++] = strdup(g.gl_pathv[i]);
+			globfree(&g);
+		}
+		qsort(mine.v, mine.n, sizeof(char *), cmpstr);
+		qsort(theirs.v, theirs.n, sizeof(char *), cmpstr);
+		if (mine.n != theirs.n)
+			fprintf(stderr, "pattern %s: %zu paths, glob(3) %zu\n", pats[k], mine.n, theirs.n);
+		assert_int_equal(mine.n, theirs.n);
+		total += mine.n;
+		for (size_t i = 0; i < mine.n; i++) {
+			assert_string_equal(mine.v[i], theirs.v[i]);
+			free(mine.v[i]);
+			free(theirs.v[i]);
+		}
+		pol_free(p);
+		pol_diags_free(&ds);
+	}
+	assert_int_equal(total, 16);    /* the tree above (l is a), counted by hand */
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
 static void shipped_profiles_load(void **state)
 {
 	for (const char *const *n = pol_profile_names(); *n; n++) {
@@ -572,6 +661,7 @@ int main(void)
 		cmocka_unit_test(index_agrees_with_linear_scan),
 		cmocka_unit_test(fuzz_regressions),
 		cmocka_unit_test(shipped_profiles_load),
+		cmocka_unit_test(wildcards_expand_as_glob_does),
 	};
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
 }
