@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -58,12 +59,47 @@ int cg_parse_mountinfo(const char *mountinfo, char *out, size_t outlen)
 	return -ENOENT;
 }
 
+/*
+ * /proc/self/mountinfo, read once per process and mount namespace: a
+ * session start asks for the cgroup mounts from three places (the net
+ * floor, the LSM floor, the budgets), and the kernel renders the whole
+ * mount table each time (~0.1 ms here).  A process that enters another
+ * mount namespace (a forked test child, say) reads it afresh.  cordon does
+ * not mount or move cgroup hierarchies while it runs; one unmounted under
+ * it by someone else makes the paths fail (ENOENT), never name another
+ * cgroup.  The text stays valid for the life of the process.
+ */
+static pthread_mutex_t mountinfo_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *mountinfo_text;
+static ino_t mountinfo_ns;
+
+int cg_mountinfo(const char **text)
+{
+	struct stat ns;
+	char *fresh = NULL;
+	int r = 0;
+
+	if (stat("/proc/self/ns/mnt", &ns) < 0)
+		ns.st_ino = 0;
+	pthread_mutex_lock(&mountinfo_lock);
+	if (!mountinfo_text || mountinfo_ns != ns.st_ino) {
+		r = read_file("/proc/self/mountinfo", &fresh, 1 << 20);
+		if (r >= 0) {
+			/* An older text may still be in use: kept, not freed. */
+			mountinfo_text = fresh;
+			mountinfo_ns = ns.st_ino;
+		}
+	}
+	*text = mountinfo_text;
+	pthread_mutex_unlock(&mountinfo_lock);
+	return r < 0 ? r : 0;
+}
+
 int cg_find_root(char *out, size_t outlen)
 {
-	_cleanup_free_ char *text = NULL;
-	int r;
+	const char *text;
+	int r = cg_mountinfo(&text);
 
-	r = read_file("/proc/self/mountinfo", &text, 1 << 20);
 	if (r < 0)
 		return r;
 	return cg_parse_mountinfo(text, out, outlen);

@@ -20,6 +20,8 @@ int cg_parse_mountinfo(const char *mountinfo, char *out, size_t outlen);
 void cg_unescape(char *s);
 /* The same, from this process's /proc/self/mountinfo. */
 int cg_find_root(char *out, size_t outlen);
+/* The text of /proc/self/mountinfo, read once per process (thread-safe). */
+int cg_mountinfo(const char **text);
 
 /* Depth of `path` below the cgroup2 `root` (root itself is level 0). Pure. */
 int cg_level(const char *root, const char *path);

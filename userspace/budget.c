@@ -607,7 +607,7 @@ int budget_setup(const struct pol_budgets *b, const char *v2_path, const char *n
 		 struct budget **out)
 {
 	_cleanup_(budget_destroyp) struct budget *bg = NULL;
-	_cleanup_free_ char *mountinfo = NULL;
+	const char *mountinfo;
 	char root[PATH_MAX];
 	struct stat st;
 	size_t len;
@@ -651,7 +651,7 @@ int budget_setup(const struct pol_budgets *b, const char *v2_path, const char *n
 		log_err("budget: %s is not a cgroup below the cgroup2 root %s", bg->v2, root);
 		return -EINVAL;
 	}
-	r = read_file("/proc/self/mountinfo", &mountinfo, 1 << 20);
+	r = cg_mountinfo(&mountinfo);
 	if (r < 0) {
 		log_err("budget: cannot read /proc/self/mountinfo: %s", strerror(-r));
 		return r;
@@ -673,19 +673,20 @@ int budget_setup(const struct pol_budgets *b, const char *v2_path, const char *n
 	return 0;
 }
 
-int budget_attach(struct budget *bg, pid_t pid)
+int budget_join_self(const struct budget *bg)
 {
-	for (int i = 0; i < BUDGET_NCTL; i++) {
+	for (int i = 0; bg && i < BUDGET_NCTL; i++) {
 		const struct ctl *c = &bg->c[i];
+		char file[PATH_MAX];
 		int r;
 
 		if (!c->on || !c->v1)
 			continue;
-		r = cg_attach_pid(c->dir, pid);
-		if (r < 0) {
-			log_err("budget: cannot move %d into %s: %s", (int)pid, c->dir, strerror(-r));
+		if ((size_t)snprintf(file, sizeof(file), "%s/tasks", c->dir) >= sizeof(file))
+			return -ENAMETOOLONG;
+		r = write_file(file, "0");
+		if (r < 0)
 			return r;
-		}
 	}
 	return 0;
 }

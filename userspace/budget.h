@@ -9,7 +9,7 @@
  * in cgroup.subtree_control from the root down to the session's parent);
  * otherwise, on a hybrid host whose controller is bound to a cgroup v1
  * hierarchy, from a v1 cgroup <v1 mount>/cordon/<name> that the agent joins
- * as well (budget_attach).  A budget that neither can enforce is an error:
+ * as well (budget_join_self).  A budget that neither can enforce is an error:
  * the caller refuses to start rather than run the agent unlimited.
  *
  * wall_time and steps are the supervisor's to count; this module ignores
@@ -47,12 +47,20 @@ int budget_setup(const struct pol_budgets *b, const char *v2_path, const char *n
 		 struct budget **out);
 
 /*
- * Put PID in the v1 cgroups as well (moving it into V2_PATH is the
- * caller's).  Call before the agent execs: v1 does not move the memory a
- * task already charged, and every process the agent forks later inherits
- * both memberships.  0 when there is no v1 cgroup.  Logs once on failure.
+ * Put the calling thread in the v1 cgroups as well (moving it into the v2
+ * session is the caller's), by writing 0 to
+ * each one's `tasks` file.  For the agent itself, between its fork and
+ * its exec, when it is one thread (the whole process).  The kernel moves
+ * a thread that moves itself without its global threadgroup lock, so
+ * without the RCU grace period a move by pid waits for (measured here:
+ * 6 to 42 ms, ~16 ms median, per session start; cgroup_procs_write_start
+ * in kernel/cgroup/cgroup.c).  Needs the privilege to write the files
+ * (root), so before the agent drops it; before it execs, too: v1 does not
+ * move the memory a task already charged, and every process the agent
+ * forks later inherits both memberships.  0 when there is no v1 cgroup, or
+ * -errno with nothing said (the caller is the forked child).
  */
-int budget_attach(struct budget *bg, pid_t pid);
+int budget_join_self(const struct budget *bg);
 
 /*
  * Has a budget been spent since setup?  1 with WHICH = "memory" or "pids"

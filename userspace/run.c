@@ -194,10 +194,6 @@ static int resolve_user(struct sup *s)
 	}
 	s->uid = pw->pw_uid;
 	s->gid = pw->pw_gid;
-	/* Looked up here, not in the child: NSS is slow and not the child's business. */
-	s->n_groups = (int)ARRAY_SIZE(s->groups);
-	if (getgrouplist(pw->pw_name, pw->pw_gid, s->groups, &s->n_groups) < 0)
-		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
 	snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
 	snprintf(s->home, sizeof(s->home), "%s", pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
 	s->invoker = sudo_uid && *sudo_uid ? (uid_t)strtoul(sudo_uid, NULL, 10) : 0;
@@ -681,16 +677,21 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		if (pty_slave > 2)
 			close(pty_slave);
 	}
-	/* Go: the supervisor has put us in every cgroup of the session (and, in
-	 * the fallback, hands over the Landlock ruleset it built). */
-	if (s->floor) {
-		wait_byte(sock, 'G');
-	} else {
-		s->ll_fd = notify_recv_fd(sock);
-		if (s->ll_fd < 0)
-			_exit(EXIT_CORDON);     /* the supervisor gave up and said why */
-	}
-	phase("agent: in the session");
+	/*
+	 * The v1 budget cgroups (hybrid hosts): this task moves itself, while
+	 * it is one thread and still root (see budget_join_self: no RCU grace
+	 * period, unlike a move by pid).  The v2 session cgroup it was born in.
+	 */
+	r = budget_join_self(s->budget);
+	if (r < 0)
+		child_fail(EXIT_CORDON, "joining the session's budget cgroups: %s", strerror(-r));
+	/*
+	 * Everything up to the exec is cordon's code, run while the supervisor
+	 * finishes start-up (moves us into the v1 budget cgroups, listens on
+	 * its sockets); the agent's own code runs only after 'R', when the
+	 * session is whole.  The fallback's Landlock ruleset was built before
+	 * the fork and is inherited.
+	 */
 	if (chdir(s->workspace) < 0)
 		child_fail(EXIT_CORDON, "workspace %s: %m", s->workspace);
 	env = build_env(s);
@@ -712,7 +713,8 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	if (notify_send_fd(sock, listener) < 0)
 		_exit(EXIT_CORDON);
 	close(listener);        /* only the supervisor holds it now */
-	wait_byte(sock, 'R');
+	phase("agent: ready to exec");
+	wait_byte(sock, 'R');   /* in every cgroup of the session: go */
 	close(sock);
 	execvpe(s->opt->argv[0], s->opt->argv, env);
 	r = errno;
@@ -909,8 +911,10 @@ static pid_t fork_into(const char *cgroup, bool *in_cgroup)
 /*
  * The fallback's Landlock ruleset is built by a thread while the supervisor
  * opens the audit log and creates the session (opening every path of the
- * policy and splitting directories takes milliseconds); the agent only
- * restricts itself with it.
+ * policy and splitting directories takes a millisecond or two); the agent
+ * only restricts itself with it.  The thread reads the policy only, and is
+ * joined before the agent is forked (a raw clone3 child must not inherit a
+ * lock another thread holds).
  */
 static void *prepare_landlock(void *arg)
 {
@@ -928,11 +932,15 @@ static void *prepare_landlock(void *arg)
 	return NULL;
 }
 
-/* The agent's move into its cgroups (v2 unless clone3 put it there; v1 budgets). */
+/*
+ * The agent's move into its v2 cgroup, where clone3 could not put it
+ * (kernels before 5.7): a move by pid, which may wait for an RCU grace
+ * period, so on a thread while start-up goes on.  (The v1 budget cgroups
+ * the agent joins itself.)
+ */
 struct attach {
 	struct sup *s;
 	pid_t pid;
-	bool v2;
 	int r;
 };
 
@@ -940,10 +948,16 @@ static void *attach_agent(void *arg)
 {
 	struct attach *a = arg;
 
-	a->r = a->v2 ? cg_attach_pid(a->s->cgroup, a->pid) : 0;
-	if (a->r == 0)
-		a->r = budget_attach(a->s->budget, a->pid);
+	a->r = cg_attach_pid(a->s->cgroup, a->pid);
 	return NULL;
+}
+
+/* The agent's supplementary groups: looked up here, not in the child (NSS). */
+static void lookup_groups(struct sup *s)
+{
+	s->n_groups = (int)ARRAY_SIZE(s->groups);
+	if (getgrouplist(s->user, s->gid, s->groups, &s->n_groups) < 0)
+		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
 }
 
 static int exit_code(int status)
@@ -981,17 +995,19 @@ int cmd_run(int argc, char **argv)
 	}
 	if (resolve_user(&s) < 0)
 		return EXIT_CORDON;
+	lookup_groups(&s);
+	phase("user resolved");
 	if (!realpath(opt.workspace ? opt.workspace : ".", ws) || stat(ws, &st) < 0) {
 		log_err("run: workspace %s: %m", opt.workspace ? opt.workspace : ".");
-		return EXIT_CORDON;
+		goto early;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_err("run: workspace %s: not a directory", ws);
-		return EXIT_CORDON;
+		goto early;
 	}
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
 	if (load_policy(&s) < 0)
-		return EXIT_CORDON;
+		goto early;
 	phase("policy loaded");
 	/*
 	 * Opens are notified only when the policy escalates some file access
@@ -1017,9 +1033,35 @@ int cmd_run(int argc, char **argv)
 	}
 	(void)pol_protect_path(s.pol, s.audit_path);
 	(void)pol_protect_path(s.pol, s.key_dir);
+	/*
+	 * When the posture cache says this host has no BPF LSM, the fallback's
+	 * ruleset is started now, while the floor is opened (the cache is
+	 * re-read under the floor lock; if the floor loads after all, the
+	 * ruleset is dropped unused).
+	 */
+	{
+		struct sup probe = { .opt = &opt };
+
+		if (posture_cached(&probe) &&
+		    pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
+			prep_started = true;
+	}
 	if (open_floor(&s) < 0)
 		goto out;
 	phase("floor open");
+	if (s.floor && prep_started) {
+		pthread_join(prep_thread, NULL);
+		prep_started = false;
+		if (s.ll_fd >= 0)
+			close(s.ll_fd);
+		s.ll_fd = -1;
+	}
+	if (!s.floor && !prep_started) {
+		if (pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
+			prep_started = true;
+		else
+			prepare_landlock(&s);
+	}
 	if (opt.user && s.uid == 0 && s.posture.level != POSTURE_FULL) {
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
@@ -1042,6 +1084,7 @@ int cmd_run(int argc, char **argv)
 		log_err("run: cannot start the watchdog: %m");
 		goto out;
 	}
+	phase("watchdog started");
 	if (setup_pty(&s, &slave) < 0) {
 		log_err("run: cannot create the agent's terminal: %m");
 		goto out;
@@ -1050,12 +1093,21 @@ int cmd_run(int argc, char **argv)
 		log_err("run: socketpair: %m");
 		goto out;
 	}
+	if (prep_started)
+		pthread_join(prep_thread, NULL);
+	prep_started = false;
+	phase("landlock ruleset built");
+	if (!s.floor && s.ll_fd < 0) {
+		log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error :
+			"cannot build the Landlock ruleset");
+		goto out;
+	}
 	/*
 	 * The agent is forked now, while the supervisor is single-threaded (a
 	 * raw clone3 child must not inherit a lock another thread holds); it
 	 * waits.  Then, at once: its move into the v1 budget hierarchies (a
-	 * cgroup migration waits for an RCU grace period), the fallback's
-	 * Landlock ruleset, and the rest of start-up.
+	 * cgroup migration may wait for an RCU grace period) and the rest of
+	 * start-up.
 	 */
 	{
 		pid_t me = getpid();
@@ -1078,15 +1130,12 @@ int cmd_run(int argc, char **argv)
 		close(slave);
 	att.s = &s;
 	att.pid = pid;
-	att.v2 = !in_cgroup;
-	if (pthread_create(&att_thread, NULL, attach_agent, &att) == 0)
-		att_started = true;
-	else
-		attach_agent(&att);
-	if (!s.floor && pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
-		prep_started = true;
-	else if (!s.floor)
-		prepare_landlock(&s);
+	if (!in_cgroup) {
+		if (pthread_create(&att_thread, NULL, attach_agent, &att) == 0)
+			att_started = true;
+		else
+			attach_agent(&att);
+	}
 	print_posture(&s);
 	register_secrets(&s);
 	r = approve_listen(&s);
@@ -1094,29 +1143,15 @@ int cmd_run(int argc, char **argv)
 	if (att_started)
 		pthread_join(att_thread, NULL);
 	att_started = false;
-	if (prep_started)
-		pthread_join(prep_thread, NULL);
-	prep_started = false;
 	if (r < 0)
 		goto out;
 	if (att.r < 0) {
 		log_err("run: cannot move the agent into its session: %s", strerror(-att.r));
 		goto out;
 	}
-	if (!s.floor && s.ll_fd < 0) {
-		log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error :
-			"cannot build the Landlock ruleset");
-		goto out;
-	}
-	/* Go: in every cgroup of the session; with the fallback, the ruleset to apply. */
-	r = s.floor ? (write(sp[0], "G", 1) == 1 ? 0 : -errno) : notify_send_fd(sp[0], s.ll_fd);
-	if (r < 0) {
-		log_err("run: the agent died during start-up");
-		goto out;
-	}
 	phase("agent in its session");
 	s.listener = notify_recv_fd(sp[0]);
-	phase("agent ready to exec");
+	phase("agent's listener received");
 	if (s.listener < 0) {
 		/* The child said why on stderr; reap it for its exit status. */
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -1179,4 +1214,6 @@ out:
 	if (s.stop_reason[0])
 		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);
 	return ret;
+early:          /* refused before anything was created */
+	return EXIT_CORDON;
 }

@@ -7,7 +7,7 @@
  *
  * Each case makes a fresh session cgroup below
  * <cgroup2>/cordon-test-budget-<pid>/ and runs a child the way the
- * supervisor will: forked, moved into the v2 session and (budget_attach)
+ * supervisor does: forked, moved into the v2 session and (budget_join_self)
  * the v1 cgroups, then released through a pipe to do its worst.  What is
  * asserted is the kernel's effect on the child (SIGKILL, EAGAIN, CPU time)
  * and what budget_check / budget_usage / budget_pollfd make of it.
@@ -164,8 +164,9 @@ static void session_end(struct session *s)
 }
 
 /*
- * Fork FN into session S as the supervisor will start the agent: the child
- * waits until it is in the v2 session and the v1 cgroups, then runs.
+ * Fork FN into session S as the supervisor starts the agent: the child
+ * waits until it is in the v2 session, joins the v1 cgroups itself
+ * (budget_join_self), then runs.
  */
 static int spawn(struct session *s, int (*fn)(void))
 {
@@ -182,13 +183,13 @@ static int spawn(struct session *s, int (*fn)(void))
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(200);
+		if (budget_join_self(s->bg) < 0)
+			_exit(199);
 		_exit(fn());
 	}
 	close(go[0]);
 	s->child = pid;
 	r = cg_attach_pid(s->v2, pid);
-	if (r == 0)
-		r = budget_attach(s->bg, pid);
 	if (r == 0 && write(go[1], &c, 1) != 1)
 		r = -errno;
 	close(go[1]);
