@@ -170,29 +170,43 @@ static void session_end(struct session *s)
  */
 static int spawn(struct session *s, int (*fn)(void))
 {
-	int go[2], r;
+	int go[2], in[2], r;
 	char c = 0;
 	pid_t pid;
 
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(in, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(go[0]);
+		close(go[1]);
+		return r;
+	}
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
 		close(go[1]);
+		close(in[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(200);
-		if (budget_join_self(s->bg) < 0)
+		c = budget_join_self(s->bg) < 0 ? 'x' : 'j';
+		if (write(in[1], &c, 1) != 1 || c != 'j')
 			_exit(199);
+		close(in[1]);
 		_exit(fn());
 	}
 	close(go[0]);
+	close(in[1]);
 	s->child = pid;
 	r = cg_attach_pid(s->v2, pid);
 	if (r == 0 && write(go[1], &c, 1) != 1)
 		r = -errno;
+	/* Returned once the child is in every cgroup (or could not join). */
+	if (r == 0 && (read(in[0], &c, 1) != 1 || c != 'j'))
+		r = -EIO;
 	close(go[1]);
+	close(in[0]);
 	return r;
 }
 
