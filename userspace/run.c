@@ -194,6 +194,10 @@ static int resolve_user(struct sup *s)
 	}
 	s->uid = pw->pw_uid;
 	s->gid = pw->pw_gid;
+	/* Looked up here, not in the child: NSS is slow and not the child's business. */
+	s->n_groups = (int)ARRAY_SIZE(s->groups);
+	if (getgrouplist(pw->pw_name, pw->pw_gid, s->groups, &s->n_groups) < 0)
+		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
 	snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
 	snprintf(s->home, sizeof(s->home), "%s", pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
 	s->invoker = sudo_uid && *sudo_uid ? (uid_t)strtoul(sudo_uid, NULL, 10) : 0;
@@ -687,9 +691,9 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		child_fail(EXIT_CORDON, "joining the session's budget cgroups: %s", strerror(-r));
 	/*
 	 * Everything up to the exec is cordon's code, run while the supervisor
-	 * finishes start-up (moves us into the v1 budget cgroups, listens on
-	 * its sockets); the agent's own code runs only after 'R', when the
-	 * session is whole.  The fallback's Landlock ruleset was built before
+	 * finishes start-up (listens on its sockets, moves us into the v2
+	 * cgroup where clone3 could not); the agent's own code runs only after
+	 * 'R', when the session is whole.  The fallback's Landlock ruleset was built before
 	 * the fork and is inherited.
 	 */
 	if (chdir(s->workspace) < 0)
@@ -952,14 +956,6 @@ static void *attach_agent(void *arg)
 	return NULL;
 }
 
-/* The agent's supplementary groups: looked up here, not in the child (NSS). */
-static void lookup_groups(struct sup *s)
-{
-	s->n_groups = (int)ARRAY_SIZE(s->groups);
-	if (getgrouplist(s->user, s->gid, s->groups, &s->n_groups) < 0)
-		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
-}
-
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -995,19 +991,18 @@ int cmd_run(int argc, char **argv)
 	}
 	if (resolve_user(&s) < 0)
 		return EXIT_CORDON;
-	lookup_groups(&s);
 	phase("user resolved");
 	if (!realpath(opt.workspace ? opt.workspace : ".", ws) || stat(ws, &st) < 0) {
 		log_err("run: workspace %s: %m", opt.workspace ? opt.workspace : ".");
-		goto early;
+		return EXIT_CORDON;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_err("run: workspace %s: not a directory", ws);
-		goto early;
+		return EXIT_CORDON;
 	}
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
 	if (load_policy(&s) < 0)
-		goto early;
+		return EXIT_CORDON;
 	phase("policy loaded");
 	/*
 	 * Opens are notified only when the policy escalates some file access
@@ -1104,10 +1099,8 @@ int cmd_run(int argc, char **argv)
 	}
 	/*
 	 * The agent is forked now, while the supervisor is single-threaded (a
-	 * raw clone3 child must not inherit a lock another thread holds); it
-	 * waits.  Then, at once: its move into the v1 budget hierarchies (a
-	 * cgroup migration may wait for an RCU grace period) and the rest of
-	 * start-up.
+	 * raw clone3 child must not inherit a lock another thread holds).  It
+	 * readies itself while the rest of start-up goes on, then waits.
 	 */
 	{
 		pid_t me = getpid();
@@ -1214,6 +1207,4 @@ out:
 	if (s.stop_reason[0])
 		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);
 	return ret;
-early:          /* refused before anything was created */
-	return EXIT_CORDON;
 }
