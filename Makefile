@@ -262,6 +262,15 @@ $(BUILD)/tools/bench/policy_bench: $(BUILD)/tools/bench/policy_bench.o $(BUILD)/
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
+# Start latency, every sandbox timed by one C harness (tools/bench/session.sh):
+# fork, exec, wait on CLOCK_MONOTONIC, no shell in the timed region.
+all: $(BUILD)/tools/bench/startlat
+
+$(BUILD)/tools/bench/startlat: tools/bench/startlat.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
+
 # --- the kernel floor benchmark (tools/bench/floor_vm.sh) ----------------------
 # Runs inside the VM (BPF LSM needs the guest kernel); floor_vm.sh copies it
 # in with tools/vmtest --add.  `all` builds it so `make bench` has it.

@@ -98,8 +98,18 @@ struct audit {
 	size_t n_secrets;
 	bool sealed;
 	int broken;                       /* -errno of a write that left half a line */
-	int key_fd;                       /* until the key is on disk (audit_sync_key) */
+	/*
+	 * The key is made durable (fsync of the file and of its directory) by
+	 * a thread started in audit_open, so the two journal commits overlap
+	 * the rest of a session's start instead of adding to it; sealing
+	 * joins it.  key_lock, not lock: records are written meanwhile.
+	 */
+	pthread_mutex_t key_lock;
+	int key_fd;                       /* until the key is on disk */
 	int key_dfd;
+	int key_err;                      /* -errno of that fsync, once done */
+	pthread_t key_thread;
+	bool key_thread_live;             /* started and not yet joined */
 };
 
 /* The members every record carries; a caller's fields may not shadow them. */
@@ -547,12 +557,14 @@ int audit_key_path_for(const char *key_dir, const char *session, char **out)
 /* Free without sealing (audit_open's failure path). */
 static void audit_free(struct audit *a)
 {
-	if (a && a->key_fd >= 0)
-		(void)close(a->key_fd);
-	if (a && a->key_dfd >= 0)
-		(void)close(a->key_dfd);
 	if (!a)
 		return;
+	if (a->key_thread_live)
+		pthread_join(a->key_thread, NULL);
+	if (a->key_fd >= 0)
+		(void)close(a->key_fd);
+	if (a->key_dfd >= 0)
+		(void)close(a->key_dfd);
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 	for (size_t i = 0; i < a->n_secrets; i++) {
 		OPENSSL_cleanse(a->secrets[i].value, a->secrets[i].len);
@@ -565,6 +577,7 @@ static void audit_free(struct audit *a)
 	free(a->session);
 	free(a->key_path);
 	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->key_lock);
 	free(a);
 }
 
@@ -577,6 +590,7 @@ void audit_close(struct audit *a)
 {
 	if (!a)
 		return;
+	(void)audit_sync_key(a);
 	pthread_mutex_lock(&a->lock);
 	if (!a->sealed && !a->broken)
 		(void)seal_locked(a, NULL);
@@ -638,28 +652,49 @@ static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KE
 	return TAKE_FD(fd);
 }
 
-/*
- * Make the key and its directory entry durable.  Kept off the start of a
- * session (two fsyncs cost milliseconds there): the supervisor calls it
- * once the agent runs, and sealing calls it in any case, so a sealed log
- * never outlives its key's directory entry.
- */
-int audit_sync_key(struct audit *a)
+/* fsync the key and its directory entry, once; later calls return the result. */
+static int key_sync_now(struct audit *a)
 {
-	int r = 0;
+	int r;
 
-	if (!a)
-		return -EINVAL;
-	pthread_mutex_lock(&a->lock);
-	if (a->key_fd >= 0 && (fsync(a->key_fd) < 0 || fsync(a->key_dfd) < 0))
-		r = -errno;
-	if (r == 0 && a->key_fd >= 0) {
+	pthread_mutex_lock(&a->key_lock);
+	if (a->key_fd >= 0) {
+		if (fsync(a->key_fd) < 0 || fsync(a->key_dfd) < 0)
+			a->key_err = -errno;
 		close(a->key_fd);
 		close(a->key_dfd);
 		a->key_fd = a->key_dfd = -1;
 	}
-	pthread_mutex_unlock(&a->lock);
+	r = a->key_err;
+	pthread_mutex_unlock(&a->key_lock);
 	return r;
+}
+
+static void *key_sync_thread(void *a)
+{
+	(void)key_sync_now(a);
+	return NULL;
+}
+
+/*
+ * Wait until the key and its directory entry are durable.  A sealed log
+ * must never outlive its key's directory entry, so sealing calls this
+ * first.  audit_open started the work on a thread; without one (it could
+ * not be created) it is done here.
+ */
+int audit_sync_key(struct audit *a)
+{
+	if (!a)
+		return -EINVAL;
+	pthread_mutex_lock(&a->key_lock);
+	if (a->key_thread_live) {
+		a->key_thread_live = false;
+		pthread_mutex_unlock(&a->key_lock);
+		pthread_join(a->key_thread, NULL);
+	} else {
+		pthread_mutex_unlock(&a->key_lock);
+	}
+	return key_sync_now(a);
 }
 
 int audit_open(const char *path, const char *session, const char *key_dir, json_t *start_fields,
@@ -684,6 +719,7 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	a->fd = -1;
 	a->key_fd = a->key_dfd = -1;
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->key_lock, NULL);
 	r = audit_key_path_for(key_dir, session, &a->key_path);
 	if (r < 0)
 		return r;
@@ -721,6 +757,8 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	r = append_locked(a, "start", start_fields, extra);
 	if (r < 0)
 		goto fail;
+	/* No thread: audit_sync_key does the work when the log is sealed. */
+	a->key_thread_live = pthread_create(&a->key_thread, NULL, key_sync_thread, a) == 0;
 	*out = TAKE_PTR(a);
 	return 0;
 fail:

@@ -71,8 +71,10 @@ int audit_seal(struct audit *a, json_t *fields);
  */
 void audit_close(struct audit *a);
 /*
- * fsync the key and its directory entry (audit_open leaves that for later,
- * off the start of a session); audit_seal does it in any case.  Idempotent.
+ * Wait until the key and its directory entry are durable (audit_open starts
+ * their fsync on a thread of its own, so it overlaps the session's start and
+ * never holds up a record); audit_seal and audit_close wait for it in any
+ * case.  Idempotent; returns the fsync's result.
  */
 int audit_sync_key(struct audit *a);
 

@@ -629,11 +629,20 @@ static void drop_privileges(const struct sup *s)
 		  SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 		  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) < 0)
 		child_fail(EXIT_CORDON, "locking securebits: %m");
-	if (setgroups((size_t)s->n_groups, s->groups) < 0)
+	/*
+	 * Raw system calls, not glibc's wrappers: those apply the change to
+	 * every thread of the process, signalling each one, and this is the
+	 * fork of a supervisor that has threads (the audit key's fsync, say).
+	 * The child has one thread, but glibc's list may still hold one that
+	 * was starting or ending at the fork, and the wrapper then waits for
+	 * it forever (seen).  Here the kernel's per-thread call is the whole
+	 * process's.
+	 */
+	if (syscall(SYS_setgroups, (size_t)s->n_groups, s->groups) < 0)
 		child_fail(EXIT_CORDON, "setting groups for %s: %m", s->user);
-	if (setresgid(s->gid, s->gid, s->gid) < 0)
+	if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) < 0)
 		child_fail(EXIT_CORDON, "setresgid(%u): %m", (unsigned)s->gid);
-	if (setresuid(s->uid, s->uid, s->uid) < 0)
+	if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) < 0)
 		child_fail(EXIT_CORDON, "setresuid(%u): %m", (unsigned)s->uid);
 	/* With NO_SETUID_FIXUP, a move to a non-zero uid keeps the sets: clear them. */
 	if (syscall(SYS_capset, &hdr, data) < 0)

@@ -1003,12 +1003,6 @@ static void accept_events(struct sup *s)
 	s->clients[s->n_clients++] = c;
 }
 
-static void *sync_key(void *a)
-{
-	(void)audit_sync_key(a);
-	return NULL;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1062,9 +1056,6 @@ int sup_loop(struct sup *s, int *status)
 	if (s->fsess)
 		ffd = floor_session_fd(s->fsess);
 	bfd = budget_pollfd(s->budget);
-	/* The audit key is made durable off the start path, while the agent runs. */
-	if (spawn_detached(sync_key, s->audit) < 0)
-		(void)audit_sync_key(s->audit);
 	{
 		json_t *ev = json_pack("{s:s,s:i}", "event", "agent-started", "pid", (int)s->agent);
 
