@@ -27,6 +27,7 @@
 #include <linux/sched.h>
 #include <pty.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -194,14 +195,24 @@ static int resolve_user(struct sup *s)
 	}
 	s->uid = pw->pw_uid;
 	s->gid = pw->pw_gid;
-	/* Looked up here, not in the child: NSS is slow and not the child's business. */
-	s->n_groups = (int)ARRAY_SIZE(s->groups);
-	if (getgrouplist(pw->pw_name, pw->pw_gid, s->groups, &s->n_groups) < 0)
-		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
 	snprintf(s->user, sizeof(s->user), "%s", pw->pw_name);
 	snprintf(s->home, sizeof(s->home), "%s", pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
 	s->invoker = sudo_uid && *sudo_uid ? (uid_t)strtoul(sudo_uid, NULL, 10) : 0;
 	return 0;
+}
+
+/*
+ * The agent's supplementary groups.  Looked up in the supervisor, not in
+ * the child (NSS is slow, may load modules, and is not the child's
+ * business), and after the Landlock ruleset's thread has started: nothing
+ * before the fork needs them, and NSS (which may search systemd's userdb
+ * directories) then overlaps that thread instead of delaying it.
+ */
+static void resolve_groups(struct sup *s)
+{
+	s->n_groups = (int)ARRAY_SIZE(s->groups);
+	if (getgrouplist(s->user, s->gid, s->groups, &s->n_groups) < 0)
+		s->n_groups = (int)ARRAY_SIZE(s->groups);     /* the first 64 */
 }
 
 static int load_policy(struct sup *s)
@@ -929,16 +940,38 @@ static pid_t fork_into(const char *cgroup, bool *in_cgroup)
  * joined before the agent is forked (a raw clone3 child must not inherit a
  * lock another thread holds).
  */
+/*
+ * Run the calling thread on a CPU other than `busy` (where the thread that
+ * started it runs), if it may use one.  A new thread starts on its
+ * creator's CPU and the scheduler moves it only later, so two threads that
+ * should overlap would take turns on one CPU; a hint, and harmless where
+ * it cannot be followed.
+ */
+static void move_off_cpu(int busy)
+{
+	cpu_set_t set;
+
+	if (busy < 0 || sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2 ||
+	    !CPU_ISSET(busy, &set))
+		return;
+	CPU_CLR(busy, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void *prepare_landlock(void *arg)
 {
 	struct sup *s = arg;
 	struct fallback_report *rep = calloc(1, sizeof(*rep));
+
+	move_off_cpu(s->main_cpu);
+	phase("landlock thread: begins");
 
 	if (!rep) {
 		s->ll_fd = -ENOMEM;
 		return NULL;
 	}
 	s->ll_fd = fallback_prepare(s->pol, NULL, rep);
+	phase("landlock thread: ends");
 	if (s->ll_fd < 0)
 		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);
 	free(rep);
@@ -965,6 +998,23 @@ static void *attach_agent(void *arg)
 	return NULL;
 }
 
+/* The end of the log: the "end" record, the seal, the key wiped. */
+static void *seal_audit(void *arg)
+{
+	struct sup *s = arg;
+	json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", s->exit_status,
+				"steps", (json_int_t)s->steps, "held", sup_stats(s));
+
+	if (fin && s->stop_reason[0])
+		json_object_set_new(fin, "stopped", json_string(s->stop_reason));
+	(void)audit_write(s->audit, "lifecycle", fin);
+	json_decref(fin);
+	(void)audit_seal(s->audit, NULL);
+	audit_close(s->audit);
+	s->audit = NULL;
+	return NULL;
+}
+
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -981,7 +1031,8 @@ int cmd_run(int argc, char **argv)
 			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1 };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
-	pthread_t prep_thread, att_thread;
+	pthread_t prep_thread, att_thread, seal_thread;
+	bool sealing;
 	struct attach att = { 0 };
 	char ws[PATH_MAX];
 	struct stat st;
@@ -1046,6 +1097,7 @@ int cmd_run(int argc, char **argv)
 	{
 		struct sup probe = { .opt = &opt };
 
+		s.main_cpu = sched_getcpu();
 		if (posture_cached(&probe) &&
 		    pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
 			prep_started = true;
@@ -1061,6 +1113,7 @@ int cmd_run(int argc, char **argv)
 		s.ll_fd = -1;
 	}
 	if (!s.floor && !prep_started) {
+		s.main_cpu = sched_getcpu();
 		if (pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
 			prep_started = true;
 		else
@@ -1081,6 +1134,8 @@ int cmd_run(int argc, char **argv)
 	if (open_audit(&s) < 0)
 		goto out;
 	phase("audit log open");
+	resolve_groups(&s);
+	phase("groups resolved");
 	if (make_session(&s) < 0)
 		goto out;
 	phase("session created");
@@ -1188,20 +1243,17 @@ out:
 		close(s.pty_master);
 	restore_tty();
 	phase("teardown starts");
+	/*
+	 * The last records and the seal's fsync (a journal commit) on a
+	 * thread while the session is taken down: nothing in the teardown
+	 * reads the log, and the log says nothing about the teardown.
+	 */
+	s.exit_status = ret;
+	sealing = s.audit && pthread_create(&seal_thread, NULL, seal_audit, &s) == 0;
+	if (s.audit && !sealing)
+		seal_audit(&s);
 	teardown(&s);
 	phase("session removed");
-	if (s.audit) {
-		json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", ret,
-					"steps", (json_int_t)s.steps, "held", sup_stats(&s));
-
-		if (s.stop_reason[0])
-			json_object_set_new(fin, "stopped", json_string(s.stop_reason));
-		(void)audit_write(s.audit, "lifecycle", fin);
-		json_decref(fin);
-		(void)audit_seal(s.audit, NULL);
-		audit_close(s.audit);
-	}
-	phase("audit sealed");
 	if (s.watchdog_fd >= 0) {
 		(void)!write(s.watchdog_fd, "D", 1);
 		close(s.watchdog_fd);
@@ -1211,6 +1263,9 @@ out:
 		floor_close(s.floor);
 	if (s.net)
 		net_close(s.net);
+	if (sealing)
+		pthread_join(seal_thread, NULL);
+	phase("audit sealed");
 	pol_free(s.pol);
 	phase("done");
 	if (s.stop_reason[0])

@@ -117,6 +117,8 @@ struct sup {
 
 	bool notify_open;               /* the policy escalates some file access */
 	int ll_fd;                      /* fallback: the Landlock ruleset built for the agent */
+	int main_cpu;                   /* where start-up ran when the ruleset thread began */
+	int exit_status;                /* what cordon run returns, for the "end" record */
 	char ll_error[512];
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
