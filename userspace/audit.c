@@ -100,9 +100,9 @@ struct audit {
 	int broken;                       /* -errno of a write that left half a line */
 	/*
 	 * The key is made durable (fsync of the file and of its directory) by
-	 * a thread started in audit_open, so the two journal commits overlap
-	 * the rest of a session's start instead of adding to it; sealing
-	 * joins it.  key_lock, not lock: records are written meanwhile.
+	 * a thread audit_sync_key_start starts, so the two journal commits
+	 * overlap the session instead of adding to its start; sealing joins
+	 * it.  key_lock, not lock: records are written meanwhile.
 	 */
 	pthread_mutex_t key_lock;
 	int key_fd;                       /* until the key is on disk */
@@ -676,6 +676,17 @@ static void *key_sync_thread(void *a)
 	return NULL;
 }
 
+void audit_sync_key_start(struct audit *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->key_lock);
+	/* No thread: audit_sync_key does the work when the log is sealed. */
+	if (!a->key_thread_live && a->key_fd >= 0)
+		a->key_thread_live = pthread_create(&a->key_thread, NULL, key_sync_thread, a) == 0;
+	pthread_mutex_unlock(&a->key_lock);
+}
+
 /*
  * Wait until the key and its directory entry are durable.  A sealed log
  * must never outlive its key's directory entry, so sealing calls this
@@ -757,8 +768,6 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	r = append_locked(a, "start", start_fields, extra);
 	if (r < 0)
 		goto fail;
-	/* No thread: audit_sync_key does the work when the log is sealed. */
-	a->key_thread_live = pthread_create(&a->key_thread, NULL, key_sync_thread, a) == 0;
 	*out = TAKE_PTR(a);
 	return 0;
 fail:

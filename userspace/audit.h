@@ -71,9 +71,15 @@ int audit_seal(struct audit *a, json_t *fields);
  */
 void audit_close(struct audit *a);
 /*
- * Wait until the key and its directory entry are durable (audit_open starts
- * their fsync on a thread of its own, so it overlaps the session's start and
- * never holds up a record); audit_seal and audit_close wait for it in any
+ * Start making the key and its directory entry durable (their fsync) on a
+ * thread of its own, which never holds up a record.  audit_open leaves it
+ * for later, off the start of a session; a caller that forks without
+ * glibc (a raw clone3) calls this only after it has.
+ */
+void audit_sync_key_start(struct audit *a);
+/*
+ * Wait until the key and its directory entry are durable, doing the fsync
+ * here if no thread was started; audit_seal and audit_close call it in any
  * case.  Idempotent; returns the fsync's result.
  */
 int audit_sync_key(struct audit *a);

@@ -642,12 +642,12 @@ static void drop_privileges(const struct sup *s)
 		child_fail(EXIT_CORDON, "locking securebits: %m");
 	/*
 	 * Raw system calls, not glibc's wrappers: those apply the change to
-	 * every thread of the process, signalling each one, and this is the
-	 * fork of a supervisor that has threads (the audit key's fsync, say).
-	 * The child has one thread, but glibc's list may still hold one that
-	 * was starting or ending at the fork, and the wrapper then waits for
-	 * it forever (seen).  Here the kernel's per-thread call is the whole
-	 * process's.
+	 * every thread glibc knows of, signalling each one and waiting for it,
+	 * and this child may come from a raw clone3 (fork_into), which leaves
+	 * glibc's list of threads as the parent's.  A thread of the parent's
+	 * that existed at the fork then never answers (a hang seen while one
+	 * did).  The child is one thread: the kernel's per-thread call is the
+	 * whole process's.
 	 */
 	if (syscall(SYS_setgroups, (size_t)s->n_groups, s->groups) < 0)
 		child_fail(EXIT_CORDON, "setting groups for %s: %m", s->user);

@@ -1056,6 +1056,8 @@ int sup_loop(struct sup *s, int *status)
 	if (s->fsess)
 		ffd = floor_session_fd(s->fsess);
 	bfd = budget_pollfd(s->budget);
+	/* The agent is forked (a raw clone3, see run.c): threads may start now. */
+	audit_sync_key_start(s->audit);
 	{
 		json_t *ev = json_pack("{s:s,s:i}", "event", "agent-started", "pid", (int)s->agent);
 
