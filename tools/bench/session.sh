@@ -89,12 +89,13 @@ else
     row "runsc (gVisor)" "not runnable here" "" "" "" ""
 fi
 echo
-echo 'Where a start goes (`cordon -v run` prints each phase): NSS and the policy (~1 ms),'
-echo "opening the pinned floor, the audit log and the session's cgroups (~1 ms), in the"
-echo "fallback posture the Landlock ruleset (~1-2 ms, built alongside), the agent readying"
-echo "itself (~0.5 ms), its exec under notification, and teardown with the audit log's"
-echo "fsync (~0.7 ms).  On a hybrid cgroup host the agent joins the v1 budget cgroups"
-echo "itself, which the kernel does without the RCU grace period a move by pid costs."
+echo 'Where a start goes (`cordon -v run` prints each phase): the policy (~0.5 ms); then,'
+echo "side by side, the fallback's Landlock ruleset (~1-2 ms, on a thread) and the"
+echo "supervisor's own work (the pinned floor, the audit log, NSS for the agent's groups,"
+echo "the session's cgroups, the watchdog: ~1.5 ms); the agent readying itself (~0.4 ms),"
+echo "its exec and run under notification, and teardown (~0.5 ms, the audit log's seal and"
+echo "fsync overlapping the cgroups' removal).  On a hybrid cgroup host the agent joins"
+echo "the v1 budget cgroups itself, without the RCU grace period a move by pid costs."
 
 echo
 cp "$attack" "$WS/bench"
