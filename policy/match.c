@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include "policy.h"
 #include "util.h"
 
@@ -206,6 +207,137 @@ int pol_canon_path(const char *path, const char *cwd, char *out, size_t outlen)
 			return -ENAMETOOLONG;
 		return pol_normalize_path(joined, out, outlen);
 	}
+}
+
+/* A directory as written in a policy, where it really is, and whether it exists. */
+struct pol_canon_dir {
+	char *dir;
+	char *real;
+	bool exists;
+};
+
+void pol_canon_memo_free(struct pol_canon_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].dir);
+		free(m->e[i].real);
+	}
+	free(m->e);
+	*m = (struct pol_canon_memo){ 0 };
+}
+
+/* A path memo_resolve can take component by component: absolute, no "."
+ * or ".." component, no empty one, no trailing '/'. */
+static bool plain_path(const char *p)
+{
+	if (p[0] != '/' || (p[1] && p[strlen(p) - 1] == '/'))
+		return false;
+	for (const char *c = p; *c; c++) {
+		if (*c != '/')
+			continue;
+		if (c[1] == '/')
+			return false;
+		if (c[1] == '.' && (c[2] == '/' || c[2] == 0 ||
+				    (c[2] == '.' && (c[3] == '/' || c[3] == 0))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Resolve plain absolute `p` into out; *exists says whether it names an
+ * existing object (so its children are looked up, not appended).
+ */
+static int memo_resolve(struct pol_canon_memo *m, const char *p, char *out, size_t outlen,
+			bool *exists)
+{
+	char dir[PATH_MAX], real[PATH_MAX], full[PATH_MAX * 2];
+	const char *slash = strrchr(p, '/'), *name = slash + 1;
+	bool dir_exists = true;
+	struct stat st;
+	int r;
+
+	if (!p[1]) {
+		snprintf(out, outlen, "/");
+		*exists = true;
+		return 0;
+	}
+	if ((size_t)(slash - p) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, p, (size_t)(slash - p));
+	dir[slash - p] = 0;
+	if (!dir[0])
+		strcpy(dir, "/");
+	/* The parent: remembered, or resolved now and remembered. */
+	{
+		size_t i;
+
+		for (i = 0; i < m->n && strcmp(m->e[i].dir, dir); i++)
+			;
+		if (i < m->n) {
+			snprintf(real, sizeof(real), "%s", m->e[i].real);
+			dir_exists = m->e[i].exists;
+		} else {
+			struct pol_canon_dir *e;
+
+			r = memo_resolve(m, dir, real, sizeof(real), &dir_exists);
+			if (r < 0)
+				return r;
+			if (m->n == m->cap) {
+				size_t cap = m->cap ? 2 * m->cap : 32;
+
+				e = realloc(m->e, cap * sizeof(*e));
+				if (!e)
+					return -ENOMEM;
+				m->e = e;
+				m->cap = cap;
+			}
+			e = &m->e[m->n];
+			e->dir = strdup(dir);
+			e->real = strdup(real);
+			e->exists = dir_exists;
+			if (!e->dir || !e->real) {
+				free(e->dir);
+				free(e->real);
+				return -ENOMEM;
+			}
+			m->n++;
+		}
+	}
+	if ((size_t)snprintf(full, sizeof(full), "%s%s%s", real, strcmp(real, "/") ? "/" : "",
+			     name) >= sizeof(full) || strlen(full) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	*exists = false;
+	if (dir_exists) {
+		if (lstat(full, &st) == 0) {
+			if (S_ISLNK(st.st_mode)) {
+				/* Where the link leads: realpath's answer, walked whole. */
+				r = pol_canon_path(full, NULL, out, outlen);
+				if (r < 0)
+					return r;
+				*exists = stat(out, &st) == 0;
+				return 0;
+			}
+			*exists = true;
+		} else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES) {
+			return -errno;
+		}
+	}
+	if (strlen(full) >= outlen)
+		return -ENAMETOOLONG;
+	strcpy(out, full);
+	return 0;
+}
+
+int pol_canon_path_memo(struct pol_canon_memo *m, const char *path, char *out, size_t outlen)
+{
+	bool exists;
+
+	if (!m || !path || !plain_path(path) || strlen(path) >= PATH_MAX)
+		return pol_canon_path(path, NULL, out, outlen);
+	return memo_resolve(m, path, out, outlen, &exists);
 }
 
 bool pol_path_within(const char *path, const char *dir)

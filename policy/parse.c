@@ -158,6 +158,7 @@ struct pctx {
 	const struct pol_vars *vars;
 	json_t *lists;
 	struct policy *p;
+	struct pol_canon_memo canon;    /* resolved directories, this load only */
 };
 
 /* Report at the value (or, with key, the member name) that ptr points to. */
@@ -467,7 +468,7 @@ static int fs_path_item(struct pctx *c, json_t *item, const char *ptr, void *ctx
 	if (strpbrk(s, "*?["))
 		r = pol_normalize_path(s, canon, sizeof(canon));
 	else
-		r = pol_canon_path(s, NULL, canon, sizeof(canon));
+		r = pol_canon_path_memo(&c->canon, s, canon, sizeof(canon));
 	free(s);
 	if (r < 0) {
 		err(c, ptr, "cannot canonicalise path: %s", strerror(-r));
@@ -1455,6 +1456,7 @@ static int load(const char *text, size_t len, const char *file, const char *real
 		(void)pol_vars_set(&p->vars, vars->v[i].name, vars->v[i].value);
 	p->file = strdup(file);
 	parse_root(&c, root, p);
+	pol_canon_memo_free(&c.canon);
 	if (!diags->n_errors && warnings)
 		warn_shadowed(&c, p);
 	json_decref(root);

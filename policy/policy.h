@@ -315,6 +315,22 @@ void pol_eval_linear(const struct policy *p, const struct pol_request *req,
  */
 int pol_canon_path(const char *path, const char *cwd, char *out, size_t outlen);
 
+/*
+ * The same answer as pol_canon_path for absolute paths, with the resolved
+ * directories remembered in `memo`: one lstat per new path instead of a
+ * readlink per component (a policy names a hundred paths under a handful of
+ * directories).  For one compilation only: the memo is a snapshot of the
+ * filesystem, so it must not outlive the moment it describes.  Paths with
+ * ".", ".." or empty components, and symlinks met on the way, take
+ * pol_canon_path itself.  pol_canon_memo_free releases it.
+ */
+struct pol_canon_memo {
+	struct pol_canon_dir *e;
+	size_t n, cap;
+};
+int pol_canon_path_memo(struct pol_canon_memo *memo, const char *path, char *out, size_t outlen);
+void pol_canon_memo_free(struct pol_canon_memo *memo);
+
 /* Lexical normalisation only (no filesystem access). Pure. */
 int pol_normalize_path(const char *path, char *out, size_t outlen);
 

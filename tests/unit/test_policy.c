@@ -562,6 +562,74 @@ static int cmpstr(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * The memoised canonicaliser a policy load uses must give pol_canon_path's
+ * answer for every path: through symlinks to directories and files,
+ * relative and absolute, dangling ones, a file used as a directory, missing
+ * tails, "." and "..", and in any order (a remembered parent reused).
+ */
+static void canon_memo_agrees_with_canon_path(void **state)
+{
+	char root[] = "/tmp/cordon-canonXXXXXX", path[PATH_MAX];
+	static const char *const dirs[] = { "d", "d/e", "d/e/f", "g" };
+	static const char *const files[] = { "d/file", "g/h" };
+	static const char *const links[][2] = {
+		{ "ld", "d" }, { "le", "d/e" }, { "abs", NULL }, { "lf", "d/file" },
+		{ "dang", "nowhere/x" }, { "d/up", "../g" }, { "d/e/loop1", "loop2" },
+		{ "d/e/loop2", "loop1" }, { "g/self", "." },
+	};
+	static const char *const rel[] = {
+		"", "/d", "/d/e/f", "/d/e/f/missing/deeper", "/ld", "/ld/e", "/ld/e/f/x",
+		"/le/f", "/abs", "/abs/e", "/lf", "/lf/x", "/dang", "/dang/x/y", "/d/up",
+		"/d/up/h", "/d/up/h/x", "/d/file/x", "/missing", "/missing/a/b", "/d/./e",
+		"/d/e/../file", "/ld/../g", "/g/self/self/h", "/d//e", "/d/e/", "/d/e/loop1",
+		"/d/e/loop1/x", "/ld/e/f", "/d/e/f", "/ld",
+	};
+	struct pol_canon_memo memo = { 0 };
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
+		assert_non_null(f = fopen(path, "w"));
+		fclose(f);
+	}
+	for (size_t i = 0; i < sizeof(links) / sizeof(*links); i++) {
+		char target[PATH_MAX];
+
+		if (links[i][1])
+			snprintf(target, sizeof(target), "%s", links[i][1]);
+		else
+			snprintf(target, sizeof(target), "%s/d", root);
+		snprintf(path, sizeof(path), "%s/%s", root, links[i][0]);
+		assert_int_equal(symlink(target, path), 0);
+	}
+	/* Twice: the second round answers from what the first remembered. */
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+			char want[PATH_MAX], got[PATH_MAX];
+			int rw, rg;
+
+			snprintf(path, sizeof(path), "%s%s", root, rel[i]);
+			rw = pol_canon_path(path, NULL, want, sizeof(want));
+			rg = pol_canon_path_memo(&memo, path, got, sizeof(got));
+			if (rw != rg || (rw == 0 && strcmp(want, got)))
+				fail_msg("%s: pol_canon_path %d \"%s\", memo %d \"%s\"", path, rw,
+					 rw ? "" : want, rg, rg ? "" : got);
+		}
+	}
+	assert_true(memo.n > 0);
+	pol_canon_memo_free(&memo);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
 static void wildcards_expand_as_glob_does(void **state)
 {
 	char root[] = "/tmp/cordon-globXXXXXX", path[PATH_MAX], text[4096];
@@ -662,6 +730,7 @@ int main(void)
 		cmocka_unit_test(fuzz_regressions),
 		cmocka_unit_test(shipped_profiles_load),
 		cmocka_unit_test(wildcards_expand_as_glob_does),
+		cmocka_unit_test(canon_memo_agrees_with_canon_path),
 	};
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
 }
