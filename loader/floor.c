@@ -101,6 +101,16 @@ int floor_unload(void)
 	return pin_clear_dir(CORDON_PIN_DIR);
 }
 
+/*
+ * The LSM floor's own pins, for a reload of a stale one: the network
+ * floor in net/ is not this floor's to remove (it may be current, and
+ * sessions use it).
+ */
+static int floor_unload_own(void)
+{
+	return pin_clear_files(CORDON_PIN_DIR);
+}
+
 int floor_cgroup_parent(char *out, size_t len)
 {
 	char root[PATH_MAX];
@@ -302,7 +312,7 @@ int floor_open(struct floor **out)
 {
 	static const struct pin_ops ops = {
 		.create = floor_create, .open_pinned = floor_open_pinned, .load = floor_load_pinned,
-		.close = floor_close_any, .unload = floor_unload, .ensure_dir = ensure_bpffs,
+		.close = floor_close_any, .unload = floor_unload_own, .ensure_dir = ensure_bpffs,
 	};
 	void *h = NULL;
 	int r = pin_open_or_load(&ops, &h);

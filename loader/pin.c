@@ -4,7 +4,11 @@
 #include <sys/mount.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
 #include "cordon.h"
 #include "pin.h"
 #include "util.h"
@@ -87,8 +91,99 @@ int pin_clear_dir(const char *dir)
 	return clear(AT_FDCWD, dir, true);
 }
 
+int pin_clear_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && de->d_type != DT_DIR &&
+		    unlinkat(dirfd(d), de->d_name, 0) < 0)
+			r = -errno;
+	closedir(d);
+	if (rmdir(dir) < 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
+		r = r ?: -errno;
+	return r;
+}
+
+/*
+ * Links held across a reload.  Unpinning a link detaches its program at
+ * once when nothing else holds it, and a running supervisor opens a floor
+ * from its maps, not its links: unload-then-load would leave every running
+ * session without that floor (and, the LSM floor's unload clearing net/
+ * too, without its network floor) until the new programs attach, a window
+ * of milliseconds in which an agent's connect or open is not checked.  So
+ * every link pinned under CORDON_PIN_DIR is opened first and kept open
+ * through the reload; afterwards a link whose pin the new load replaced is
+ * let go (the new program is attached by then), and one whose pin nothing
+ * replaced (another floor's, or this floor's after a failed load) is pinned
+ * again where it was: it stays attached, as before the reload.
+ */
+#define MAX_HELD 64
+
+struct held {
+	int fd;
+	char path[PATH_MAX];
+};
+
+static size_t hold_dir(const char *dir, struct held *h, size_t n, bool recurse)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return n;
+	while ((de = readdir(d)) && n < MAX_HELD) {
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.' ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >= sizeof(path))
+			continue;
+		if (de->d_type == DT_DIR) {
+			if (recurse)
+				n = hold_dir(path, h, n, false);
+			continue;
+		}
+		if (strncmp(de->d_name, "link_", 5))
+			continue;
+		h[n].fd = bpf_obj_get(path);
+		if (h[n].fd < 0)
+			continue;
+		snprintf(h[n].path, sizeof(h[n].path), "%s", path);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void release(struct held *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (access(h[i].path, F_OK) < 0) {
+			char dir[PATH_MAX], *slash;
+
+			snprintf(dir, sizeof(dir), "%s", h[i].path);
+			slash = strrchr(dir, '/');
+			if (slash) {
+				*slash = 0;
+				(void)pin_ensure_dir(dir);
+			}
+			if (bpf_obj_pin(h[i].fd, h[i].path) < 0)
+				fprintf(stderr, "cordon: warning: could not pin %s again: %s; its "
+					"program stays attached only while a session runs\n",
+					h[i].path, strerror(errno));
+		}
+		close(h[i].fd);
+	}
+}
+
 int pin_open_or_load(const struct pin_ops *ops, void **out)
 {
+	struct held held[MAX_HELD];
+	size_t n_held;
 	void *h;
 	int r;
 
@@ -104,20 +199,27 @@ int pin_open_or_load(const struct pin_ops *ops, void **out)
 		return 0;
 	}
 	ops->close(h);
-	/* Absent, partial or stale: start clean. */
+	/* Absent, partial or stale: start clean, the attached programs held. */
+	n_held = hold_dir(CORDON_PIN_DIR, held, 0, true);
 	(void)ops->unload();
 	r = ops->ensure_dir();
-	if (r < 0)
+	if (r < 0) {
+		release(held, n_held);
 		return r;
+	}
 	h = ops->create();
-	if (!h)
+	if (!h) {
+		release(held, n_held);
 		return -ENOMEM;
+	}
 	r = ops->load(h);
 	if (r < 0) {
 		ops->close(h);
 		(void)ops->unload();
+		release(held, n_held);
 		return r;
 	}
+	release(held, n_held);
 	*out = h;
 	return 0;
 }

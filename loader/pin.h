@@ -36,6 +36,11 @@ int pin_ensure_dir(const char *dir);
  * it.  A missing directory is not an error.
  */
 int pin_clear_dir(const char *dir);
+/*
+ * Unpin the files in `dir`, not its subdirectories (another floor's), and
+ * remove it if it is then empty.
+ */
+int pin_clear_files(const char *dir);
 
 struct pin_ops {
 	void *(*create)(void);          /* an empty handle */
@@ -48,8 +53,10 @@ struct pin_ops {
 
 /*
  * Reuse the pins if they are whole and current; otherwise unpin whatever is
- * there and load afresh.  All or nothing: a failed load leaves no pin and no
- * attached program behind.
+ * there and load afresh.  Every program attached before stays attached
+ * until its replacement is (see pin.c: no running session is ever without
+ * its floor); a failed load leaves nothing of its own behind, and the links
+ * that were attached before attached and pinned as they were.
  */
 int pin_open_or_load(const struct pin_ops *ops, void **out);
 

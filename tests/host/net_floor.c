@@ -24,11 +24,13 @@
 #include <time.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "../tap.h"
 #include "cgroup.h"
 #include "net.h"
@@ -377,6 +379,71 @@ static int connect_across_del(int *pid)
 	return r ? r : WEXITSTATUS(st);
 }
 
+
+/*
+ * The floor reloaded (its pins stale: another build) while a task of a
+ * stray cgroup below cordon's parent, which the floor denies every inet
+ * socket, tries to make one and connect it as fast as it can.  A reload
+ * that unpinned the old links before the new ones attach would let some
+ * through.  Returns how many got through; *tries gets the attempts.
+ */
+static int reload_window(struct net **fresh, long *tries)
+{
+	struct { volatile int stop; volatile long tries, through; } *sh;
+	struct sockaddr_storage ss;
+	socklen_t len = mkaddr(AF_INET, "127.0.0.1", P1, &ss);
+	struct cordon_net_config cfg;
+	uint32_t zero = 0;
+	int st, cfd, r;
+	pid_t c;
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return -1;
+	c = fork();
+	if (c == 0) {
+		if (cg_attach_pid(stray_cg, getpid()) < 0)
+			_exit(1);
+		while (!sh->stop) {
+			int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+			sh->tries++;
+			if (fd >= 0) {
+				if (connect(fd, (struct sockaddr *)&ss, len) == 0)
+					sh->through++;
+				close(fd);
+			}
+		}
+		_exit(0);
+	}
+	if (c < 0)
+		return -1;
+	while (sh->tries < 1000)
+		sched_yield();
+	/* Stale: another build's floor, as after an upgrade. */
+	cfd = bpf_obj_get(CORDON_NET_PIN_DIR "/config");
+	r = cfd < 0 || bpf_map_lookup_elem(cfd, &zero, &cfg) ? -1 : 0;
+	if (r == 0) {
+		cfg.build_id ^= 1;
+		r = bpf_map_update_elem(cfd, &zero, &cfg, 0);
+	}
+	if (cfd >= 0)
+		close(cfd);
+	if (r == 0) {
+		long before = sh->tries;
+
+		r = net_open(fresh);
+		tap_ok(r == 0, "a stale floor is reloaded (%s)", r ? strerror(-r) : "ok");
+		while (sh->tries < before + 1000)
+			sched_yield();
+	}
+	sh->stop = 1;
+	waitpid(c, &st, 0);
+	*tries = sh->tries;
+	r = r < 0 ? -1 : (int)sh->through;
+	munmap(sh, sizeof(*sh));
+	return r;
+}
 
 /* --- benchmark (tools/bench/net.sh): `net_floor --bench` ------------------ */
 
@@ -852,6 +919,30 @@ int main(int argc, char **argv)
 	       "%s (got %s, %d)", strerror(EPERM), r ? strerror(r) : "ok", r);
 	tap_ok(find_event(del_pid, session_id, 0, DENY_C(4, "127.0.0.1", P1, CORDON_NET_REASON_NO_SESSION)),
 	       "after net_session_del: connect event (no-session)");
+	/*
+	 * The reload window: with the floor held only by its pins, as when
+	 * every supervisor opened it from them (this process loaded it and
+	 * holds its links: let them go first).
+	 */
+	{
+		struct net *fresh = NULL;
+		long tries = 0;
+
+		net_close(net);
+		r = net_open(&net);
+		tap_ok(r == 0, "net_open from the pins (%s)", r ? strerror(-r) : "ok");
+		r = reload_window(&fresh, &tries);
+		tap_ok(r == 0, "while the floor was reloaded, a stray task's %ld inet sockets and "
+		       "connects: %d got through", tries, r);
+		if (fresh) {
+			net_close(net);
+			net = fresh;
+		}
+		/* The sessions registered in the old floor's maps are not in the new one. */
+		r = net_session_add(net, audited_id, pol, 0);
+		tap_ok(r == 0, "the audited session registered again in the new floor (%s)",
+		       r ? strerror(-r) : "ok");
+	}
 	r = net_session_del(net, audited_id);
 	tap_ok(r == 0, "net_session_del of the audited session (%s)", r ? strerror(-r) : "ok");
 	check(SESSION, 0, "after del: socket(AF_INET, SOCK_STREAM)",
