@@ -87,13 +87,34 @@ static __always_inline void count(__u32 which)
 }
 
 /*
+ * What a stray is judged as (its one entry, all zero): a session with
+ * policy 0, which no session has (the loader skips it), so no rule allows
+ * it anything.  A map, not a global, so that every program of the floor
+ * shares it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cordon_session);
+} cordon_stray SEC(".maps") __weak;
+
+/*
  * The session the current task belongs to, or NULL for host tasks.  The
  * answer comes from the task's cgroup, which every descendant inherits
  * through fork, clone, daemonising, setsid and re-parenting, and which a
  * session task cannot change (cgroupfs writes are denied to it).
+ *
+ * A task in a cgroup at the session level below cordon's parent that no
+ * session registered is a stray, not a host task: such a cgroup was made
+ * behind cordon's back, or its session's floor was reloaded under it (a
+ * new build's maps do not know the sessions of the old one), or it is
+ * being torn down.  It gets cordon_stray: every hook denies it everything,
+ * where passing it as a host task would leave an agent unconfined.
  */
 static __always_inline struct cordon_session *current_session(__u64 *sid)
 {
+	struct cordon_session *s;
 	struct cordon_config *cfg;
 	__u32 zero = 0;
 	__u64 id;
@@ -105,7 +126,11 @@ static __always_inline struct cordon_session *current_session(__u64 *sid)
 	if (!id)
 		return NULL;
 	*sid = id;
-	return bpf_map_lookup_elem(&cordon_sessions, &id);
+	s = bpf_map_lookup_elem(&cordon_sessions, &id);
+	if (!s && cfg->parent_id &&
+	    bpf_get_current_ancestor_cgroup_id(cfg->session_level - 1) == cfg->parent_id)
+		return bpf_map_lookup_elem(&cordon_stray, &zero);
+	return s;
 }
 
 /*

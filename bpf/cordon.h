@@ -107,6 +107,8 @@ struct cordon_config {
 	__u32 session_level;  /* cgroup depth of session cgroups (root = 0) */
 	__u32 n_links;        /* programs attached and pinned as links (userspace only) */
 	__u64 build_id;       /* hash of the loaded BPF object: a stale floor is reloaded */
+	__u64 parent_id;      /* cgroup id of <cgroup2>/cordon: below it, an unregistered
+			       * cgroup is a stray, denied everything */
 };
 
 /* Value of the sessions map, keyed by the session cgroup id. */

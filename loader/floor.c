@@ -123,7 +123,8 @@ int floor_cgroup_parent(char *out, size_t len)
 	return 0;
 }
 
-static int session_level(uint32_t *level)
+/* Where sessions live: their depth and their parent's id (made if missing). */
+static int session_level(uint32_t *level, uint64_t *parent_id)
 {
 	char root[PATH_MAX], parent[PATH_MAX + 16];
 	int r = cg_find_root(root, sizeof(root));
@@ -138,7 +139,7 @@ static int session_level(uint32_t *level)
 	if (r < 0)
 		return r;
 	*level = (uint32_t)r + 1;
-	return 0;
+	return cg_id(parent, parent_id);
 }
 
 static void close_fds(struct floor *f)
@@ -210,6 +211,15 @@ static int open_pinned(struct floor *f)
 	}
 	if (bpf_map_lookup_elem(f->fd_config, &zero, &cfg) || cfg.build_id != build_id())
 		return -ESTALE;
+	/* A parent removed and made again has a new id: strays would pass as hosts. */
+	{
+		uint32_t level = 0;
+		uint64_t parent_id = 0;
+
+		if (session_level(&level, &parent_id) < 0 || level != cfg.session_level ||
+		    parent_id != cfg.parent_id)
+			return -ESTALE;
+	}
 	/*
 	 * Every program's link must be pinned: a floor missing a hook is not the
 	 * floor.  Counted against what the loader pinned (the same object, by
@@ -236,7 +246,12 @@ static int load(struct floor *f, bool pin)
 	char path[PATH_MAX];
 	int r;
 
-	r = session_level(&cfg.session_level);
+	{
+		uint64_t parent_id = 0;
+
+		r = session_level(&cfg.session_level, &parent_id);
+		cfg.parent_id = parent_id;
+	}
 	if (r < 0)
 		return r;
 	f->skel = floor_bpf__open();

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "../tap.h"
 #include "cgroup.h"
 #include "floor.h"
@@ -104,12 +105,25 @@ int main(void)
 	tap_ok(r == 0, "session task: open of allowed file succeeds (got %d)", r);
 	r = open_errno_in(floor_session_cgroup(s), "/proc/self/root" SECRET);
 	tap_ok(r == EACCES, "session task: /proc/self/root path to the denied file fails (got %d)", r);
-	floor_cgroup_parent(other, sizeof(other));
-	strncat(other, "/bystander", sizeof(other) - strlen(other) - 1);
-	(void)mkdir(other, 0755);
-	r = open_errno_in(other, SECRET);
-	tap_ok(r == 0, "bystander cgroup task: open of the same file succeeds (got %d)", r);
-	rmdir(other);
+	/*
+	 * A bystander: a cgroup at the sessions' depth but beside cordon's
+	 * parent, not below it (below it, an unregistered cgroup is a stray:
+	 * see further down).
+	 */
+	{
+		char root[PATH_MAX / 2], mid[PATH_MAX / 2 + 32];
+
+		cg_find_root(root, sizeof(root));
+		snprintf(mid, sizeof(mid), "%s/lsm-bystander", root);
+		(void)mkdir(mid, 0755);
+		snprintf(other, sizeof(other), "%s/x", mid);
+		(void)mkdir(other, 0755);
+		r = open_errno_in(other, SECRET);
+		tap_ok(r == 0, "bystander cgroup task (beside cordon's parent): open of the same file "
+		       "succeeds (got %d)", r);
+		rmdir(other);
+		rmdir(mid);
+	}
 	r = open_errno_in(NULL, SECRET);
 	tap_ok(r == 0, "host task: open of the same file succeeds (got %d)", r);
 
@@ -127,8 +141,54 @@ int main(void)
 		tap_ok(r == 0, "a second floor_open reuses the pins (%s)", strerror(-r));
 		floor_close(g);
 	}
+	/*
+	 * Strays: a cgroup below cordon's parent that no session registered
+	 * is denied everything, not passed as a host task.
+	 */
+	{
+		char parent[PATH_MAX], stray[PATH_MAX + 16];
+
+		tap_ok(floor_cgroup_parent(parent, sizeof(parent)) == 0, "cordon's parent cgroup");
+		snprintf(stray, sizeof(stray), "%s/stray-%d", parent, (int)getpid());
+		tap_ok(mkdir(stray, 0755) == 0, "a cgroup below it that no session registered");
+		r = open_errno_in(stray, OPEN);
+		tap_ok(r == EACCES, "stray task: open of a file the session may read fails with "
+		       "EACCES (got %d)", r);
+		(void)rmdir(stray);
+	}
+	/*
+	 * A stale floor (another build's, as after an upgrade) is reloaded
+	 * under a running session: the new floor does not know the session,
+	 * which is then a stray, denied everything (never a host task).
+	 */
+	{
+		struct cordon_config cfg;
+		struct floor *g = NULL;
+		uint32_t zero = 0;
+		int cfd = bpf_obj_get(CORDON_PIN_DIR "/config");
+
+		r = cfd < 0 || bpf_map_lookup_elem(cfd, &zero, &cfg) ? -1 : 0;
+		if (r == 0) {
+			cfg.build_id ^= 1;
+			r = bpf_map_update_elem(cfd, &zero, &cfg, 0);
+		}
+		if (cfd >= 0)
+			close(cfd);
+		tap_ok(r == 0, "the pinned floor marked stale");
+		floor_close(f);         /* the links are held by their pins only, as in production */
+		f = NULL;
+		r = floor_open(&g);
+		tap_ok(r == 0, "a stale floor is reloaded (%s)", strerror(-r));
+		r = open_errno_in(floor_session_cgroup(s), SECRET);
+		tap_ok(r == EACCES, "the old session's task: the denied file still fails (got %d)", r);
+		r = open_errno_in(floor_session_cgroup(s), OPEN);
+		tap_ok(r == EACCES, "and, unknown to the new floor, so does the allowed one (got %d)", r);
+		r = open_errno_in(NULL, SECRET);
+		tap_ok(r == 0, "host task: still opens it (got %d)", r);
+		f = g;
+	}
 	r = floor_session_destroy(f, s);
-	tap_ok(r == 0, "session destroyed (%s)", strerror(-r));
+	tap_ok(r == -ENOENT || r == 0, "session destroyed (%s)", strerror(-r));
 	floor_close(f);
 	tap_ok(floor_unload() == 0, "floor unloaded");
 	tap_ok(access(CORDON_PIN_DIR, F_OK) < 0, "no pins left");
