@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "cgroup.h"
+#include "cordon.h"
 #include "util.h"
 
 void cg_unescape(char *s)
@@ -194,4 +195,25 @@ int cg_destroy(const char *path)
 		nanosleep(&ts, NULL);
 	}
 	return -EBUSY;
+}
+
+int cg_session_parent(char *parent, size_t len, uint32_t *level, uint64_t *parent_id)
+{
+	char root[PATH_MAX], buf[PATH_MAX];
+	int r = cg_find_root(root, sizeof(root));
+
+	if (r < 0)
+		return r;
+	if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", root, CORDON_CGROUP_PARENT) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	r = cg_mkdir(buf);
+	if (r < 0)
+		return r;
+	r = cg_level(root, buf);
+	if (r < 0)
+		return r;
+	*level = (uint32_t)r + 1;
+	if (parent && (size_t)snprintf(parent, len, "%s", buf) >= len)
+		return -ENAMETOOLONG;
+	return cg_id(buf, parent_id);
 }

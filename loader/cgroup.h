@@ -41,4 +41,12 @@ int cg_destroy(const char *path);
 /* Move a process into a cgroup. */
 int cg_attach_pid(const char *path, int pid);
 
+/*
+ * Where sessions live: <cgroup2>/cordon (made if missing) into `parent`
+ * (may be NULL), the depth of a session cgroup below the root, and the
+ * parent's id.  Both floors record the last two when they load and check
+ * them when they reuse their pins.
+ */
+int cg_session_parent(char *parent, size_t len, uint32_t *level, uint64_t *parent_id);
+
 #endif /* CORDON_CGROUP_H */

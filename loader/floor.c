@@ -123,25 +123,6 @@ int floor_cgroup_parent(char *out, size_t len)
 	return 0;
 }
 
-/* Where sessions live: their depth and their parent's id (made if missing). */
-static int session_level(uint32_t *level, uint64_t *parent_id)
-{
-	char root[PATH_MAX], parent[PATH_MAX + 16];
-	int r = cg_find_root(root, sizeof(root));
-
-	if (r < 0)
-		return r;
-	snprintf(parent, sizeof(parent), "%s/%s", root, CORDON_CGROUP_PARENT);
-	r = cg_mkdir(parent);
-	if (r < 0)
-		return r;
-	r = cg_level(root, parent);
-	if (r < 0)
-		return r;
-	*level = (uint32_t)r + 1;
-	return cg_id(parent, parent_id);
-}
-
 static void close_fds(struct floor *f)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++)
@@ -216,7 +197,7 @@ static int open_pinned(struct floor *f)
 		uint32_t level = 0;
 		uint64_t parent_id = 0;
 
-		if (session_level(&level, &parent_id) < 0 || level != cfg.session_level ||
+		if (cg_session_parent(NULL, 0, &level, &parent_id) < 0 || level != cfg.session_level ||
 		    parent_id != cfg.parent_id)
 			return -ESTALE;
 	}
@@ -249,7 +230,7 @@ static int load(struct floor *f, bool pin)
 	{
 		uint64_t parent_id = 0;
 
-		r = session_level(&cfg.session_level, &parent_id);
+		r = cg_session_parent(NULL, 0, &cfg.session_level, &parent_id);
 		cfg.parent_id = parent_id;
 	}
 	if (r < 0)

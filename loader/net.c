@@ -77,26 +77,6 @@ int net_unload(void)
 	return r;
 }
 
-/* Where sessions live, its depth + 1 and its id, creating it if needed. */
-static int hierarchy(uint32_t *level, uint64_t *parent_id, char *parent, size_t len)
-{
-	char root[PATH_MAX];
-	int r = cg_find_root(root, sizeof(root));
-
-	if (r < 0)
-		return r;
-	if ((size_t)snprintf(parent, len, "%s/%s", root, CORDON_CGROUP_PARENT) >= len)
-		return -ENAMETOOLONG;
-	r = cg_mkdir(parent);
-	if (r < 0)
-		return r;
-	r = cg_level(root, parent);
-	if (r < 0)
-		return r;
-	*level = (uint32_t)r + 1;
-	return cg_id(parent, parent_id);
-}
-
 static struct net *net_new(void)
 {
 	struct net *n = calloc(1, sizeof(*n));
@@ -137,7 +117,7 @@ static int open_pinned(struct net *n)
 	}
 	if (bpf_map_lookup_elem(n->fd_config, &zero, &cfg) || cfg.build_id != build_id())
 		return -ESTALE;
-	if (hierarchy(&level, &parent_id, parent, sizeof(parent)) < 0 ||
+	if (cg_session_parent(parent, sizeof(parent), &level, &parent_id) < 0 ||
 	    level != cfg.session_level || parent_id != cfg.parent_id)
 		return -ESTALE;
 	/*
@@ -162,7 +142,7 @@ static int load(struct net *n)
 	_cleanup_close_ int cgfd = -1;
 	int r;
 
-	r = hierarchy(&cfg.session_level, &parent_id, parent, sizeof(parent));
+	r = cg_session_parent(parent, sizeof(parent), &cfg.session_level, &parent_id);
 	if (r < 0)
 		return r;
 	cfg.parent_id = parent_id;

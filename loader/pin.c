@@ -172,9 +172,8 @@ static void release(struct held *h, size_t n)
 				(void)pin_ensure_dir(dir);
 			}
 			if (bpf_obj_pin(h[i].fd, h[i].path) < 0)
-				fprintf(stderr, "cordon: warning: could not pin %s again: %s; its "
-					"program stays attached only while a session runs\n",
-					h[i].path, strerror(errno));
+				fprintf(stderr, "cordon: warning: could not pin %s again (%s): "
+					"its program is now detached\n", h[i].path, strerror(errno));
 		}
 		close(h[i].fd);
 	}

@@ -562,6 +562,26 @@ static int cmpstr(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A fresh tree from the mkdtemp(3) template `root`: directories, then empty files. */
+static void make_tree(char *root, const char *const *dirs, size_t n_dirs,
+		      const char *const *files, size_t n_files)
+{
+	char path[PATH_MAX];
+
+	assert_non_null(mkdtemp(root));
+	for (size_t i = 0; i < n_dirs; i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	for (size_t i = 0; i < n_files; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
+		assert_non_null(f = fopen(path, "w"));
+		fclose(f);
+	}
+}
+
 /*
  * The memoised canonicaliser a policy load uses must give pol_canon_path's
  * answer for every path: through symlinks to directories and files,
@@ -588,18 +608,7 @@ static void canon_memo_agrees_with_canon_path(void **state)
 	struct pol_canon_memo memo = { 0 };
 
 	(void)state;
-	assert_non_null(mkdtemp(root));
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
-		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
-		assert_int_equal(mkdir(path, 0755), 0);
-	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
-		assert_non_null(f = fopen(path, "w"));
-		fclose(f);
-	}
+	make_tree(root, dirs, sizeof(dirs) / sizeof(*dirs), files, sizeof(files) / sizeof(*files));
 	for (size_t i = 0; i < sizeof(links) / sizeof(*links); i++) {
 		char target[PATH_MAX];
 
@@ -641,18 +650,7 @@ static void wildcards_expand_as_glob_does(void **state)
 	struct policy *p;
 	size_t total = 0;
 
-	assert_non_null(mkdtemp(root));
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
-		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
-		assert_int_equal(mkdir(path, 0755), 0);
-	}
-	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
-		assert_non_null(f = fopen(path, "w"));
-		fclose(f);
-	}
+	make_tree(root, dirs, sizeof(dirs) / sizeof(*dirs), files, sizeof(files) / sizeof(*files));
 	snprintf(path, sizeof(path), "%s/a/dang", root);
 	assert_int_equal(symlink("/nonexistent/target", path), 0);
 	snprintf(path, sizeof(path), "%s/l", root);
