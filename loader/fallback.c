@@ -178,7 +178,12 @@ static int collect(void *ctx, const struct pol_fs_entry *e)
 	r = push(&c->deny, &c->n_deny, &c->cap_deny, e->path, deny);
 	if (r < 0)
 		return r;
-	if (resolved(e->path, real, sizeof(real)) && strcmp(real, e->path))
+	/*
+	 * A denial must reach the object, not only the name: a symlink gets no
+	 * Landlock rule, so a denied path through a link is denied again where
+	 * it really is.  Paths the parser already resolved are not asked twice.
+	 */
+	if (!e->canonical && resolved(e->path, real, sizeof(real)) && strcmp(real, e->path))
 		r = push(&c->deny, &c->n_deny, &c->cap_deny, real, deny);
 	return r;
 }

@@ -195,6 +195,7 @@ static int emit_paths(struct lcache *lc, const char *pattern, struct pol_fs_entr
 		e->path = pattern;
 		return fn(ctx, e);
 	}
+	e->canonical = false;   /* an expansion's components may be symlinks */
 	if (pattern[0] != '/')
 		return 0;       /* the parser admits absolute paths only */
 	return expand(lc, "", pattern, e, fn, ctx, 0);
@@ -204,7 +205,8 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 {
 	const char *home = pol_vars_get(&p->vars, "HOME");
 	struct lcache lc = { 0 };
-	char pat[PATH_MAX];
+	struct pol_canon_memo memo = { 0 };
+	char pat[PATH_MAX], canon[PATH_MAX];
 	int r = 0;
 
 	for (size_t i = 0; i < p->n_rules; i++) {
@@ -225,6 +227,7 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 			break;
 		}
 		for (size_t j = 0; j < ru->fs.n_paths; j++) {
+			e.canonical = true;     /* the parser resolved literal paths */
 			r = emit_paths(&lc, ru->fs.paths[j], &e, fn, ctx);
 			if (r < 0)
 				goto out;
@@ -243,6 +246,16 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 		} else {
 			snprintf(pat, sizeof(pat), "%s", inv->pattern);
 		}
+		/*
+		 * A literal invariant is resolved here, through the memo (one
+		 * lstat per path once its directory is known), so its consumers
+		 * need not resolve it again; a glob's expansions are not.
+		 */
+		if (!strpbrk(pat, "*?[") &&
+		    pol_canon_path_memo(&memo, pat, canon, sizeof(canon)) == 0) {
+			snprintf(pat, sizeof(pat), "%s", canon);
+			e.canonical = true;
+		}
 		r = emit_paths(&lc, pat, &e, fn, ctx);
 		if (r < 0)
 			goto out;
@@ -251,7 +264,7 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 		struct pol_fs_entry e = { .deny = CORDON_FS_WRITE | CORDON_FS_CREATE |
 					  CORDON_FS_DELETE | CORDON_FS_CHMOD,
 					  .rule_id = POL_RULE_INVARIANT, .invariant = "cordon-self",
-					  .path = p->protected[i] };
+					  .path = p->protected[i], .canonical = true };
 		r = fn(ctx, &e);
 		if (r < 0)
 			goto out;
@@ -259,6 +272,7 @@ int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)
 	r = 0;
 out:
 	lcache_free(&lc);
+	pol_canon_memo_free(&memo);
 	return r;
 }
 

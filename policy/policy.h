@@ -369,6 +369,12 @@ struct pol_fs_entry {
 	uint32_t rule_id;       /* POL_RULE_INVARIANT for invariants */
 	const char *invariant;  /* id, or NULL */
 	bool protected_object;  /* deny-all invariant: protect the inode itself */
+	/*
+	 * path is already canonical (its symlinks resolved when the policy was
+	 * parsed): a rule's literal path or a protected path.  Invariants and
+	 * glob expansions are not (a component may be a symlink).
+	 */
+	bool canonical;
 };
 
 #define POL_RULE_INVARIANT 0xffffffffu

@@ -639,6 +639,74 @@ static void canon_memo_agrees_with_canon_path(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * What the compiler hands the floors is canonical where it says so: a
+ * credential store reached through a symlinked HOME entry is emitted at its
+ * real place (the fallback then denies the object, and does not resolve
+ * it again), rule paths are canonical, and glob expansions are not marked.
+ */
+struct canon_seen {
+	const char *root;
+	bool ssh_real, ssh_link, rule_canon, glob_seen, glob_marked;
+};
+
+static int record_canon(void *ctx, const struct pol_fs_entry *e)
+{
+	struct canon_seen *c = ctx;
+	char want[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%s/real/ssh", c->root);
+	if (!strcmp(e->path, want) && e->invariant && e->canonical)
+		c->ssh_real = true;
+	snprintf(want, sizeof(want), "%s/home/.ssh", c->root);
+	if (!strcmp(e->path, want))
+		c->ssh_link = true;
+	snprintf(want, sizeof(want), "%s/real", c->root);
+	if (!strcmp(e->path, want) && !e->invariant && e->canonical)
+		c->rule_canon = true;
+	if (!e->invariant && !strncmp(e->path, c->root, strlen(c->root)) &&
+	    strstr(e->path, "/home/")) {
+		c->glob_seen = true;
+		c->glob_marked |= e->canonical;
+	}
+	return 0;
+}
+
+static void compiled_paths_say_when_canonical(void **state)
+{
+	char root[] = "/tmp/cordon-canonXXXXXX", path[PATH_MAX], text[4096];
+	static const char *const dirs[] = { "home", "real", "real/ssh" };
+	static const char *const files[] = { "home/f" };
+	struct canon_seen c = { 0 };
+	struct pol_vars v = { 0 };
+	struct pol_diags ds = { 0 };
+	struct policy *p = NULL;
+
+	(void)state;
+	make_tree(root, dirs, sizeof(dirs) / sizeof(*dirs), files, sizeof(files) / sizeof(*files));
+	snprintf(path, sizeof(path), "%s/home/.ssh", root);
+	assert_int_equal(symlink("../real/ssh", path), 0);
+	snprintf(path, sizeof(path), "%s/home", root);
+	pol_vars_set(&v, "HOME", path);
+	pol_vars_set(&v, "WORKSPACE", "/work/p");
+	snprintf(text, sizeof(text), "{\"cordon_policy\":1,\"name\":\"c\",\"rules\":["
+		 "{\"name\":\"r\",\"decision\":\"allow\",\"fs\":{\"paths\":[\"%s/real\","
+		 "\"%s/home/*\"],\"rights\":[\"read\"]}}]}", root, root);
+	assert_int_equal(pol_load_text(text, strlen(text), "c.json", &v, &p, &ds), 0);
+	c.root = root;
+	assert_int_equal(pol_compile_fs(p, record_canon, &c), 0);
+	assert_true(c.ssh_real);        /* ${HOME}/.ssh at its target, marked canonical */
+	assert_false(c.ssh_link);       /* not at the link's name */
+	assert_true(c.rule_canon);
+	assert_true(c.glob_seen);       /* home/f, from the pattern */
+	assert_false(c.glob_marked);
+	pol_free(p);
+	pol_diags_free(&ds);
+	pol_vars_free(&v);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
 static void wildcards_expand_as_glob_does(void **state)
 {
 	char root[] = "/tmp/cordon-globXXXXXX", path[PATH_MAX], text[4096];
@@ -715,6 +783,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(errors_name_file_line_col),
+		cmocka_unit_test(compiled_paths_say_when_canonical),
 		cmocka_unit_test(duplicate_keys_are_refused),
 		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
 		cmocka_unit_test(shadowed_rules_are_warned),
