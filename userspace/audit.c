@@ -65,12 +65,12 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include "audit.h"
+#include "scrub.h"
 #include "util.h"
 
 #define HASH_LEN     32
 #define HEX_LEN      (2 * HASH_LEN)
 #define SESSION_MAX  128
-#define SECRET_NAME_MAX 64
 #define DUMP_FLAGS   (JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
 /* `,"hmac":"` + 64 hex digits + `"}`: how every line ends. */
 #define HMAC_MEMBER  ",\"hmac\":\""
@@ -78,13 +78,6 @@
 
 /* jansson's own json_decrefp(), spelled like the other cleanup helpers. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
-
-struct secret {
-	char *value;
-	size_t len;
-	char *tag;        /* "[REDACTED:name]" */
-	size_t tag_len;
-};
 
 struct audit {
 	pthread_mutex_t lock;
@@ -94,8 +87,7 @@ struct audit {
 	unsigned char key[AUDIT_KEY_LEN];
 	char *session;
 	char *key_path;
-	struct secret *secrets;           /* longest first */
-	size_t n_secrets;
+	struct scrub secrets;
 	bool sealed;
 	int broken;                       /* -errno of a write that left half a line */
 	/*
@@ -209,14 +201,6 @@ static bool session_valid(const char *s)
 	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
-static bool secret_name_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 0 && n <= SECRET_NAME_MAX &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == n;
-}
-
 static int now_rfc3339(char *buf, size_t len)
 {
 	struct timespec ts;
@@ -231,112 +215,10 @@ static int now_rfc3339(char *buf, size_t len)
 	return 0;
 }
 
-static int buf_append(char **b, size_t *len, size_t *cap, const char *p, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t c = (*cap ? *cap : 64);
-		char *nb;
-
-		while (c < *len + n + 1)
-			c *= 2;
-		nb = realloc(*b, c);
-		if (!nb)
-			return -ENOMEM;
-		*b = nb;
-		*cap = c;
-	}
-	memcpy(*b + *len, p, n);
-	*len += n;
-	(*b)[*len] = 0;
-	return 0;
-}
-
-/*
- * S with every registered secret replaced by its tag.  Secrets are tried
- * longest first, so a secret that contains another is replaced whole
- * instead of leaving its tail in clear.  Only verbatim occurrences are
- * caught: a secret that reaches a record base64-encoded, URL-encoded, split
- * across two strings or as a number goes through as it is.
- */
-static int redact_bytes(const struct audit *a, const char *s, size_t n, char **out, size_t *out_len)
-{
-	_cleanup_free_ char *b = NULL;
-	size_t len = 0, cap = 0, i = 0, plain = 0;
-	int r;
-
-	while (i < n) {
-		const struct secret *hit = NULL;
-
-		for (size_t k = 0; k < a->n_secrets && !hit; k++)
-			if (n - i >= a->secrets[k].len && !memcmp(s + i, a->secrets[k].value, a->secrets[k].len))
-				hit = &a->secrets[k];
-		if (!hit) {
-			i++;
-			continue;
-		}
-		r = buf_append(&b, &len, &cap, s + plain, i - plain);
-		if (r < 0)
-			return r;
-		r = buf_append(&b, &len, &cap, hit->tag, hit->tag_len);
-		if (r < 0)
-			return r;
-		i += hit->len;
-		plain = i;
-	}
-	r = buf_append(&b, &len, &cap, s + plain, n - plain);
-	if (r < 0)
-		return r;
-	*out = TAKE_PTR(b);
-	*out_len = len;
-	return 0;
-}
-
 /* A redacted deep copy of V (a new reference), or NULL. */
 static json_t *redact(const struct audit *a, json_t *v)
 {
-	_cleanup_json_ json_t *out = NULL;
-	const char *key;
-	size_t key_len, i;
-	json_t *x;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		out = json_object();
-		if (!out)
-			return NULL;
-		json_object_keylen_foreach(v, key, key_len, x) {
-			_cleanup_free_ char *k = NULL;
-			size_t klen;
-
-			if (redact_bytes(a, key, key_len, &k, &klen) < 0 ||
-			    json_object_setn_new(out, k, klen, redact(a, x)) < 0)
-				return NULL;
-		}
-		return TAKE_PTR(out);
-	case JSON_ARRAY:
-		out = json_array();
-		if (!out)
-			return NULL;
-		json_array_foreach(v, i, x)
-			if (json_array_append_new(out, redact(a, x)) < 0)
-				return NULL;
-		return TAKE_PTR(out);
-	case JSON_STRING: {
-		_cleanup_free_ char *s = NULL;
-		size_t slen;
-
-		if (redact_bytes(a, json_string_value(v), json_string_length(v), &s, &slen) < 0)
-			return NULL;
-		return json_stringn(s, slen);
-	}
-	case JSON_INTEGER:
-	case JSON_REAL:
-	case JSON_TRUE:
-	case JSON_FALSE:
-	case JSON_NULL:
-		return json_deep_copy(v);
-	}
-	return NULL;
+	return scrub_json(&a->secrets, v, NULL);
 }
 
 static bool shadows_own_member(json_t *fields)
@@ -452,7 +334,7 @@ static int audit_write_type(struct audit *a, const char *type, json_t *fields)
 	int r;
 
 	pthread_mutex_lock(&a->lock);
-	r = redact_bytes(a, type, strlen(type), &t, &tlen);
+	r = scrub_bytes(&a->secrets, type, strlen(type), &t, &tlen, NULL);
 	if (r == 0)
 		r = append_locked(a, t, fields, NULL);
 	pthread_mutex_unlock(&a->lock);
@@ -505,34 +387,14 @@ int audit_seal(struct audit *a, json_t *fields)
 
 int audit_add_secret(struct audit *a, const char *name, const char *value)
 {
-	struct secret s = {}, *n;
-	size_t i;
+	int r;
 
-	if (!a || !name || !value || !*value || !secret_name_valid(name))
+	if (!a)
 		return -EINVAL;
-	s.len = strlen(value);
-	s.value = strdup(value);
-	if (!s.value || asprintf(&s.tag, "[REDACTED:%s]", name) < 0) {
-		free(s.value);
-		return -ENOMEM;
-	}
-	s.tag_len = strlen(s.tag);
 	pthread_mutex_lock(&a->lock);
-	n = realloc(a->secrets, (a->n_secrets + 1) * sizeof(*n));
-	if (!n) {
-		pthread_mutex_unlock(&a->lock);
-		OPENSSL_cleanse(s.value, s.len);
-		free(s.value);
-		free(s.tag);
-		return -ENOMEM;
-	}
-	a->secrets = n;
-	for (i = a->n_secrets; i > 0 && a->secrets[i - 1].len < s.len; i--)
-		a->secrets[i] = a->secrets[i - 1];
-	a->secrets[i] = s;
-	a->n_secrets++;
+	r = scrub_add(&a->secrets, name, value);
 	pthread_mutex_unlock(&a->lock);
-	return 0;
+	return r;
 }
 
 const char *audit_key_path(const struct audit *a)
@@ -566,12 +428,7 @@ static void audit_free(struct audit *a)
 	if (a->key_dfd >= 0)
 		(void)close(a->key_dfd);
 	OPENSSL_cleanse(a->key, sizeof(a->key));
-	for (size_t i = 0; i < a->n_secrets; i++) {
-		OPENSSL_cleanse(a->secrets[i].value, a->secrets[i].len);
-		free(a->secrets[i].value);
-		free(a->secrets[i].tag);
-	}
-	free(a->secrets);
+	scrub_free(&a->secrets);
 	if (a->fd >= 0)
 		(void)close(a->fd);
 	free(a->session);
