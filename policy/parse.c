@@ -1494,9 +1494,14 @@ int pol_load(const char *file_or_profile, const struct pol_vars *vars,
 
 	r = read_file(file_or_profile, &text, 16 << 20);
 	if (r >= 0) {
+		char abs[PATH_MAX];
+
 		if (r >= 16 << 20)
 			return -EFBIG;
-		return load(text, (size_t)r, file_or_profile, file_or_profile, vars,
+		/* The file is protected by its absolute name (a relative one is the cwd's). */
+		if (!realpath(file_or_profile, abs))
+			return -errno;
+		return load(text, (size_t)r, file_or_profile, abs, vars,
 			    !diags->no_warnings, out, diags);
 	}
 	if (r != -ENOENT || strchr(file_or_profile, '/'))

@@ -36,6 +36,12 @@ ok "unknown key: FILE:LINE:COL with did-you-mean" \
 ok "unknown right: FILE:LINE:COL with did-you-mean" \
     grep -qF "$t/bad.json:5:61: error: unknown right \"wirte\" (did you mean \"write\"?)" <<<"$err"
 
+# A policy named by a relative path (it used to fail silently: its own
+# protection was resolved without the cwd).
+printf '{"cordon_policy": 1, "rules": []}\n' > "$t/rel.json"
+ok "a policy named by a relative path loads" \
+    bash -c "cd '$t' && '$cordon' policy check rel.json | grep -q 'rel.json: ok'"
+
 printf '{"cordon_policy": 1, "rules": [\n  {"name": "a", "decision": "allow",' > "$t/trunc.json"
 err=$("$cordon" policy check "$t/trunc.json" 2>&1 >/dev/null)
 ok "truncated JSON: position and exit 1" grep -qE "trunc.json:2:[0-9]+: error: invalid JSON" <<<"$err"
