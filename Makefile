@@ -195,6 +195,7 @@ $(BUILD)/tests/agents/%: tests/agents/%.c
 # Idempotent: dpkg-query first, apt only for what is missing.
 deps:
 	$(Q)tools/deps
+	$(Q)tools/mcp-deps
 
 # --- tests ----------------------------------------------------------------------
 test: deps
@@ -239,7 +240,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
 FUZZ_HDR    := $(wildcard policy/*.h) userspace/util.h bpf/cordon.h
 FUZZ_POLICY := $(POLICY_SRC) userspace/util.c $(BUILD)/profiles.c
 .PHONY: fuzz
-fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz
+fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz $(BUILD)/fuzz/jsonrpc_fuzz
 
 $(BUILD)/fuzz/policy_fuzz: tools/fuzz/policy_fuzz.c $(FUZZ_POLICY) $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
@@ -248,6 +249,11 @@ $(BUILD)/fuzz/policy_fuzz: tools/fuzz/policy_fuzz.c $(FUZZ_POLICY) $(FUZZ_HDR) |
 $(BUILD)/fuzz/jsonpos_fuzz: tools/fuzz/jsonpos_fuzz.c policy/jsonpos.c $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< policy/jsonpos.c -ljansson
+
+FUZZ_RPC := userspace/jsonrpc.c userspace/scrub.c
+$(BUILD)/fuzz/jsonrpc_fuzz: tools/fuzz/jsonrpc_fuzz.c $(FUZZ_RPC) userspace/jsonrpc.h userspace/scrub.h $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_RPC) -ljansson -lcrypto
 
 # The policy evaluator benchmark (tools/bench/policy.sh) is an ordinary host
 # program, optimised like cordon itself; `all` builds it so `make bench` has it.

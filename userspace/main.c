@@ -8,6 +8,7 @@
 #include "floor_cmd.h"
 #include "policy_cmd.h"
 #include "run.h"
+#include "mcp_proxy.h"
 #include "util.h"
 
 #define CORDON_VERSION "0.1.0"
@@ -27,6 +28,7 @@ static const struct command commands[] = {
 	{ "policy", cmd_policy, "check, explain and test policies" },
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },
 	{ "audit", cmd_audit, "verify and show a session's tamper-evident audit log" },
+	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
 };
 
 static void usage(FILE *f)

@@ -20,7 +20,7 @@ echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { retu
 
 make -s -C "$src" BUILD="$BUILD" fuzz >"$probe/make.log" 2>&1
 rc=$?
-ok "make fuzz builds both targets (rc=$rc)" test "$rc" -eq 0
+ok "make fuzz builds every target (rc=$rc)" test "$rc" -eq 0
 [ "$rc" -eq 0 ] || tail -n 30 "$probe/make.log" | sed 's/^/# /'
 
 # show_failure LOG: the report of the first failure in a libFuzzer log.
@@ -57,4 +57,5 @@ fuzz() {
 
 fuzz policy_fuzz "$src"/tools/fuzz/corpus/policy/*
 fuzz jsonpos_fuzz "$src"/tools/fuzz/corpus/jsonpos/* "$src"/tools/fuzz/corpus/policy/*
+fuzz jsonrpc_fuzz "$src"/tools/fuzz/corpus/jsonrpc/*
 done_testing

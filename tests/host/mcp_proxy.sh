@@ -1,0 +1,237 @@
+#!/bin/bash
+# cordon mcp-proxy against real peers: the official TypeScript SDK's client
+# (tests/mcp/client.mjs) in front, the reference servers (filesystem,
+# everything) behind, each server in a cordon session of its own; and raw
+# bytes for what no SDK would send.  Needs root (sessions) and node.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tests/lib.sh"
+. "$here/tests/lib_run.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (each MCP server runs in a cordon session)"
+command -v node >/dev/null || skip_all "needs node (the MCP SDK client)"
+"$here/tools/mcp-deps" || { echo "Bail out! tools/mcp-deps failed"; exit 1; }
+agent_user || skip_all "no unprivileged user for the servers"
+
+t=$(mktemp -d /var/tmp/cordon-mcp.XXXXXX)
+chmod 0755 "$t"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
+# The servers run as $AGENT: a copy of the packages it can read wherever
+# this tree was cloned.
+cp -a "$here/tests/mcp" "$t/mcp"
+chmod -R a+rX "$t/mcp"
+M=$t/mcp/node_modules/@modelcontextprotocol
+ws=$t/ws
+mkdir -p "$ws/sub" "$t/outside"
+echo "hello from the workspace" >"$ws/a.txt"
+secret="sk-cordon-test-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+echo "api_key=$secret" >"$ws/leak.txt"
+echo "outside" >"$t/outside/x.txt"
+ln -s "$t/outside/x.txt" "$ws/link-out"
+ln -s /etc/passwd "$ws/passwd"
+chmod -R a+rX "$ws" "$t/outside"
+export CORDON_AUDIT_KEY_DIR=/var/tmp/cordon-test-keys
+
+# The servers' profile: mcp-server's, plus reading their own code.
+python3 - "$here/policy/profiles/mcp-server.json" "$t/mcp" >"$t/server-profile.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["name"] = "mcp-test-server"
+p["rules"].append({"name": "server-code", "decision": "allow",
+                   "fs": {"paths": [sys.argv[2]], "rights": ["read", "exec"]}})
+print(json.dumps(p, indent=1))
+EOF
+cat >"$t/policy.json" <<'EOF'
+{ "cordon_policy": 1, "name": "mcp-test",
+  "rules": [
+    { "name": "fs-read", "decision": "allow",
+      "tool": { "name": "filesystem.read_text_file",
+                "args": { "path": { "within": ["${WORKSPACE}"] }, "head": { "any": true }, "tail": { "any": true } } } },
+    { "name": "fs-list", "decision": "allow",
+      "tool": { "name": "filesystem.list_directory", "args": { "path": { "within": ["${WORKSPACE}"] } } } },
+    { "name": "fs-write", "decision": "escalate", "description": "writes need a human",
+      "tool": { "name": "filesystem.write_file",
+                "args": { "path": { "within": ["${WORKSPACE}"] }, "content": { "any": true } } } },
+    { "name": "echo", "decision": "allow", "tool": { "name": "everything.echo", "args": { "message": { "any": true } } } },
+    { "name": "slow", "decision": "allow",
+      "tool": { "name": "everything.trigger-long-running-operation",
+                "args": { "duration": { "any": true }, "steps": { "any": true } } } },
+    { "name": "slow2", "decision": "allow",
+      "tool": { "name": "slow.trigger-long-running-operation",
+                "args": { "duration": { "any": true }, "steps": { "any": true } } } },
+    { "name": "flood", "decision": "allow", "tool": { "name": "flood.*" } }
+  ] }
+EOF
+# A server that answers initialize and tools/list, then floods: one line
+# of 40 MiB without a newline when its tool is called.
+cat >"$t/mcp/flood.py" <<'EOF'
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        r = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
+             "serverInfo": {"name": "flood", "version": "1"}}
+    elif m.get("method") == "tools/list":
+        r = {"tools": [{"name": "go", "inputSchema": {"type": "object"}}]}
+    elif m.get("method") == "tools/call":
+        sys.stdout.write("x" * (40 << 20))
+        sys.stdout.flush()
+        continue
+    else:
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+EOF
+chmod 0644 "$t"/*.json "$t/mcp/flood.py"
+cat >"$t/servers.json" <<EOF
+{ "servers": {
+    "filesystem": { "command": ["node", "$M/server-filesystem/dist/index.js", "\${WORKSPACE}"],
+                    "profile": "$t/server-profile.json" },
+    "everything": { "command": ["node", "$M/server-everything/dist/index.js", "stdio"],
+                    "profile": "$t/server-profile.json" },
+    "slow": { "command": ["node", "$M/server-everything/dist/index.js", "stdio"],
+              "profile": "$t/server-profile.json", "timeout": 2 },
+    "flood": { "command": ["/usr/bin/python3", "$t/mcp/flood.py"], "profile": "$t/server-profile.json" } } }
+EOF
+
+proxy=("$cordon" mcp-proxy --user "$AGENT" --workspace "$ws" --policy "$t/policy.json"
+       --servers "$t/servers.json" --audit)
+run=0
+
+# steps FILE: run the SDK client through the proxy; the output in $t/out.json.
+steps() {
+    run=$((run + 1))
+    MCP_TEST_SECRET=$secret node "$t/mcp/client.mjs" "$1" -- "${proxy[@]}" "$t/audit$run.jsonl" \
+        >"$t/out.json" 2>"$t/err$run.txt"
+}
+# jq-like checks in python: q 'PYTHON EXPR over o' (o = the output).
+q() {
+    python3 -c "import json,sys; o=json.load(open('$t/out.json')); s=o.get('steps',[]); sys.exit(0 if ($1) else 1)"
+}
+
+cat >"$t/s1.json" <<EOF
+[ {"op": "list"},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "/etc/passwd"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/../outside/x.txt"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/link-out"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "passwd"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/leak.txt"}},
+  {"op": "call", "name": "filesystem.write_file", "args": {"path": "$ws/new.txt", "content": "x"}},
+  {"op": "call", "name": "filesystem.nope", "args": {}},
+  {"op": "call", "name": "nosuchserver.tool", "args": {}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt", "mode": "x"}},
+  {"op": "call", "name": "filesystem.list_directory", "args": {"path": "sub"}},
+  {"op": "ping"},
+  {"op": "call", "name": "everything.echo", "args": {"message": "hi $secret"}},
+  {"op": "call_progress", "name": "everything.trigger-long-running-operation", "args": {"duration": 1, "steps": 3}},
+  {"op": "call_cancel", "name": "everything.trigger-long-running-operation", "args": {"duration": 3, "steps": 3}, "after_ms": 300},
+  {"op": "call", "name": "slow.trigger-long-running-operation", "args": {"duration": 5, "steps": 5}},
+  {"op": "call", "name": "flood.go", "args": {}},
+  {"op": "call", "name": "everything.echo", "args": {"message": "still here"}},
+  {"op": "request", "method": "prompts/list", "params": {}} ]
+EOF
+start=$(date +%s)
+steps "$t/s1.json"
+ok "the SDK client connected through the proxy (exit $?)" test -s "$t/out.json"
+ok "initialize: the proxy's own serverInfo, tools capability only" \
+    q "o['server']['name'] == 'cordon-mcp-proxy' and list(o['server']['capabilities']) == ['tools']"
+ok "initialize: the SDK's newest revision negotiated" q "o['server']['protocolVersion'] == '2025-11-25'"
+ok "tools/list: every server's tools, named SERVER.TOOL" \
+    q "'filesystem.read_text_file' in s[0]['tools'] and 'everything.echo' in s[0]['tools'] and 'flood.go' in s[0]['tools'] and all('.' in n for n in s[0]['tools'])"
+ok "tools/list: input schemas pass through" \
+    q "s[0]['schemas']['filesystem.read_text_file']['properties']['path']['type'] == 'string'"
+ok "allowed call: the file's text comes back" \
+    q "'hello from the workspace' in s[1]['result']['content'][0]['text']"
+ok "denied call (outside the rule's roots): JSON-RPC error -32001 naming the reason" \
+    q "s[2]['error']['code'] == -32001 and 'no rule allows' in s[2]['error']['data']['reason']"
+ok "path escape with ../: denied before the server sees it" q "s[3]['error']['code'] == -32001"
+ok "path escape through a symlink in the workspace: denied" q "s[4]['error']['code'] == -32001"
+ok "relative path to a symlink out of the roots: denied" q "s[5]['error']['code'] == -32001"
+ok "a secret in a result is scrubbed before the agent sees it" \
+    q "'[REDACTED:MCP_TEST_SECRET]' in json.dumps(s[6]) and '$secret' not in json.dumps(o)"
+ok "escalated call without an approval channel: denied, saying a human was needed" \
+    q "s[7]['error']['code'] == -32001 and 'approval' in s[7]['error']['message']"
+ok "the escalated write did not happen" test ! -e "$ws/new.txt"
+ok "unknown tool of a known server: -32602" q "s[8]['error']['code'] == -32602 and 'nope' in s[8]['error']['message']"
+ok "unknown server: -32602" q "s[9]['error']['code'] == -32602"
+ok "unknown argument key: denied by the policy" q "s[10]['error']['code'] == -32001"
+ok "relative path resolved against the server's root: allowed" q "'result' in s[11]"
+ok "ping" q "s[12] == {'ok': True}"
+ok "the agent's own argument carrying the secret comes back scrubbed" \
+    q "'[REDACTED:MCP_TEST_SECRET]' in s[13]['result']['content'][0]['text']"
+ok "progress notifications reach the client under its own token" \
+    q "len(s[14]['progress']) == 3 and 'result' in s[14]"
+ok "a cancelled call ends on the client's side" q "'error' in s[15]"
+ok "a hung server: -32603 after its timeout" \
+    q "s[16]['error']['code'] == -32603 and 'did not answer within 2 s' in s[16]['error']['message']"
+ok "a flooding server: -32603, killed" \
+    q "s[17]['error']['code'] == -32603 and 'over 32 MiB' in s[17]['error']['message']"
+ok "the other servers still answer" q "'still here' in s[18]['result']['content'][0]['text']"
+ok "a method not offered: -32601" q "s[19]['error']['code'] == -32601"
+ok "the proxy exited when the client closed (the run took $(( $(date +%s) - start )) s)" \
+    test $(( $(date +%s) - start )) -lt 30
+
+# The audit log: every decision and result, verifiable, no secret.
+ok "audit log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$t/audit1.jsonl"
+ok "audit: the denied call with its reason" \
+    grep -q '"decision":"deny".*"reason":"no rule allows tool filesystem.read_text_file' "$t/audit1.jsonl"
+ok "audit: the escalation recorded, and its refusal" \
+    grep -q '"decision":"escalate".*"outcome":"refused: no approval channel".*"rule":"fs-write"' "$t/audit1.jsonl"
+ok "audit: the scrub counted" grep -q '"scrubbed":1' "$t/audit1.jsonl"
+ok "audit: the secret is not in any log" bash -c "! grep -rqF '$secret' '$t'/audit*.jsonl"
+ok "each server had a session of its own (its own audit log)" \
+    test -s "$t/audit1.filesystem.jsonl" -a -s "$t/audit1.everything.jsonl"
+ok "the filesystem server ran confined (its session's posture recorded)" \
+    grep -q '"posture"' "$t/audit1.filesystem.jsonl"
+
+# A server that dies mid-call: its call fails with -32603, the rest go on.
+cat >"$t/s2.json" <<EOF
+[ {"op": "call", "name": "everything.trigger-long-running-operation", "args": {"duration": 20, "steps": 20}, "timeout_ms": 30000},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}} ]
+EOF
+(sleep 3; pkill -KILL -f "$M/server-everything/dist/index.js stdio" ) &
+killer=$!
+steps "$t/s2.json"
+wait $killer
+ok "a server killed mid-call: its call fails with -32603" \
+    q "s[0]['error']['code'] == -32603 and 'everything' in s[0]['error']['message']"
+ok "a server killed mid-call: the other server still answers" q "'result' in s[1]"
+
+# Raw bytes: what an SDK never sends.
+raw() {  # raw LINES...: send these lines (then wait for the answers)
+    run=$((run + 1))
+    { printf '%s\n' "$@"; sleep 1; } | "${proxy[@]}" "$t/audit$run.jsonl" 2>/dev/null >"$t/raw.out"
+}
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}'
+big=$(head -c $((5 << 20)) /dev/zero | tr '\0' 'a')
+raw "$init" '{"jsonrpc":"2.0","id":2,' '[1,2]' '"str"' '{"jsonrpc":"1.0","id":3,"method":"ping"}' \
+    '{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}' '{"jsonrpc":"2.0","id":4,"method":"nope/nope"}' \
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1]}' \
+    '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":7}}' \
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"x\":\"$big\"}}" \
+    '{"jsonrpc":"2.0","id":8,"method":"ping"}' '{"jsonrpc":"2.0","id":9,"id":10,"method":"ping"}'
+rq() { python3 -c "import json,sys; L=[json.loads(l) for l in open('$t/raw.out')]; sys.exit(0 if ($1) else 1)"; }
+ok "raw: malformed JSON: -32700" rq "any(m.get('error',{}).get('code') == -32700 for m in L)"
+ok "raw: a batch: -32600" rq "any(m.get('error',{}).get('code') == -32600 and 'batch' in m['error']['message'] for m in L)"
+ok "raw: wrong jsonrpc version: -32600 with its id" rq "any(m.get('id') == 3 and m['error']['code'] == -32600 for m in L)"
+ok "raw: an object as id: -32600" rq "sum(1 for m in L if m.get('error',{}).get('code') == -32600) >= 4"
+ok "raw: unknown method: -32601" rq "any(m.get('id') == 4 and m['error']['code'] == -32601 for m in L)"
+ok "raw: params not an object: -32602" rq "any(m.get('id') == 5 and m['error']['code'] == -32602 for m in L)"
+ok "raw: tools/call with a non-string name: -32602" rq "any(m.get('id') == 6 and m['error']['code'] == -32602 for m in L)"
+ok "raw: an oversized message: -32600, and it is not answered as a ping" \
+    rq "any('over' in m.get('error',{}).get('message','') for m in L) and not any(m.get('id') == 7 for m in L)"
+ok "raw: the next message after it is served" rq "any(m.get('id') == 8 and m.get('result') == {} for m in L)"
+ok "raw: duplicate keys: -32700" rq "sum(1 for m in L if m.get('error',{}).get('code') == -32700) >= 2"
+
+# Bad configuration: the error names FILE:LINE:COL, exit 125.
+printf '{ "servers": {\n  "a.b": { "command": ["x"] } } }\n' >"$t/bad1.json"
+printf '{ "servers": {\n  "a": { "command": ["x"], "rots": [] } } }\n' >"$t/bad2.json"
+printf '{ "servers": {\n  "a": { "command": [] } } }\n' >"$t/bad3.json"
+for b in bad1 bad2 bad3; do
+    err=$("$cordon" mcp-proxy --user "$AGENT" --servers "$t/$b.json" </dev/null 2>&1 >/dev/null)
+    rc=$?
+    ok "bad servers file $b: exit 125 and FILE:LINE:COL ($err)" \
+        bash -c "[ $rc -eq 125 ] && grep -qE '^$t/$b.json:2:[0-9]+: error: ' <<<'$err'"
+done
+done_testing
