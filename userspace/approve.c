@@ -31,40 +31,18 @@
 #include "supervisor.h"
 #include "util.h"
 
-static int listen_at(const char *path, uid_t owner)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a.sun_path, path);
-	(void)unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
-	    chown(path, owner, (gid_t)-1) < 0 || listen(fd, 16) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
 int approve_listen(struct sup *s)
 {
 	char p[PATH_MAX + 32];
 
 	snprintf(p, sizeof(p), "%s/approve.sock", s->run_dir);
-	s->approve_sock = listen_at(p, s->invoker);
+	s->approve_sock = unix_listen(p, s->invoker);
 	if (s->approve_sock < 0) {
 		log_err("run: %s: %s", p, strerror(-s->approve_sock));
 		return s->approve_sock;
 	}
 	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
-	s->events_sock = listen_at(p, s->invoker);
+	s->events_sock = unix_listen(p, s->invoker);
 	if (s->events_sock < 0) {
 		log_err("run: %s: %s", p, strerror(-s->events_sock));
 		return s->events_sock;

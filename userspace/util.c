@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include "util.h"
 
 static int verbose;
@@ -74,4 +77,26 @@ int write_file(const char *path, const char *s)
 	if ((size_t)n != len)
 		return -EIO;
 	return 0;
+}
+
+int unix_listen(const char *path, unsigned owner)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(a.sun_path, path);
+	(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
+	    chown(path, (uid_t)owner, (gid_t)-1) < 0 || listen(fd, 16) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
 }

@@ -62,4 +62,10 @@ int read_file(const char *path, char **out, size_t max);
 /* Write a string to a file (sysfs, cgroupfs). */
 int write_file(const char *path, const char *s);
 
+/*
+ * A listening Unix stream socket at PATH (replacing what is there), mode
+ * 0600, owned by OWNER, non-blocking and close-on-exec: -errno on failure.
+ */
+int unix_listen(const char *path, unsigned owner);
+
 #endif /* CORDON_UTIL_H */
