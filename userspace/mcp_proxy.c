@@ -309,8 +309,12 @@ static void srv_kill(struct proxy *p, struct srv *s, const char *why)
 		return;
 	s->state = SRV_DEAD;
 	snprintf(s->dead, sizeof(s->dead), "%s", why);
+	/*
+	 * SIGTERM to the session's supervisor: it kills its whole session
+	 * (cgroup) and seals its audit log; it is reaped when the proxy ends.
+	 */
 	if (s->pid > 0)
-		(void)kill(s->pid, SIGKILL);
+		(void)kill(s->pid, SIGTERM);
 	record(p, "mcp", json_pack("{s:s,s:s,s:s}", "what", "server stopped", "server", s->name,
 				   "reason", why));
 	for (struct call *k = p->calls, *next; k; k = next) {
@@ -653,17 +657,36 @@ static void srv_line(struct proxy *p, struct srv *s, const char *line, size_t le
 	json_decref(id);
 }
 
-static void srv_readable(struct proxy *p, struct srv *s)
+/*
+ * Read what one descriptor has (at most READ_CHUNK: one peer cannot starve
+ * the others) into its line buffer: 1 read, 0 nothing yet, -EPIPE end of
+ * input or an error, -ENOMEM.
+ */
+static int pull(int fd, struct linebuf *lb)
 {
 	char buf[READ_CHUNK];
-	ssize_t n = read(s->rfd, buf, sizeof(buf));
-	char *line;
-	size_t len;
-	int r;
+	ssize_t n = read(fd, buf, sizeof(buf));
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -EPIPE;
+	return linebuf_push(lb, buf, (size_t)n) < 0 ? -ENOMEM : 1;
+}
+
+static void srv_readable(struct proxy *p, struct srv *s)
+{
+	int r = pull(s->rfd, &s->in);
+	char *line;
+	size_t len;
+
+	if (r == 0)
 		return;
-	if (n <= 0) {
+	if (r == -ENOMEM) {
+		srv_kill(p, s, "out of memory");
+		return;
+	}
+	if (r < 0) {
 		char why[128];
 		int st = 0;
 
@@ -680,10 +703,6 @@ static void srv_readable(struct proxy *p, struct srv *s)
 			snprintf(why, sizeof(why), "the server closed its output");
 		}
 		srv_kill(p, s, why);
-		return;
-	}
-	if (linebuf_push(&s->in, buf, (size_t)n) < 0) {
-		srv_kill(p, s, "out of memory");
 		return;
 	}
 	while (s->state != SRV_DEAD && (r = linebuf_next(&s->in, &line, &len)) != 0) {
@@ -867,6 +886,14 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	srv_send(p, s, request(k->did, "tools/call", fwd));
 }
 
+/* Tell the server a call is abandoned (it then sends no answer). */
+static void cancel_down(struct proxy *p, struct call *k, const char *reason)
+{
+	srv_send(p, k->s, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
+				    "notifications/cancelled", "params", "requestId",
+				    (json_int_t)k->did, "reason", reason));
+}
+
 static void on_cancelled(struct proxy *p, struct client *c, json_t *params)
 {
 	json_t *rid = json_object_get(params, "requestId");
@@ -874,9 +901,7 @@ static void on_cancelled(struct proxy *p, struct client *c, json_t *params)
 	for (struct call *k = p->calls; k; k = k->next) {
 		if (k->kind != CALL_TOOL || k->c != c || !json_equal(k->cid, rid))
 			continue;
-		srv_send(p, k->s, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
-					    "notifications/cancelled", "params", "requestId",
-					    (json_int_t)k->did, "reason", "cancelled by the client"));
+		cancel_down(p, k, "cancelled by the client");
 		record(p, "mcp", json_pack("{s:s,s:i,s:O}", "what", "cancelled", "client", c->n,
 					   "event", k->event));
 		call_free(p, k);        /* no answer goes back: the client gave up */
@@ -924,20 +949,15 @@ static void client_line(struct proxy *p, struct client *c, const char *line, siz
 
 static void client_readable(struct proxy *p, struct client *c)
 {
-	char buf[READ_CHUNK];
-	ssize_t n = read(c->rfd, buf, sizeof(buf));
+	int r = pull(c->rfd, &c->in);
 	char *line;
 	size_t len;
-	int r;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+	if (r == 0)
 		return;
-	if (n <= 0) {
-		c->eof = true;
-		return;
-	}
-	if (linebuf_push(&c->in, buf, (size_t)n) < 0) {
-		c->gone = true;
+	if (r < 0) {
+		c->eof = r != -ENOMEM;
+		c->gone = r == -ENOMEM;
 		return;
 	}
 	while (!c->gone && (r = linebuf_next(&c->in, &line, &len)) != 0) {
@@ -973,9 +993,7 @@ static void client_remove(struct proxy *p, struct client *c)
 	for (struct call *k = p->calls, *next; k; k = next) {
 		next = k->next;
 		if (k->kind == CALL_TOOL && k->c == c) {
-			srv_send(p, k->s, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
-						    "notifications/cancelled", "params", "requestId",
-						    (json_int_t)k->did, "reason", "the client left"));
+			cancel_down(p, k, "the client left");
 			call_free(p, k);
 		}
 	}
@@ -1027,9 +1045,7 @@ static void expire(struct proxy *p)
 		if (k->kind == CALL_TOOL) {
 			client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "MCP server \"%s\" did not "
 				     "answer within %u s", k->s->name, k->s->timeout_s);
-			srv_send(p, k->s, json_pack("{s:s,s:s,s:{s:I,s:s}}", "jsonrpc", "2.0", "method",
-						    "notifications/cancelled", "params", "requestId",
-						    (json_int_t)k->did, "reason", "timed out"));
+			cancel_down(p, k, "timed out");
 			record(p, "mcp", json_pack("{s:s,s:O}", "what", "timeout", "event", k->event));
 			call_free(p, k);
 		} else {
@@ -1440,28 +1456,6 @@ static void collect_secrets(struct proxy *p)
 	}
 }
 
-static int listen_at(const char *path, uid_t owner)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a.sun_path, path);
-	(void)unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
-	    chown(path, owner, (gid_t)-1) < 0 || listen(fd, 16) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1618,7 +1612,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	if (listen_path) {
-		r = listen_at(listen_path, p.client_uid);
+		r = unix_listen(listen_path, p.client_uid);
 		if (r < 0) {
 			log_err("mcp-proxy: --listen %s: %s", listen_path, strerror(-r));
 			goto out;
