@@ -160,8 +160,10 @@ ok "relative path resolved against the server's root: allowed" q "'result' in s[
 ok "ping" q "s[12] == {'ok': True}"
 ok "the agent's own argument carrying the secret comes back scrubbed" \
     q "'[REDACTED:MCP_TEST_SECRET]' in s[13]['result']['content'][0]['text']"
+# (server-everything may write its last progress after its result, which
+# the SDK then drops: the server's race, seen without the proxy too.)
 ok "progress notifications reach the client under its own token" \
-    q "len(s[14]['progress']) == 3 and 'result' in s[14]"
+    q "len(s[14]['progress']) >= 2 and [x['progress'] for x in s[14]['progress']][:2] == [1, 2] and 'result' in s[14]"
 ok "a cancelled call ends on the client's side" q "'error' in s[15]"
 ok "a hung server: -32603 after its timeout" \
     q "s[16]['error']['code'] == -32603 and 'did not answer within 2 s' in s[16]['error']['message']"
@@ -190,13 +192,17 @@ cat >"$t/s2.json" <<EOF
 [ {"op": "call", "name": "everything.trigger-long-running-operation", "args": {"duration": 20, "steps": 20}, "timeout_ms": 30000},
   {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}} ]
 EOF
-(sleep 3; pkill -KILL -f "$M/server-everything/dist/index.js stdio" ) &
+# The servers' node processes only ("^node"): their sessions' supervisors
+# carry the same words in their command lines.
+(sleep 3; pkill -KILL -f "^node $M/server-everything/dist/index.js stdio" ) &
 killer=$!
 steps "$t/s2.json"
 wait $killer
 ok "a server killed mid-call: its call fails with -32603" \
     q "s[0]['error']['code'] == -32603 and 'everything' in s[0]['error']['message']"
 ok "a server killed mid-call: the other server still answers" q "'result' in s[1]"
+ok "every server's session ended cleanly (its audit log sealed), killed or not" \
+    bash -c "for f in '$t'/audit[12].*.jsonl; do tail -n 1 \"\$f\" | grep -q '\"type\":\"seal\"' || { echo \"\$f not sealed\"; exit 1; }; done"
 
 # Raw bytes: what an SDK never sends.
 raw() {  # raw LINES...: send these lines (then wait for the answers)

@@ -338,7 +338,16 @@ cp "$attack" "$WS/cordon-sleeper"
 run_bg "$scratch/kill" -- /bin/sh -c "$WS/cordon-sleeper sleep 61 & $WS/cordon-sleeper sleep 62"
 i=0
 while [ $i -lt 100 ] && [ "$(procs "cordon-sleeper sleep 6" | wc -l)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
-cg=$(ls -d /sys/fs/cgroup/unified/cordon/s* /sys/fs/cgroup/cordon/s* 2>/dev/null | head -n 1)
+# This session's cgroup, from its agent (not whichever session's is listed first).
+cgp=
+for pid in $(procs "cordon-sleeper sleep 62"); do
+    c=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
+    case $c in /cordon/s*) cgp=$c; break ;; esac
+done
+cg=
+for root in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    [ -n "$cgp" ] && [ -d "$root$cgp" ] && { cg=$root$cgp; break; }
+done
 sup=$(procs "--audit $scratch/kill.jsonl" | head -n 1)
 ok "a running session (supervisor $sup, cgroup $cg)" test -n "$sup" -a -n "$cg"
 kill -9 "$sup"
