@@ -91,6 +91,7 @@ struct srv {
 	json_t *acc;                    /* tools/list pages being gathered */
 	char dead[256];
 	uint64_t next_id;
+	bool overflow;                  /* its input queue is full: to be stopped */
 };
 
 struct client {
@@ -260,8 +261,12 @@ static void srv_send(struct proxy *p, struct srv *s, json_t *msg)
 {
 	if (!msg)
 		return;
+	/*
+	 * A server that does not read is stopped, but by the loop, not here:
+	 * stopping it frees its calls, and the caller may still hold one.
+	 */
 	if (s->state != SRV_DEAD && q_put(&s->out, msg) < 0)
-		srv_kill(p, s, "it left more than 64 MiB of requests unread");
+		s->overflow = true;
 	json_decref(msg);
 }
 
@@ -1038,6 +1043,7 @@ static void expire(struct proxy *p)
 {
 	uint64_t now = now_ms();
 
+restart:
 	for (struct call *k = p->calls, *next; k; k = next) {
 		next = k->next;
 		if (now < k->deadline_ms)
@@ -1053,6 +1059,7 @@ static void expire(struct proxy *p)
 
 			call_free(p, k);
 			srv_kill(p, s, "it did not initialize in time");
+			goto restart;   /* that freed its other calls, `next` among them perhaps */
 		}
 	}
 }
@@ -1187,6 +1194,8 @@ static int proxy_loop(struct proxy *p)
 		for (size_t i = 0; i < p->n_srv; i++) {
 			struct srv *s = &p->srv[i];
 
+			if (s->overflow)
+				srv_kill(p, s, "it left more than 64 MiB of requests unread");
 			if (s->state != SRV_DEAD && s->out.off < s->out.len && q_flush(&s->out, s->wfd) < 0)
 				srv_kill(p, s, "its input was closed");
 		}
