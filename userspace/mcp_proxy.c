@@ -1426,27 +1426,18 @@ out:
  * environment variables whose names say they are secrets (the same rule
  * as `cordon run`'s audit redaction), and the policy's credentials.
  */
+static void add_secret(void *ctx, const char *name, const char *value)
+{
+	struct proxy *p = ctx;
+
+	(void)scrub_add(&p->scrub, name, value);
+	if (p->audit)
+		(void)audit_add_secret(p->audit, name, value);
+}
+
 static void collect_secrets(struct proxy *p)
 {
-	extern char **environ;
-	static const char *const marks[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-					     "CREDENTIAL", "AUTH", NULL };
-
-	for (char **e = environ; *e; e++) {
-		const char *eq = strchr(*e, '=');
-		char name[65];
-
-		if (!eq || (size_t)(eq - *e) >= sizeof(name) || strlen(eq + 1) < 8)
-			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
-		for (int i = 0; marks[i]; i++)
-			if (strstr(name, marks[i])) {
-				(void)scrub_add(&p->scrub, name, eq + 1);
-				if (p->audit)
-					(void)audit_add_secret(p->audit, name, eq + 1);
-				break;
-			}
-	}
+	scrub_env_secrets(add_secret, p);
 	for (size_t i = 0; i < p->pol->n_creds; i++) {
 		const struct pol_credential *cr = &p->pol->creds[i];
 		_cleanup_free_ char *val = NULL;
@@ -1455,11 +1446,8 @@ static void collect_secrets(struct proxy *p)
 			val = strdup(getenv(cr->source_env));
 		else if (cr->source_file && read_file(cr->source_file, &val, 65536) == 0)
 			val[strcspn(val, "\r\n")] = '\0';
-		if (val && strlen(val) >= 8) {
-			(void)scrub_add(&p->scrub, cr->name, val);
-			if (p->audit)
-				(void)audit_add_secret(p->audit, cr->name, val);
-		}
+		if (val && strlen(val) >= 8)
+			add_secret(p, cr->name, val);
 		if (val)
 			explicit_bzero(val, strlen(val));
 	}

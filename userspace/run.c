@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "scrub.h"
 #include "budget.h"
 #include "cgroup.h"
 #include "fallback.h"
@@ -845,25 +846,14 @@ static int open_audit(struct sup *s)
  * audit log redacts them wherever they appear (an agent echoing one into a
  * command line does not put it in the log).
  */
+static void add_secret(void *ctx, const char *name, const char *value)
+{
+	(void)audit_add_secret(ctx, name, value);
+}
+
 static void register_secrets(struct sup *s)
 {
-	extern char **environ;
-	static const char *const marks[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
-					     "CREDENTIAL", "AUTH", NULL };
-
-	for (char **e = environ; *e; e++) {
-		const char *eq = strchr(*e, '=');
-		char name[128];
-
-		if (!eq || (size_t)(eq - *e) >= sizeof(name) || strlen(eq + 1) < 8)
-			continue;
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
-		for (int i = 0; marks[i]; i++)
-			if (strstr(name, marks[i])) {
-				(void)audit_add_secret(s->audit, name, eq + 1);
-				break;
-			}
-	}
+	scrub_env_secrets(add_secret, s->audit);
 }
 
 static struct termios saved_tio;

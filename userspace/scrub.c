@@ -165,3 +165,24 @@ json_t *scrub_json(const struct scrub *s, json_t *v, size_t *hits)
 	}
 	return NULL;
 }
+
+void scrub_env_secrets(void (*fn)(void *ctx, const char *name, const char *value), void *ctx)
+{
+	extern char **environ;
+	static const char *const marks[] = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD",
+					     "CREDENTIAL", "AUTH", NULL };
+
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char name[SECRET_NAME_MAX + 1];
+
+		if (!eq || (size_t)(eq - *e) > SECRET_NAME_MAX || strlen(eq + 1) < 8)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - *e), *e);
+		for (int i = 0; marks[i]; i++)
+			if (strstr(name, marks[i])) {
+				fn(ctx, name, eq + 1);
+				break;
+			}
+	}
+}

@@ -36,6 +36,15 @@ void scrub_free(struct scrub *s);
  */
 int scrub_bytes(const struct scrub *s, const char *in, size_t n, char **out, size_t *out_len,
 		size_t *hits);
+/*
+ * Call fn(ctx, NAME, VALUE) for each variable of this process's environment
+ * whose name says it holds a secret (KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+ * CREDENTIAL, AUTH) and whose value is long enough (8+) to redact without
+ * mangling ordinary text.  The one rule: `cordon run`'s audit and the MCP
+ * proxy's scrub use it.
+ */
+void scrub_env_secrets(void (*fn)(void *ctx, const char *name, const char *value), void *ctx);
+
 /* A scrubbed deep copy of V (object keys too), or NULL (out of memory). */
 json_t *scrub_json(const struct scrub *s, json_t *v, size_t *hits);
 
