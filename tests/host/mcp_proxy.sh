@@ -10,17 +10,14 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (each MCP server runs in a cordon session)"
 command -v node >/dev/null || skip_all "needs node (the MCP SDK client)"
-"$here/tools/mcp-deps" || { echo "Bail out! tools/mcp-deps failed"; exit 1; }
 agent_user || skip_all "no unprivileged user for the servers"
 
 t=$(mktemp -d /var/tmp/cordon-mcp.XXXXXX)
 chmod 0755 "$t"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
-# The servers run as $AGENT: a copy of the packages it can read wherever
-# this tree was cloned.
-cp -a "$here/tests/mcp" "$t/mcp"
-chmod -R a+rX "$t/mcp"
-M=$t/mcp/node_modules/@modelcontextprotocol
+# The packages, where the servers' user ($AGENT) can read them, and their profile.
+. "$here/tests/lib_mcp.sh"
+mcp_fixture "$t" || { echo "Bail out! the MCP fixture (tools/mcp-deps) failed"; exit 1; }
 ws=$t/ws
 mkdir -p "$ws/sub" "$t/outside"
 echo "hello from the workspace" >"$ws/a.txt"
@@ -32,15 +29,6 @@ ln -s /etc/passwd "$ws/passwd"
 chmod -R a+rX "$ws" "$t/outside"
 export CORDON_AUDIT_KEY_DIR=/var/tmp/cordon-test-keys
 
-# The servers' profile: mcp-server's, plus reading their own code.
-python3 - "$here/policy/profiles/mcp-server.json" "$t/mcp" >"$t/server-profile.json" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1]))
-p["name"] = "mcp-test-server"
-p["rules"].append({"name": "server-code", "decision": "allow",
-                   "fs": {"paths": [sys.argv[2]], "rights": ["read", "exec"]}})
-print(json.dumps(p, indent=1))
-EOF
 cat >"$t/policy.json" <<'EOF'
 { "cordon_policy": 1, "name": "mcp-test",
   "rules": [

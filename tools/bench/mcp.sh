@@ -40,24 +40,13 @@ t=$(mktemp -d /var/tmp/cordon-bench-mcp.XXXXXX)
 chmod 0755 "$t"
 idle=
 trap 'exec 8>&- 2>/dev/null; [ -z "$idle" ] || { kill $idle 2>/dev/null; wait $idle 2>/dev/null; }; rm -rf "$t"' EXIT
-# The servers run as $AGENT: a copy of the packages it can read.
-cp -a "$here/tests/mcp" "$t/mcp"
-chmod -R a+rX "$t/mcp"
-M=$t/mcp/node_modules/@modelcontextprotocol
+. "$here/tests/lib_mcp.sh"
+mcp_fixture "$t" || { echo "skipped: the MCP fixture could not be made"; exit 0; }
 srv_js=$M/server-everything/dist/index.js
 ws=$t/ws
 mkdir -p "$ws"
 chmod 0755 "$ws"
 
-# The servers' profile: mcp-server's, plus reading and running their own code.
-python3 - "$here/policy/profiles/mcp-server.json" "$t/mcp" >"$t/server-profile.json" <<'EOF'
-import json, sys
-p = json.load(open(sys.argv[1]))
-p["name"] = "mcp-bench-server"
-p["rules"].append({"name": "server-code", "decision": "allow",
-                   "fs": {"paths": [sys.argv[2]], "rights": ["read", "exec"]}})
-print(json.dumps(p, indent=1))
-EOF
 cat >"$t/policy.json" <<'EOF'
 { "cordon_policy": 1, "name": "mcp-bench",
   "rules": [
