@@ -35,6 +35,13 @@ int linebuf_push(struct linebuf *lb, const char *data, size_t n)
 		n -= (size_t)(nl + 1 - data);
 		data = nl + 1;
 	}
+	/* Consumed lines are dropped only here, once per read, not once per line. */
+	if (lb->start) {
+		memmove(lb->buf, lb->buf + lb->start, lb->len - lb->start);
+		lb->len -= lb->start;
+		lb->scan -= lb->start;
+		lb->start = 0;
+	}
 	if (lb->len + n + 1 > lb->cap) {
 		size_t cap = lb->cap ? lb->cap : 4096;
 		char *b;
@@ -54,36 +61,31 @@ int linebuf_push(struct linebuf *lb, const char *data, size_t n)
 
 int linebuf_next(struct linebuf *lb, char **line, size_t *len)
 {
-	char *nl;
+	char *nl, *begin;
 	size_t n;
 
-	/* What the previous call returned is consumed now. */
-	if (lb->consumed) {
-		memmove(lb->buf, lb->buf + lb->consumed, lb->len - lb->consumed);
-		lb->len -= lb->consumed;
-		lb->consumed = 0;
-		lb->scan = 0;
-	}
+	if (lb->scan < lb->start)
+		lb->scan = lb->start;
 	nl = lb->len > lb->scan ? memchr(lb->buf + lb->scan, '\n', lb->len - lb->scan) : NULL;
 	if (!nl) {
 		lb->scan = lb->len;
-		if (lb->len > lb->max) {
+		if (lb->len - lb->start > lb->max) {
 			/* Oversized and unfinished: drop it, and the rest up to its newline. */
-			lb->len = 0;
-			lb->scan = 0;
+			lb->len = lb->start = lb->scan = 0;
 			lb->discarding = true;
 			return -E2BIG;
 		}
 		return 0;
 	}
-	n = (size_t)(nl - lb->buf);
-	lb->consumed = n + 1;
+	begin = lb->buf + lb->start;
+	n = (size_t)(nl - begin);
+	lb->start += n + 1;             /* consumed: the caller reads it before the next push */
 	if (n > lb->max)
 		return -E2BIG;
 	*nl = '\0';
-	if (n && lb->buf[n - 1] == '\r')
-		lb->buf[--n] = '\0';
-	*line = lb->buf;
+	if (n && begin[n - 1] == '\r')
+		begin[--n] = '\0';
+	*line = begin;
 	*len = n;
 	return 1;
 }

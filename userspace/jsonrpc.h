@@ -29,8 +29,8 @@
 struct linebuf {
 	char *buf;
 	size_t len, cap, max;
+	size_t start;           /* where unconsumed bytes begin (lines before it were returned) */
 	size_t scan;            /* bytes of buf already searched for '\n' */
-	size_t consumed;        /* the line last returned, dropped at the next call */
 	bool discarding;        /* inside an oversized line */
 };
 
@@ -40,7 +40,7 @@ void linebuf_free(struct linebuf *lb);
 int linebuf_push(struct linebuf *lb, const char *data, size_t n);
 /*
  * The next complete line, without its '\n' (and a '\r' before it), NUL
- * terminated, valid until the next call: 1.  0: none yet.  -E2BIG: an
+ * terminated, valid until the next push: 1.  0: none yet.  -E2BIG: an
  * oversized line was dropped (reported once per line).
  */
 int linebuf_next(struct linebuf *lb, char **line, size_t *len);
