@@ -40,6 +40,13 @@ static const struct pol_invariant table[] = {
 	{ "boot", "/boot", W, "the kernel and boot loader" },
 	{ "cordon-etc", "/etc/cordon", A, "cordon's configuration and keys" },
 	{ "cordon-run", "/run/cordon", A, "cordon's sockets and session state" },
+	/*
+	 * The sessions' MCP sockets: no session may create, remove, rename or
+	 * re-mode anything there.  Connecting (write on a socket) is left to
+	 * the per-session grant of exactly its own socket (cordon run --mcp).
+	 */
+	{ "cordon-mcp", "/run/cordon-mcp", CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD,
+	  "the MCP sockets of cordon sessions" },
 	{ "cordon-lib", "/var/lib/cordon", A, "cordon's state" },
 	{ "cordon-log", "/var/log/cordon", A, "cordon's audit logs" },
 	/* Memory and raw devices. */

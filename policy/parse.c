@@ -1282,6 +1282,59 @@ int pol_protect_path(struct policy *p, const char *path)
 	return r ?: pol_index_add_protected(p, canon);
 }
 
+int pol_grant_path(struct policy *p, const char *rule, const char *path, uint32_t rights)
+{
+	char canon[PATH_MAX];
+	struct pol_rule *rules, *ru;
+	struct pol_index *old = p->idx;
+	int r = pol_canon_path(path, NULL, canon, sizeof(canon));
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].name && !strcmp(p->rules[i].name, rule))
+			return -EEXIST;
+	/* One spare slot stays at the end, as the parser leaves it. */
+	rules = realloc(p->rules, (p->n_rules + 2) * sizeof(*rules));
+	if (!rules)
+		return -ENOMEM;
+	p->rules = rules;
+	ru = &rules[p->n_rules];
+	memset(ru, 0, 2 * sizeof(*ru));
+	ru->name = strdup(rule);
+	ru->kind = POL_FS;
+	ru->decision = CORDON_ALLOW;
+	ru->id = (uint32_t)p->n_rules;
+	ru->fs.paths = calloc(2, sizeof(char *));
+	if (ru->fs.paths)
+		ru->fs.paths[0] = strdup(canon);
+	if (!ru->name || !ru->fs.paths || !ru->fs.paths[0]) {
+		free(ru->name);
+		if (ru->fs.paths)
+			free(ru->fs.paths[0]);
+		free(ru->fs.paths);
+		memset(ru, 0, sizeof(*ru));
+		return -ENOMEM;
+	}
+	ru->fs.n_paths = 1;
+	ru->fs.rights = rights;
+	p->n_rules++;
+	/* The index names rules by position: rebuilt for the new one. */
+	p->idx = NULL;
+	r = pol_index_build(p);
+	if (r < 0) {
+		p->idx = old;
+		p->n_rules--;
+		free(ru->name);
+		free(ru->fs.paths[0]);
+		free(ru->fs.paths);
+		memset(ru, 0, sizeof(*ru));
+		return r;
+	}
+	pol_index_free(old);
+	return 0;
+}
+
 static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 {
 	static const char *const keys[] = { "cordon_policy", "name", "description", "lists", "rules",

@@ -160,6 +160,14 @@ struct policy {
  */
 int pol_protect_path(struct policy *p, const char *path);
 
+/*
+ * Allow `rights` on exactly one path (canonicalised now), as a rule named
+ * `rule` appended to the policy: for a resource cordon itself creates for
+ * the session (the MCP socket).  Like any allow it loses to a deny and to
+ * the invariants.  -EEXIST if a rule of that name exists.
+ */
+int pol_grant_path(struct policy *p, const char *rule, const char *path, uint32_t rights);
+
 /* --- structural invariants (policy/invariants.c) -------------------------- */
 
 struct pol_invariant {

@@ -144,6 +144,13 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		const char *why = allow ? (session ? "approved for this session" : "approved once")
 					: "denied by the approver";
 
+		if (h->nr == HELD_MCP) {
+			/* A tools/call held in the session's MCP proxy: the proxy forwards or refuses it. */
+			sup_record(s, h->pid, "tools/call", NULL, p->event, allow ? "allow" : "deny",
+				   p->rule[0] ? p->rule : NULL, why, approver);
+			mcp_session_decide(s, h->notif, allow, why, approver);
+			continue;
+		}
 		if (!notify_valid(s->listener, h->notif))
 			continue;
 		/*
@@ -171,6 +178,53 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		next = first_unprompted(s);
 		if (next)
 			prompt(s, next);
+	}
+}
+
+/* A held call whose caller gave up (an MCP client cancelled or left). */
+void approve_withdraw(struct sup *s, int nr, uint64_t notif)
+{
+	for (struct pending *p = s->pending; p; p = p->next) {
+		for (int i = 0; i < p->n_held; i++) {
+			if (p->held[i].nr != nr || p->held[i].notif != notif)
+				continue;
+			memmove(&p->held[i], &p->held[i + 1], (size_t)(p->n_held - i - 1) * sizeof(p->held[0]));
+			p->n_held--;
+			if (p->n_held == 0) {
+				bool was_prompted = p->prompted && s->prompt_active;
+
+				unlink_pending(s, p);
+				json_decref(p->event);
+				free(p);
+				if (was_prompted) {
+					struct pending *next;
+
+					tty_print(s, "withdrawn by the agent\n");
+					s->prompt_active = false;
+					s->prompt_len = 0;
+					next = first_unprompted(s);
+					if (next)
+						prompt(s, next);
+				}
+			}
+			return;
+		}
+	}
+}
+
+void approve_withdraw_all(struct sup *s, int nr)
+{
+	for (struct pending *p = s->pending, *next; p; p = next) {
+		uint64_t ids[ARRAY_SIZE(p->held)];
+		int k = 0;
+
+		next = p->next;
+		for (int i = 0; i < p->n_held; i++)
+			if (p->held[i].nr == nr)
+				ids[k++] = p->held[i].notif;
+		/* The last withdrawal frees p: it is not touched after. */
+		for (int i = 0; i < k; i++)
+			approve_withdraw(s, nr, ids[i]);
 	}
 }
 

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },
 	{ "audit", cmd_audit, "verify and show a session's tamper-evident audit log" },
 	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
+	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy" },
 };
 
 static void usage(FILE *f)

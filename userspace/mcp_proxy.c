@@ -104,7 +104,11 @@ struct client {
 	char proto[16];
 };
 
-enum call_kind { CALL_TOOL = 0, CALL_INIT, CALL_LIST };
+/*
+ * CALL_HELD: a tools/call the policy escalated, waiting for the session's
+ * human (cordon run --mcp): nothing has reached the server yet.
+ */
+enum call_kind { CALL_TOOL = 0, CALL_INIT, CALL_LIST, CALL_HELD };
 
 /* A request the proxy sent downstream and waits for. */
 struct call {
@@ -116,6 +120,9 @@ struct call {
 	json_t *cid;                    /* CALL_TOOL: the client's id */
 	json_t *token;                  /* the client's progress token, or NULL */
 	json_t *event;                  /* {server, tool, arguments} */
+	json_t *fwd;                    /* CALL_HELD: the params to send once approved */
+	uint64_t hold;                  /* CALL_HELD: its id on the channel */
+	char rule[128];                 /* CALL_HELD: the escalating rule */
 	uint64_t deadline_ms;
 	uint64_t t0_us;
 };
@@ -136,6 +143,17 @@ struct proxy {
 	char self[PATH_MAX];
 	bool stdio;
 	bool stopping;
+	/*
+	 * Under `cordon run --mcp`: the channel to the session's supervisor
+	 * (audit records go into the session's log; escalations wait for the
+	 * session's approval channel), and the session whose tasks, alone, may
+	 * connect.
+	 */
+	int chan_fd;
+	struct linebuf chan_in;
+	struct outq chan_out;
+	uint64_t next_hold;
+	char session[40];
 };
 
 static uint64_t now_ms(void)
@@ -220,9 +238,18 @@ static int q_flush(struct outq *q, int fd)
 
 /* --- audit ---------------------------------------------------------------------- */
 
+static void chan_send(struct proxy *p, json_t *msg)
+{
+	if (p->chan_fd >= 0 && msg && q_put(&p->chan_out, msg) < 0)
+		p->stopping = true;     /* the supervisor stopped reading: fail closed */
+	json_decref(msg);
+}
+
 static void record(struct proxy *p, const char *type, json_t *fields)
 {
-	if (p->audit)
+	if (p->chan_fd >= 0)
+		chan_send(p, json_pack("{s:s,s:s,s:O}", "op", "record", "type", type, "fields", fields));
+	else if (p->audit)
 		(void)audit_write(p->audit, type, fields);
 	json_decref(fields);
 }
@@ -296,7 +323,15 @@ static void call_free(struct proxy *p, struct call *k)
 	json_decref(k->cid);
 	json_decref(k->token);
 	json_decref(k->event);
+	json_decref(k->fwd);
 	free(k);
+}
+
+/* A held call that will not be decided after all: the human is told so. */
+static void withdraw(struct proxy *p, struct call *k, const char *why)
+{
+	chan_send(p, json_pack("{s:s,s:I,s:s}", "op", "withdraw", "hold", (json_int_t)k->hold,
+			       "reason", why));
 }
 
 static json_t *request(uint64_t id, const char *method, json_t *params)
@@ -326,7 +361,9 @@ static void srv_kill(struct proxy *p, struct srv *s, const char *why)
 		next = k->next;
 		if (k->s != s)
 			continue;
-		if (k->kind == CALL_TOOL)
+		if (k->kind == CALL_HELD)
+			withdraw(p, k, "the server stopped");
+		if (k->kind == CALL_TOOL || k->kind == CALL_HELD)
 			client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR,
 				     "MCP server \"%s\" failed during the call: %s", s->name, why);
 		call_free(p, k);
@@ -532,8 +569,9 @@ static struct call *find_call(struct proxy *p, struct srv *s, json_t *id)
 {
 	if (!json_is_integer(id))
 		return NULL;
+	/* A held call has not been sent: nothing can answer it yet. */
 	for (struct call *k = p->calls; k; k = k->next)
-		if (k->s == s && k->did == (uint64_t)json_integer_value(id))
+		if (k->s == s && k->kind != CALL_HELD && k->did == (uint64_t)json_integer_value(id))
 			return k;
 	return NULL;
 }
@@ -599,7 +637,7 @@ static void srv_notification(struct proxy *p, struct srv *s, json_t *msg)
 			return;
 		did = strtoull(t + 7, &end, 10);
 		for (struct call *k = p->calls; k; k = k->next) {
-			if (k->s != s || k->did != did || *end || !k->token)
+			if (k->s != s || k->did != did || *end || !k->token || k->kind != CALL_TOOL)
 				continue;
 			{
 				size_t hits = 0;
@@ -792,6 +830,8 @@ static void on_tools_list(struct proxy *p, struct client *c, json_t *id)
 	client_send(p, c, jrpc_result(id, json_pack("{s:o}", "tools", all)));
 }
 
+static void forward(struct proxy *p, struct call *k);
+
 static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
@@ -801,7 +841,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	struct srv *s;
 	struct pol_request rq = { .op = POL_OP_TOOL };
 	struct pol_result res;
-	json_t *event, *fwd;
+	json_t *event;
 	struct call *k;
 	char tool[256];
 
@@ -846,14 +886,16 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 		const char *rule = res.rule ? res.rule->name : res.invariant;
 		const char *dec = res.decision == CORDON_ALLOW ? "allow" :
 				  res.decision == CORDON_ESCALATE ? "escalate" : "deny";
+		bool hold = res.decision == CORDON_ESCALATE && p->chan_fd >= 0;
 
 		record(p, "decision", json_pack("{s:s,s:i,s:O,s:s,s:s?,s:s,s:s}", "raw", "tools/call",
 						"client", c->n, "event", event, "decision", dec,
 						"rule", rule, "reason", res.reason, "outcome",
 						res.decision == CORDON_ALLOW ? "forwarded" :
+						hold ? "held for the session's approver" :
 						res.decision == CORDON_ESCALATE ?
 						"refused: no approval channel" : "refused"));
-		if (res.decision != CORDON_ALLOW) {
+		if (res.decision != CORDON_ALLOW && !hold) {
 			/*
 			 * Escalation needs a human: the standalone proxy has
 			 * none, so it fails closed (under `cordon run --mcp`
@@ -869,6 +911,39 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 			json_decref(args);
 			return;
 		}
+		if (hold) {
+			/*
+			 * The call waits here, not in the server: nothing is
+			 * sent downstream before the human says yes.  The
+			 * supervisor shows it with `cordon pending` and the
+			 * terminal prompt, batches it with identical requests
+			 * (a raw `git push` and an MCP git.push alike), and
+			 * applies the policy's approval timeout.
+			 */
+			char summary[600];
+
+			k = call_new(p, CALL_HELD, s);
+			if (!k) {
+				client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
+				json_decref(event);
+				json_decref(args);
+				return;
+			}
+			k->deadline_ms = UINT64_MAX;    /* the supervisor's timeout decides */
+			k->hold = ++p->next_hold;
+			k->c = c;
+			k->cid = json_incref(id);
+			k->event = event;
+			k->fwd = json_pack("{s:s,s:o}", "name", tool, "arguments", args);
+			if (meta && json_object_get(meta, "progressToken"))
+				k->token = json_incref(json_object_get(meta, "progressToken"));
+			snprintf(k->rule, sizeof(k->rule), "%s", rule ? rule : "");
+			snprintf(summary, sizeof(summary), "MCP tool %s on server %s", tool, s->name);
+			chan_send(p, json_pack("{s:s,s:I,s:O,s:s,s:s,s:s}", "op", "escalate", "hold",
+					       (json_int_t)k->hold, "event", event, "summary", summary,
+					       "rule", k->rule, "reason", res.reason));
+			return;
+		}
 	}
 	k = call_new(p, CALL_TOOL, s);
 	if (!k) {
@@ -880,15 +955,58 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	k->c = c;
 	k->cid = json_incref(id);
 	k->event = event;
-	fwd = json_pack("{s:s,s:o}", "name", tool, "arguments", args);
-	if (meta && json_object_get(meta, "progressToken")) {
+	k->fwd = json_pack("{s:s,s:o}", "name", tool, "arguments", args);
+	if (meta && json_object_get(meta, "progressToken"))
+		k->token = json_incref(json_object_get(meta, "progressToken"));
+	forward(p, k);
+}
+
+/* Send an allowed (or approved) call to its server. */
+static void forward(struct proxy *p, struct call *k)
+{
+	json_t *fwd = k->fwd;
+
+	k->fwd = NULL;
+	if (k->token) {
 		char tok[48];
 
-		k->token = json_incref(json_object_get(meta, "progressToken"));
 		snprintf(tok, sizeof(tok), "cordon-%llu", (unsigned long long)k->did);
 		json_object_set_new(fwd, "_meta", json_pack("{s:s}", "progressToken", tok));
 	}
-	srv_send(p, s, request(k->did, "tools/call", fwd));
+	srv_send(p, k->s, request(k->did, "tools/call", fwd));
+}
+
+/* The supervisor's answer for a held call. */
+static void on_decision(struct proxy *p, json_t *msg)
+{
+	json_int_t hold = json_integer_value(json_object_get(msg, "hold"));
+	bool allow = json_is_true(json_object_get(msg, "allow"));
+	const char *why = json_string_value(json_object_get(msg, "why")) ?: "decided";
+	const char *approver = json_string_value(json_object_get(msg, "approver"));
+	struct call *k;
+
+	for (k = p->calls; k; k = k->next)
+		if (k->kind == CALL_HELD && (json_int_t)k->hold == hold)
+			break;
+	if (!k)
+		return;                 /* withdrawn meanwhile (cancelled, client gone) */
+	if (!allow) {
+		client_send(p, k->c, jrpc_error(k->cid, JRPC_DENIED, "cordon: the session's approver "
+			"did not allow this call", json_pack("{s:s,s:s,s:s,s:s?}", "decision", "deny",
+			"rule", k->rule, "reason", why, "approver", approver)));
+		call_free(p, k);
+		return;
+	}
+	if (k->s->state != SRV_READY) {
+		client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "MCP server \"%s\" is not "
+			     "running: %s", k->s->name, k->s->dead[0] ? k->s->dead : "starting");
+		call_free(p, k);
+		return;
+	}
+	k->kind = CALL_TOOL;
+	k->t0_us = now_us();
+	k->deadline_ms = now_ms() + (uint64_t)k->s->timeout_s * 1000;
+	forward(p, k);
 }
 
 /* Tell the server a call is abandoned (it then sends no answer). */
@@ -904,9 +1022,13 @@ static void on_cancelled(struct proxy *p, struct client *c, json_t *params)
 	json_t *rid = json_object_get(params, "requestId");
 
 	for (struct call *k = p->calls; k; k = k->next) {
-		if (k->kind != CALL_TOOL || k->c != c || !json_equal(k->cid, rid))
+		if ((k->kind != CALL_TOOL && k->kind != CALL_HELD) || k->c != c ||
+		    !json_equal(k->cid, rid))
 			continue;
-		cancel_down(p, k, "cancelled by the client");
+		if (k->kind == CALL_HELD)
+			withdraw(p, k, "cancelled by the client");
+		else
+			cancel_down(p, k, "cancelled by the client");
 		record(p, "mcp", json_pack("{s:s,s:i,s:O}", "what", "cancelled", "client", c->n,
 					   "event", k->event));
 		call_free(p, k);        /* no answer goes back: the client gave up */
@@ -1000,6 +1122,9 @@ static void client_remove(struct proxy *p, struct client *c)
 		if (k->kind == CALL_TOOL && k->c == c) {
 			cancel_down(p, k, "the client left");
 			call_free(p, k);
+		} else if (k->kind == CALL_HELD && k->c == c) {
+			withdraw(p, k, "the client left");
+			call_free(p, k);
 		}
 	}
 	for (struct client **pp = &p->clients; *pp; pp = &(*pp)->next)
@@ -1017,6 +1142,32 @@ static void client_remove(struct proxy *p, struct client *c)
 }
 
 /*
+ * Under `cordon run --mcp`, a peer must be a task of this session, or host
+ * root outside every session (the supervisor connects on the agent's behalf
+ * in the fallback posture, where it emulates connect).  Another session's
+ * agent running as the same user (a policy that lets it write the socket
+ * directory) is refused here.  The cgroup is read from the pid the kernel
+ * captured at connect; a pid that cannot be read is refused.
+ */
+static bool peer_in_session(const struct proxy *p, pid_t pid, uid_t uid)
+{
+	char path[64], want[80], *cg = NULL, *hit;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (read_file(path, &cg, 65536) < 0)
+		return false;
+	snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "/%s", p->session);
+	hit = strstr(cg, want);
+	if (hit && (hit[strlen(want)] == '/' || hit[strlen(want)] == '\n' || !hit[strlen(want)]))
+		ok = true;
+	else
+		ok = uid == 0 && !strstr(cg, "/" CORDON_CGROUP_PARENT "/");
+	free(cg);
+	return ok;
+}
+
+/*
  * A socket peer must be the session's agent user or root: the socket's
  * mode says so too, this is the second lock.
  */
@@ -1029,12 +1180,42 @@ static void accept_client(struct proxy *p)
 	if (fd < 0)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 ||
-	    (cr.uid != 0 && cr.uid != p->client_uid)) {
+	    (cr.uid != 0 && cr.uid != p->client_uid) ||
+	    (p->session[0] && !peer_in_session(p, cr.pid, cr.uid))) {
+		record(p, "mcp", json_pack("{s:s,s:i,s:i}", "what", "client refused", "pid",
+					   (int)cr.pid, "uid", (int)cr.uid));
 		close(fd);
 		return;
 	}
 	if (!client_add(p, fd, fd))
 		close(fd);
+}
+
+/* --- the supervisor's channel ---------------------------------------------------- */
+
+static void chan_readable(struct proxy *p)
+{
+	int r = pull(p->chan_fd, &p->chan_in);
+	char *line;
+	size_t len;
+
+	if (r < 0) {
+		/* The supervisor is gone: so is the session this proxy serves. */
+		p->stopping = true;
+		return;
+	}
+	while ((r = linebuf_next(&p->chan_in, &line, &len)) != 0) {
+		json_t *msg;
+		const char *op;
+
+		if (r < 0)
+			continue;
+		msg = json_loadb(line, len, 0, NULL);
+		op = json_string_value(json_object_get(msg, "op"));
+		if (op && !strcmp(op, "decision"))
+			on_decision(p, msg);
+		json_decref(msg);
+	}
 }
 
 /* --- the loop ------------------------------------------------------------------- */
@@ -1084,6 +1265,15 @@ static bool starting(const struct proxy *p)
 	return false;
 }
 
+/* A client with calls still out: its answers are owed even after its input ended. */
+static bool client_busy(const struct proxy *p, const struct client *c)
+{
+	for (const struct call *k = p->calls; k; k = k->next)
+		if ((k->kind == CALL_TOOL || k->kind == CALL_HELD) && k->c == c)
+			return true;
+	return false;
+}
+
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
@@ -1093,19 +1283,35 @@ static void on_signal(int sig)
 
 static int proxy_loop(struct proxy *p)
 {
-	struct pollfd fds[2 * MAX_SERVERS + 2 * 64 + 1];
+	struct pollfd fds[2 * MAX_SERVERS + 2 * 64 + 3];
 	void *who[ARRAY_SIZE(fds)];
-	int kind[ARRAY_SIZE(fds)];      /* 0 srv read, 1 srv write, 2 client read, 3 client write, 4 listen */
+	/* 0 srv read, 1 srv write, 2 client read, 3 client write, 4 listen, 5/6 channel read/write */
+	int kind[ARRAY_SIZE(fds)];
 
 	for (;;) {
 		nfds_t n = 0;
 		bool gate = starting(p);
 
-		if (got_signal)
+		if (got_signal || p->stopping)
 			return 0;
+		if (p->chan_fd >= 0) {
+			fds[n] = (struct pollfd){ .fd = p->chan_fd, .events = POLLIN };
+			who[n] = NULL;
+			kind[n++] = 5;
+			if (p->chan_out.off < p->chan_out.len) {
+				fds[n] = (struct pollfd){ .fd = p->chan_fd, .events = POLLOUT };
+				who[n] = NULL;
+				kind[n++] = 6;
+			}
+		}
 		for (struct client *c = p->clients, *next; c; c = next) {
 			next = c->next;
-			if (c->gone || (c->eof && c->out.off == c->out.len)) {
+			/*
+			 * A client that closed its side (a half-close, or stdin's
+			 * end) still gets the answers to what it asked; then it
+			 * goes.
+			 */
+			if (c->gone || (c->eof && c->out.off == c->out.len && !client_busy(p, c))) {
 				bool was_stdio = c->rfd == 0;
 
 				client_remove(p, c);
@@ -1183,6 +1389,13 @@ static int proxy_loop(struct proxy *p)
 			case 4:
 				accept_client(p);
 				break;
+			case 5:
+				chan_readable(p);
+				break;
+			case 6:
+				if (q_flush(&p->chan_out, p->chan_fd) < 0)
+					p->stopping = true;
+				break;
 			default:
 				break;
 			}
@@ -1200,6 +1413,9 @@ static int proxy_loop(struct proxy *p)
 				srv_kill(p, s, "its input was closed");
 		}
 		expire(p);
+		if (p->chan_fd >= 0 && p->chan_out.off < p->chan_out.len &&
+		    q_flush(&p->chan_out, p->chan_fd) < 0)
+			p->stopping = true;
 	}
 }
 
@@ -1516,14 +1732,18 @@ int cmd_mcp_proxy(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "var", required_argument, NULL, 'V' },
+		/* For cordon run --mcp (not in the usage: run passes them). */
+		{ "listen-fd", required_argument, NULL, 'L' },
+		{ "channel-fd", required_argument, NULL, 'C' },
+		{ "session", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct proxy p = { .listen_fd = -1 };
+	struct proxy p = { .listen_fd = -1, .chan_fd = -1 };
 	const char *servers = NULL, *policy = "coding-agent", *workspace = ".", *user = NULL;
 	const char *listen_path = NULL, *audit = NULL;
 	char *vars[32];
-	int n_vars = 0, o, r, ret = 125;
+	int n_vars = 0, o, r, ret = 125, listen_fd = -1;
 	char ws[PATH_MAX];
 	struct passwd *pw;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -1544,13 +1764,30 @@ int cmd_mcp_proxy(int argc, char **argv)
 			}
 			vars[n_vars++] = optarg;
 			break;
+		case 'L': listen_fd = atoi(optarg); break;
+		case 'C': p.chan_fd = atoi(optarg); break;
+		case 'S':
+			if (!name_ok(optarg) || strlen(optarg) >= sizeof(p.session)) {
+				log_err("mcp-proxy: --session %s: not a session name", optarg);
+				return 125;
+			}
+			snprintf(p.session, sizeof(p.session), "%s", optarg);
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 125;
 		}
 	}
-	if (!servers || optind != argc) {
+	if (!servers || optind != argc || (listen_fd >= 0 && listen_path)) {
 		usage(stderr);
 		return 125;
+	}
+	if (p.chan_fd >= 0) {
+		if (fcntl(p.chan_fd, F_GETFD) < 0 || set_nonblock(p.chan_fd) < 0) {
+			log_err("mcp-proxy: --channel-fd %d: %m", p.chan_fd);
+			return 125;
+		}
+		(void)fcntl(p.chan_fd, F_SETFD, FD_CLOEXEC);
+		linebuf_init(&p.chan_in, 1u << 20);
 	}
 	if (geteuid() != 0) {
 		log_err("mcp-proxy: needs root: each server runs in a cordon session of its own");
@@ -1583,7 +1820,10 @@ int cmd_mcp_proxy(int argc, char **argv)
 	}
 	if (load_servers(&p, servers, ws) < 0)
 		goto out;
-	if (audit) {
+	if (audit && p.chan_fd >= 0) {
+		/* Records go to the session's log; the servers' logs beside it. */
+		snprintf(p.audit_path, sizeof(p.audit_path), "%s", audit);
+	} else if (audit) {
 		char session[48];
 		unsigned char rnd[8];
 		json_t *start;
@@ -1608,7 +1848,18 @@ int cmd_mcp_proxy(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	if (listen_path) {
+	if (listen_fd >= 0) {
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		if (getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
+		    set_nonblock(listen_fd) < 0) {
+			log_err("mcp-proxy: --listen-fd %d: not a listening stream socket", listen_fd);
+			goto out;
+		}
+		(void)fcntl(listen_fd, F_SETFD, FD_CLOEXEC);
+		p.listen_fd = listen_fd;
+	} else if (listen_path) {
 		r = unix_listen(listen_path, p.client_uid);
 		if (r < 0) {
 			log_err("mcp-proxy: --listen %s: %s", listen_path, strerror(-r));
@@ -1622,6 +1873,8 @@ int cmd_mcp_proxy(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* Configuration accepted: cordon run may start the agent. */
+	chan_send(&p, json_pack("{s:s,s:I}", "op", "ready", "servers", (json_int_t)p.n_srv));
 	for (size_t i = 0; i < p.n_srv; i++) {
 		r = srv_start(&p, &p.srv[i]);
 		if (r < 0) {
@@ -1666,6 +1919,17 @@ out:
 	if (p.audit) {
 		(void)audit_seal(p.audit, NULL);
 		audit_close(p.audit);
+	}
+	if (p.chan_fd >= 0) {
+		/* The last records: the supervisor reads until this end closes. */
+		int fl = fcntl(p.chan_fd, F_GETFL);
+
+		if (fl >= 0)
+			(void)fcntl(p.chan_fd, F_SETFL, fl & ~O_NONBLOCK);
+		(void)q_flush(&p.chan_out, p.chan_fd);
+		close(p.chan_fd);
+		linebuf_free(&p.chan_in);
+		free(p.chan_out.buf);
 	}
 	scrub_free(&p.scrub);
 	pol_free(p.pol);

@@ -9,5 +9,7 @@
 #define CORDON_MCP_PROXY_H
 
 int cmd_mcp_proxy(int argc, char **argv);
+/* The agent's side of cordon run --mcp: stdio to the session's MCP socket. */
+int cmd_mcp_bridge(int argc, char **argv);
 
 #endif /* CORDON_MCP_PROXY_H */

@@ -84,6 +84,9 @@ static void usage(FILE *f)
 		"  --require-full-floor  refuse to start without BPF LSM\n"
 		"  --env NAME            pass this variable through (the rest is scrubbed)\n"
 		"  --var NAME=VALUE      set a policy variable\n"
+		"  --mcp SERVERS.json    the session's MCP proxy (see cordon mcp-proxy --help): the\n"
+		"                        agent reaches it at $CORDON_MCP_SOCKET (cordon mcp-bridge),\n"
+		"                        escalated tool calls wait for this session's approver\n"
 		"  -q, --quiet           print only errors and approval prompts\n"
 		"Exit status: the agent's; 125 a cordon error; 126 the agent cannot run;\n"
 		"127 the agent was not found.\n");
@@ -126,6 +129,9 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 		} else if (!strcmp(a, "--audit")) {
 			NEEDV();
 			o->audit = v;
+		} else if (!strcmp(a, "--mcp")) {
+			NEEDV();
+			o->mcp = v;
 		} else if (!strcmp(a, "--require-full-floor")) {
 			o->require_full_floor = true;
 		} else if (!strcmp(a, "--env") || !strcmp(a, "--var")) {
@@ -504,6 +510,8 @@ static void remove_run_dir(const struct sup *s)
 	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
 	(void)unlink(p);
 	(void)rmdir(s->run_dir);
+	if (s->mcp_path[0])
+		(void)unlink(s->mcp_path);
 }
 
 /*
@@ -601,6 +609,8 @@ static char **build_env(const struct sup *s)
 	PUT("PWD=%s", s->workspace);
 	PUT("TMPDIR=/tmp");
 	PUT("CORDON_SESSION=%s", s->name);
+	if (s->mcp_path[0])
+		PUT("CORDON_MCP_SOCKET=%s", s->mcp_path);
 #undef PUT
 	env[n] = NULL;
 	return env;
@@ -1018,7 +1028,8 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
-			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1 };
+			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1,
+			 .mcp_listen = -1, .mcp_chan = -1 };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
 	pthread_t prep_thread, att_thread, seal_thread;
@@ -1078,6 +1089,9 @@ int cmd_run(int argc, char **argv)
 	}
 	(void)pol_protect_path(s.pol, s.audit_path);
 	(void)pol_protect_path(s.pol, s.key_dir);
+	/* The MCP socket exists before any rule is compiled: the floor keys its grant by inode. */
+	if (opt.mcp && mcp_session_listen(&s) < 0)
+		goto out;
 	/*
 	 * When the posture cache says this host has no BPF LSM, the fallback's
 	 * ruleset is started now, while the floor is opened (the cache is
@@ -1134,6 +1148,8 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	phase("watchdog started");
+	if (opt.mcp && mcp_session_start(&s) < 0)
+		goto out;
 	if (setup_pty(&s, &slave) < 0) {
 		log_err("run: cannot create the agent's terminal: %m");
 		goto out;
@@ -1232,6 +1248,8 @@ out:
 	if (s.pty_master >= 0)
 		close(s.pty_master);
 	restore_tty();
+	/* The proxy's last records go into the log before it is sealed. */
+	mcp_session_stop(&s);
 	phase("teardown starts");
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a

@@ -364,8 +364,8 @@ static int fd_path(pid_t pid, int fd, char *out, size_t len)
 	return 0;
 }
 
-static void escalate(struct sup *s, const struct held *h, json_t *event, const char *summary,
-		     const struct pol_result *res)
+int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *summary,
+	     const char *rule, const char *risk)
 {
 	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
 	struct pending *p;
@@ -374,19 +374,18 @@ static void escalate(struct sup *s, const struct held *h, json_t *event, const c
 		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
 			p->held[p->n_held++] = *h;      /* batched with an identical request */
 			free(key);
-			return;
+			return 0;
 		}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		free(key);
-		(void)notify_return(s->listener, h->notif, 0, EPERM);
-		return;
+		return -ENOMEM;
 	}
 	p->id = ++s->next_pending;
 	snprintf(p->key, sizeof(p->key), "%s", key ? key : "");
 	snprintf(p->summary, sizeof(p->summary), "%s", summary);
-	snprintf(p->rule, sizeof(p->rule), "%s", rule_name(res) ?: "");
-	risk_of(res, p->risk, sizeof(p->risk));
+	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
+	snprintf(p->risk, sizeof(p->risk), "%s", risk);
 	p->event = json_incref(event);
 	p->held[p->n_held++] = *h;
 	p->deadline_ms = sup_now_ms() + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
@@ -394,9 +393,20 @@ static void escalate(struct sup *s, const struct held *h, json_t *event, const c
 	p->next = s->pending;
 	s->pending = p;
 	approve_hold(s, p);
+	return 0;
 }
 
-static bool session_approved(struct sup *s, json_t *event)
+static void escalate(struct sup *s, const struct held *h, json_t *event, const char *summary,
+		     const struct pol_result *res)
+{
+	char risk[512];
+
+	risk_of(res, risk, sizeof(risk));
+	if (sup_hold(s, h, event, summary, rule_name(res), risk) < 0)
+		(void)notify_return(s->listener, h->notif, 0, EPERM);
+}
+
+bool sup_session_approved(struct sup *s, json_t *event)
 {
 	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
 	bool yes = key && approve_session_allowed(s, key);
@@ -505,7 +515,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	 */
 	if (res.decision == CORDON_ESCALATE) {
 		event = exec_event(argv, cwd);
-		if (session_approved(s, event))
+		if (sup_session_approved(s, event))
 			res.decision = CORDON_ALLOW;
 	}
 	if (res.decision == CORDON_ALLOW &&
@@ -759,7 +769,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	raw = json_pack("{s:i,s:s,s:i}", "fd", (int)req->args[0], "addr", host, "port", port);
 	snprintf(summary, sizeof(summary), "connect to %s%s%s port %u",
 		 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
-	if (res.decision == CORDON_ESCALATE && session_approved(s, event)) {
+	if (res.decision == CORDON_ESCALATE && sup_session_approved(s, event)) {
 		sup_record(s, req->pid, "connect", raw, event, "allow", rule_name(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);
@@ -863,7 +873,7 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 			  "path", h.path, "access", acc == O_RDONLY ? "read" : acc == O_WRONLY ? "write" : "read-write");
 	raw = json_pack("{s:s,s:i}", "path", path, "flags", flags);
 	snprintf(summary, sizeof(summary), "%s %s", acc == O_RDONLY ? "read" : "write", h.path);
-	if (session_approved(s, event)) {
+	if (sup_session_approved(s, event)) {
 		sup_record(s, req->pid, "open", raw, event, "allow", rule_name(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);
@@ -1069,7 +1079,7 @@ int sup_loop(struct sup *s, int *status)
 	while (!agent_done) {
 		struct pollfd p[10];
 		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1,
-		    i_floor = -1, i_budget = -1, timeout = 1000;
+		    i_floor = -1, i_budget = -1, i_mcp = -1, timeout = 1000;
 		uint64_t now = sup_now_ms();
 
 		for (struct pending *q = s->pending; q; q = q->next) {
@@ -1092,6 +1102,8 @@ int sup_loop(struct sup *s, int *status)
 			p[i_floor = n++] = (struct pollfd){ .fd = ffd, .events = POLLIN };
 		if (bfd >= 0)
 			p[i_budget = n++] = (struct pollfd){ .fd = bfd, .events = POLLIN };
+		if (s->mcp_chan >= 0)
+			p[i_mcp = n++] = (struct pollfd){ .fd = s->mcp_chan, .events = POLLIN };
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (p[i_listen].revents & POLLIN)
@@ -1100,6 +1112,8 @@ int sup_loop(struct sup *s, int *status)
 			(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
 			approve_accept(s);
+		if (i_mcp >= 0 && p[i_mcp].revents)
+			mcp_session_input(s);
 		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))
 			accept_events(s);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {

@@ -44,8 +44,12 @@ struct run_options {
 	const char *vars[RUN_MAX_ENV];  /* --var NAME=VALUE */
 	int n_vars;
 	bool quiet;
+	const char *mcp;                /* --mcp SERVERS.json */
 	char **argv;                    /* the agent's command */
 };
+
+/* struct held.nr of a tools/call held by the session's MCP proxy (notif: its hold id). */
+#define HELD_MCP (-1)
 
 /* One escalated operation held while a human decides. */
 struct pending {
@@ -130,6 +134,12 @@ struct sup {
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
 	pthread_mutex_t lock;           /* audit/event publication from workers */
+	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
+	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
+	int mcp_listen;                 /* the listening socket, until handed over */
+	int mcp_chan;                   /* supervisor <-> proxy, or -1 */
+	pid_t mcp_pid;
+	void *mcp_in;                   /* struct linebuf of the channel */
 };
 
 uint64_t sup_now_ms(void);
@@ -155,6 +165,27 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n);
 void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		     const char *approver);
 bool approve_session_allowed(struct sup *s, const char *key);
+/* Drop one held call (`nr`, `notif`) from its pending request; the request goes when empty. */
+void approve_withdraw(struct sup *s, int nr, uint64_t notif);
+void approve_withdraw_all(struct sup *s, int nr);
+
+/*
+ * Hold an escalated operation for a human: a new pending request, or one
+ * more call batched into an identical one.  -ENOMEM: not held (the caller
+ * refuses it).
+ */
+int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *summary,
+	     const char *rule, const char *risk);
+/* A human approved this exact event "for this session". */
+bool sup_session_approved(struct sup *s, json_t *event);
+
+/* mcp_session.c: cordon run --mcp. */
+int mcp_session_listen(struct sup *s);
+int mcp_session_start(struct sup *s);
+void mcp_session_input(struct sup *s);
+void mcp_session_decide(struct sup *s, uint64_t hold, bool allow, const char *why,
+			const char *approver);
+void mcp_session_stop(struct sup *s);
 
 /* Run a held or allowed operation: exec continue, connect emulation. */
 void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const char *why);

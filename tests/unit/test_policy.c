@@ -213,6 +213,42 @@ static void invariants_beat_any_policy(void **state)
 	pol_free(p);
 }
 
+/*
+ * cordon run --mcp grants the agent exactly its own MCP socket: write (to
+ * connect) on that one path, nothing beside or below it, and never what the
+ * invariants refuse (creating or removing anything in the socket directory,
+ * anything in /run/cordon).
+ */
+static void a_granted_path_is_that_path_only(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR "{\"name\": \"ws\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/srv/ws\"], \"rights\": [\"all\"]}}]}", &ds);
+	struct pol_request rq = { .op = POL_OP_WRITE, .path = "/run/cordon-mcp/s1.sock" };
+	struct pol_result res;
+
+	assert_non_null(p);
+	assert_int_equal(decide(p, POL_OP_WRITE, "/run/cordon-mcp/s1.sock"), CORDON_DENY);
+	assert_int_equal(pol_grant_path(p, "mcp-socket", "/run/cordon-mcp/s1.sock", CORDON_FS_WRITE), 0);
+	pol_eval(p, &rq, &res);
+	assert_int_equal(res.decision, CORDON_ALLOW);
+	assert_non_null(res.rule);
+	assert_string_equal(res.rule->name, "mcp-socket");
+	assert_int_equal(decide(p, POL_OP_READ, "/run/cordon-mcp/s1.sock"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_WRITE, "/run/cordon-mcp/s2.sock"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_WRITE, "/run/cordon-mcp/s1.sockx"), CORDON_DENY);
+	assert_int_equal(decide(p, POL_OP_DELETE, "/run/cordon-mcp/s1.sock"), CORDON_DENY);
+	/* The rules before it kept their places. */
+	assert_int_equal(decide(p, POL_OP_WRITE, "/srv/ws/a"), CORDON_ALLOW);
+	/* Same name twice: refused; an invariant beats a grant. */
+	assert_int_equal(pol_grant_path(p, "mcp-socket", "/tmp/x", CORDON_FS_WRITE), -EEXIST);
+	assert_int_equal(pol_grant_path(p, "g2", "/run/cordon-mcp", CORDON_FS_ALL), 0);
+	assert_int_equal(decide(p, POL_OP_CREATE, "/run/cordon-mcp/s3.sock"), CORDON_DENY);
+	assert_int_equal(pol_grant_path(p, "g3", "/run/cordon/s1/approve.sock", CORDON_FS_WRITE), 0);
+	assert_int_equal(decide(p, POL_OP_WRITE, "/run/cordon/s1/approve.sock"), CORDON_DENY);
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
 /* A symlink in the workspace pointing at ~/.ssh: canonicalised, it is ~/.ssh. */
 static void symlinks_and_dotdot_cannot_redirect(void **state)
 {
@@ -784,6 +820,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(errors_name_file_line_col),
 		cmocka_unit_test(compiled_paths_say_when_canonical),
+		cmocka_unit_test(a_granted_path_is_that_path_only),
 		cmocka_unit_test(duplicate_keys_are_refused),
 		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
 		cmocka_unit_test(shadowed_rules_are_warned),
