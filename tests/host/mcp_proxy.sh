@@ -218,6 +218,85 @@ ok "raw: an oversized message: -32600, and it is not answered as a ping" \
 ok "raw: the next message after it is served" rq "any(m.get('id') == 8 and m.get('result') == {} for m in L)"
 ok "raw: duplicate keys: -32700" rq "sum(1 for m in L if m.get('error',{}).get('code') == -32700) >= 2"
 
+# cordon run --mcp: the SDK client is the agent, inside the session, reaching
+# the session's proxy through `cordon mcp-bridge` (the one socket its floor
+# grants).  An escalated write_file waits for `cordon approve` (then the
+# server, whose profile here may write the workspace, does it) or `cordon
+# deny` (the client sees -32001 and the server never hears of it).
+python3 - "$t/policy.json" "$t/mcp" >"$t/run-policy.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["name"] = "mcp-run-test"
+p["rules"] = [
+    {"name": "workspace", "decision": "allow", "fs": {"paths": ["${WORKSPACE}"], "rights": ["all"]}},
+    {"name": "tmp", "decision": "allow", "fs": {"paths": ["/tmp"], "rights": ["all"]}},
+    {"name": "system", "decision": "allow",
+     "fs": {"paths": ["/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/sys", sys.argv[2]], "rights": ["read", "exec"]}},
+    {"name": "devices", "decision": "allow",
+     "fs": {"paths": ["/dev/null", "/dev/urandom", "/dev/pts", "/dev/ptmx", "/dev/tty"], "rights": ["read", "write"]}},
+] + p["rules"]
+print(json.dumps(p, indent=1))
+PY
+python3 - "$t/server-profile.json" >"$t/writer-profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["name"] = "mcp-test-writer"
+p["rules"].append({"name": "roots-write", "decision": "allow",
+                   "fs": {"paths": ["${WORKSPACE}"], "rights": ["write", "create"]}})
+print(json.dumps(p, indent=1))
+PY
+cat >"$t/run-servers.json" <<EOF
+{ "servers": {
+    "filesystem": { "command": ["node", "$M/server-filesystem/dist/index.js", "\${WORKSPACE}"],
+                    "profile": "$t/writer-profile.json" } } }
+EOF
+cp "$cordon" "$ws/cordon"
+cat >"$ws/run-steps.json" <<EOF
+[ {"op": "list"},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}},
+  {"op": "call", "name": "filesystem.write_file", "args": {"path": "$ws/approved.txt", "content": "approved by a human"}},
+  {"op": "call", "name": "filesystem.write_file", "args": {"path": "$ws/denied.txt", "content": "never"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "/etc/passwd"}} ]
+EOF
+chmod 0644 "$t"/run-*.json "$t/writer-profile.json" "$ws/run-steps.json"
+chmod 0755 "$ws/cordon"
+chown -R "$AGENT" "$ws"
+pending_id() {  # the first pending SESSION:ID, waiting up to 20 s
+    for _ in $(seq 400); do
+        id=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
+        [ -n "$id" ] && { echo "$id"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+( id=$(pending_id) && "$cordon" pending >"$t/pending.txt" && "$cordon" approve "$id" >/dev/null &&
+  sleep 0.5 && id=$(pending_id) && "$cordon" deny "$id" >/dev/null ) &
+approver=$!
+"$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/run-policy.json" --approve socket \
+    --mcp "$t/run-servers.json" --audit "$t/run-audit.jsonl" -- \
+    node "$t/mcp/client.mjs" "$ws/run-steps.json" -- "$ws/cordon" mcp-bridge >"$t/out.json" 2>"$t/run-err.txt"
+rc=$?
+wait $approver
+ok "run --mcp: the SDK client in the session talked to the proxy through the bridge (rc=$rc)" \
+    q "'filesystem.write_file' in s[0]['tools'] and 'hello from the workspace' in s[1]['result']['content'][0]['text']"
+ok "run --mcp: the escalated write was listed by cordon pending" grep -q "MCP tool write_file on server filesystem" "$t/pending.txt"
+ok "run --mcp: approved by cordon approve, the server wrote the file" \
+    q "'result' in s[2] and not s[2]['result'].get('isError')"
+ok "run --mcp:   the file is there" grep -qx 'approved by a human' "$ws/approved.txt"
+ok "run --mcp: denied by cordon deny: JSON-RPC -32001 from the approver" \
+    q "s[3]['error']['code'] == -32001 and s[3]['error']['data']['decision'] == 'deny' and s[3]['error']['data']['rule'] == 'fs-write'"
+ok "run --mcp: the denied write never happened" test ! -e "$ws/denied.txt"
+ok "run --mcp: a call outside the policy is still refused (-32001)" q "s[4]['error']['code'] == -32001"
+ok "run --mcp: the session's log has the held call" grep -q '"outcome":"held for the session.s approver"' "$t/run-audit.jsonl"
+ok "run --mcp:   the approval, with its approver" \
+    bash -c "grep '\"decision\":\"allow\"' '$t/run-audit.jsonl' | grep '\"tool\":\"write_file\"' | grep -q '\"approver\":\"socket'"
+ok "run --mcp:   the denial, with its approver" \
+    bash -c "grep '\"decision\":\"deny\"' '$t/run-audit.jsonl' | grep '\"tool\":\"write_file\"' | grep -q '\"approver\":\"socket'"
+ok "run --mcp:   the results" grep -q '"what":"result"' "$t/run-audit.jsonl"
+ok "run --mcp: the session's log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$t/run-audit.jsonl"
+ok "run --mcp: the server ran in a session of its own (its log beside the session's)" \
+    test -s "$t/run-audit.filesystem.jsonl"
+
 # Bad configuration: the error names FILE:LINE:COL, exit 125.
 printf '{ "servers": {\n  "a.b": { "command": ["x"] } } }\n' >"$t/bad1.json"
 printf '{ "servers": {\n  "a": { "command": ["x"], "rots": [] } } }\n' >"$t/bad2.json"

@@ -26,7 +26,9 @@ mkdir -p "$scratch/srv"
 chmod 0755 "$scratch"
 # The server's own directory, where it writes down every call that reached it.
 chown "$AGENT" "$scratch/srv"
-cp "$cordon" "$WS/cordon"       # the bridge, where the agent may run it
+# The bridge, where the agent may run it ($cordon is a bare name in the VM).
+cp "$(command -v "$cordon")" "$WS/cordon"
+err= rc=0
 chmod 0755 "$WS/cordon"
 
 # A minimal MCP server: initialize, tools/list (greet, publish), tools/call
