@@ -42,7 +42,7 @@ while IFS= read -r line; do
     *'"method":"initialize"'*)
         r='{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"shtools","version":"1"}}' ;;
     *'"method":"tools/list"'*)
-        r='{"tools":[{"name":"greet","inputSchema":{"type":"object"}},{"name":"publish","inputSchema":{"type":"object"}}]}' ;;
+        r='{"tools":[{"name":"greet","inputSchema":{"type":"object"}},{"name":"publish","inputSchema":{"type":"object"}},{"name":"fetch","inputSchema":{"type":"object"}}]}' ;;
     *'"method":"tools/call"'*)
         printf '%s\n' "\$line" >>"$scratch/srv/calls"
         r='{"content":[{"type":"text","text":"done"}]}' ;;
@@ -74,6 +74,8 @@ cat >"$policy" <<EOF
     { "name": "devices", "decision": "allow", "fs": { "paths": ["/dev/null", "/dev/urandom"], "rights": ["read", "write"] } },
     { "name": "tmp", "decision": "allow", "fs": { "paths": ["/tmp"], "rights": ["all"] } },
     { "name": "greet", "decision": "allow", "tool": { "name": "sh.greet" } },
+    { "name": "fetch", "decision": "allow",
+      "tool": { "name": "sh.fetch", "args": { "url": { "domain_in": ["docs.example"] } } } },
     { "name": "publish", "decision": "escalate", "description": "publishing needs a human",
       "tool": { "name": "sh.publish", "args": { "what": { "any": true } } } }
   ],
@@ -90,6 +92,8 @@ cat >"$WS/client.sh" <<'EOF'
     echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
     echo '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sh.greet","arguments":{}}}'
     echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sh.publish","arguments":{"what":"'"$1"'"}}}'
+    echo '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sh.fetch","arguments":{"url":"HTTPS://Docs.Example./guide"}}}'
+    echo '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sh.fetch","arguments":{"url":"https://docs.example@evil.example/"}}}'
 } | "$(dirname "$0")/cordon" mcp-bridge >"$(dirname "$0")/out.$1"
 echo "bridge exit $?"
 EOF
@@ -127,12 +131,15 @@ ok "  the session ended cleanly (rc=$rc)" test $rc -eq 0
 ok "  the allowed call was answered" answered approved 2 '"text":"done"'
 ok "  the approved call was answered by the server" answered approved 3 '"text":"done"'
 ok "  and reached it" grep -q '"what":"approved"' "$scratch/srv/calls"
+ok "a URL argument is judged by its canonical domain (case, trailing dot)" answered approved 4 '"text":"done"'
+ok "  a URL whose host is not what it seems (userinfo) is refused" answered approved 5 '"code":-32001'
+ok "  and never reached the server" sh -c "! grep -q evil.example '$scratch/srv/calls'"
 audit=$scratch/approved.jsonl
 ok "the proxy's records are in the session's log: the call held" \
     audited escalate sh publish "held for the session's approver"
 ok "  approved, with the approver" sh -c "grep '\"decision\":\"allow\"' '$audit' | grep '\"tool\":\"publish\"' | grep -q '\"approver\":\"socket: uid 0'"
 ok "  the allowed call" audited allow sh greet forwarded
-ok "  the results" sh -c "grep -c '\"what\":\"result\"' '$audit' | grep -qx 2"
+ok "  the results" sh -c "grep -c '\"what\":\"result\"' '$audit' | grep -qx 3"
 ok "  the agent's connect to its socket" sh -c "grep '\"tool\":\"connect\"' '$audit' | grep '\"decision\":\"allow\"' | grep -q '\"path\":\"/run/cordon-mcp/s'"
 ok "  and the log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$audit"
 ok "the socket is gone with the session" sh -c "! ls /run/cordon-mcp/ | grep -q '^s.*\.sock$'"
