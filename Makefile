@@ -240,7 +240,8 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
 FUZZ_HDR    := $(wildcard policy/*.h) userspace/util.h bpf/cordon.h
 FUZZ_POLICY := $(POLICY_SRC) userspace/util.c $(BUILD)/profiles.c
 .PHONY: fuzz
-fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz $(BUILD)/fuzz/jsonrpc_fuzz
+fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz $(BUILD)/fuzz/jsonrpc_fuzz \
+      $(BUILD)/fuzz/http_fuzz
 
 $(BUILD)/fuzz/policy_fuzz: tools/fuzz/policy_fuzz.c $(FUZZ_POLICY) $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
@@ -254,6 +255,12 @@ FUZZ_RPC := userspace/jsonrpc.c userspace/scrub.c
 $(BUILD)/fuzz/jsonrpc_fuzz: tools/fuzz/jsonrpc_fuzz.c $(FUZZ_RPC) userspace/jsonrpc.h userspace/scrub.h $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_RPC) -ljansson -lcrypto
+
+# The HTTP head parser is pure: no library to link.
+FUZZ_HTTP := userspace/http.c
+$(BUILD)/fuzz/http_fuzz: tools/fuzz/http_fuzz.c $(FUZZ_HTTP) userspace/http.h | $(BUILD)/fuzz/.dir
+	$(call msg,FUZZ,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_HTTP)
 
 # The policy evaluator benchmark (tools/bench/policy.sh) is an ordinary host
 # program, optimised like cordon itself; `all` builds it so `make bench` has it.

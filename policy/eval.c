@@ -953,9 +953,20 @@ static void eval(const struct policy *p, const struct pol_request *req,
 			free(h.name);
 		}
 		snprintf(what, sizeof(what), "connect to %s port %u", req->host, req->port);
-		finish(res, &c.a, what);
-		if (c.a.rule)
-			res->via = c.a.rule->net.via;
+		{
+			const struct pol_rule *net_rule = c.a.rule;
+
+			if (c.a.decision >= 0 && req->ev_server && req->ev_tool) {
+				eval_tool(&cs, req, req->ev_server, req->ev_tool, req->ev_args, true,
+					  res, &c.a);
+				if (c.a.rule != net_rule)
+					snprintf(what, sizeof(what), "%s.%s to %s port %u", req->ev_server,
+						 req->ev_tool, req->host, req->port);
+			}
+			finish(res, &c.a, what);
+			if (net_rule)
+				res->via = net_rule->net.via;
+		}
 		return;
 	}
 	case POL_OP_TOOL:

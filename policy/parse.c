@@ -1282,57 +1282,106 @@ int pol_protect_path(struct policy *p, const char *path)
 	return r ?: pol_index_add_protected(p, canon);
 }
 
-int pol_grant_path(struct policy *p, const char *rule, const char *path, uint32_t rights)
+/*
+ * A rule cordon adds after load (pol_grant_*): a zeroed slot at the end,
+ * named; NULL with *err set when the name is taken or memory is short.
+ */
+static struct pol_rule *grant_slot(struct policy *p, const char *name, int *err)
 {
-	char canon[PATH_MAX];
-	struct pol_rule *rules, *ru;
-	struct pol_index *old = p->idx;
-	int r = pol_canon_path(path, NULL, canon, sizeof(canon));
+	struct pol_rule *rules;
 
-	if (r < 0)
-		return r;
 	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].name && !strcmp(p->rules[i].name, rule))
-			return -EEXIST;
+		if (p->rules[i].name && !strcmp(p->rules[i].name, name)) {
+			*err = -EEXIST;
+			return NULL;
+		}
 	/* One spare slot stays at the end, as the parser leaves it. */
 	rules = realloc(p->rules, (p->n_rules + 2) * sizeof(*rules));
-	if (!rules)
-		return -ENOMEM;
-	p->rules = rules;
-	ru = &rules[p->n_rules];
-	memset(ru, 0, 2 * sizeof(*ru));
-	ru->name = strdup(rule);
-	ru->kind = POL_FS;
-	ru->decision = CORDON_ALLOW;
-	ru->id = (uint32_t)p->n_rules;
-	ru->fs.paths = calloc(2, sizeof(char *));
-	if (ru->fs.paths)
-		ru->fs.paths[0] = strdup(canon);
-	if (!ru->name || !ru->fs.paths || !ru->fs.paths[0]) {
-		free(ru->name);
-		if (ru->fs.paths)
-			free(ru->fs.paths[0]);
-		free(ru->fs.paths);
-		memset(ru, 0, sizeof(*ru));
-		return -ENOMEM;
+	if (!rules) {
+		*err = -ENOMEM;
+		return NULL;
 	}
-	ru->fs.n_paths = 1;
-	ru->fs.rights = rights;
-	p->n_rules++;
-	/* The index names rules by position: rebuilt for the new one. */
-	p->idx = NULL;
-	r = pol_index_build(p);
-	if (r < 0) {
-		p->idx = old;
-		p->n_rules--;
-		free(ru->name);
-		free(ru->fs.paths[0]);
-		free(ru->fs.paths);
+	p->rules = rules;
+	memset(&rules[p->n_rules], 0, 2 * sizeof(*rules));
+	rules[p->n_rules].id = (uint32_t)p->n_rules;
+	rules[p->n_rules].decision = CORDON_ALLOW;
+	rules[p->n_rules].name = strdup(name);
+	if (!rules[p->n_rules].name) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return &rules[p->n_rules];
+}
+
+/* Take the filled slot in: the index names rules by position, so it is rebuilt. */
+static int grant_commit(struct policy *p, struct pol_rule *ru, int err)
+{
+	struct pol_index *old = p->idx;
+
+	if (!err) {
+		p->n_rules++;
+		p->idx = NULL;
+		err = pol_index_build(p);
+		if (err < 0) {
+			p->idx = old;
+			p->n_rules--;
+		}
+	}
+	if (err < 0) {
+		free_rule(ru);
 		memset(ru, 0, sizeof(*ru));
-		return r;
+		return err;
 	}
 	pol_index_free(old);
 	return 0;
+}
+
+int pol_grant_path(struct policy *p, const char *rule, const char *path, uint32_t rights)
+{
+	char canon[PATH_MAX];
+	struct pol_rule *ru;
+	int r = pol_canon_path(path, NULL, canon, sizeof(canon));
+
+	if (r < 0 || !(ru = grant_slot(p, rule, &r)))
+		return r;
+	ru->kind = POL_FS;
+	ru->fs.paths = calloc(2, sizeof(char *));
+	if (ru->fs.paths && (ru->fs.paths[0] = strdup(canon)))
+		ru->fs.n_paths = 1;
+	ru->fs.rights = rights;
+	return grant_commit(p, ru, ru->fs.n_paths ? 0 : -ENOMEM);
+}
+
+int pol_grant_connect(struct policy *p, const char *rule, const char *addr, uint16_t port)
+{
+	struct pol_host h;
+	struct pol_rule *ru;
+	int r = pol_host_parse(addr, &h);
+
+	if (r < 0)
+		return r;
+	if (h.kind != POL_HOST_CIDR4 && h.kind != POL_HOST_CIDR6) {
+		free(h.name);
+		return -EINVAL;
+	}
+	if (!(ru = grant_slot(p, rule, &r))) {
+		free(h.name);
+		return r;
+	}
+	ru->kind = POL_NET;
+	ru->net.via = POL_VIA_DIRECT;
+	ru->net.via_set = true;
+	ru->net.hosts = calloc(1, sizeof(*ru->net.hosts));
+	ru->net.ports = calloc(1, sizeof(*ru->net.ports));
+	if (ru->net.hosts && ru->net.ports) {
+		ru->net.hosts[0] = h;
+		ru->net.n_hosts = 1;
+		ru->net.ports[0].lo = ru->net.ports[0].hi = port;
+		ru->net.n_ports = 1;
+		return grant_commit(p, ru, 0);
+	}
+	free(h.name);
+	return grant_commit(p, ru, -ENOMEM);
 }
 
 static void parse_root(struct pctx *c, json_t *root, struct policy *p)

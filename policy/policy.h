@@ -167,6 +167,8 @@ int pol_protect_path(struct policy *p, const char *path);
  * the invariants.  -EEXIST if a rule of that name exists.
  */
 int pol_grant_path(struct policy *p, const char *rule, const char *path, uint32_t rights);
+/* Allow a direct connect to one address (IP literal) and port: cordon's own proxies. */
+int pol_grant_connect(struct policy *p, const char *rule, const char *addr, uint16_t port);
 
 /* --- structural invariants (policy/invariants.c) -------------------------- */
 
@@ -292,6 +294,14 @@ struct pol_request {
 	const char *tool;
 	json_t *args;               /* tool: object (borrowed) */
 	const char *const *roots;   /* tool: server roots for relative paths, NULL-terminated */
+	/*
+	 * connect: what the connection carries, when a proxy can tell (the
+	 * egress broker's http.request {method, host, port, path}): tool rules
+	 * that match it join the decision like a lifted exec's (they can
+	 * escalate or deny, never allow what the net rules do not).
+	 */
+	const char *ev_server, *ev_tool;
+	json_t *ev_args;
 };
 
 struct pol_result {

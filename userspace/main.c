@@ -9,6 +9,7 @@
 #include "policy_cmd.h"
 #include "run.h"
 #include "mcp_proxy.h"
+#include "http_proxy.h"
 #include "util.h"
 
 #define CORDON_VERSION "0.1.0"
@@ -30,6 +31,7 @@ static const struct command commands[] = {
 	{ "audit", cmd_audit, "verify and show a session's tamper-evident audit log" },
 	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
 	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy" },
+	{ "http-proxy", cmd_http_proxy, "the egress broker: allowlisted hosts only, judged by policy" },
 };
 
 static void usage(FILE *f)

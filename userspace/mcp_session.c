@@ -114,7 +114,7 @@ int mcp_session_start(struct sup *s)
 {
 	char self[PATH_MAX], lfd[16], cfd[16];
 	const char *argv[48 + 2 * RUN_MAX_ENV];
-	int sp[2], n = 0, a, b;
+	int sp[2], n = 0;
 	ssize_t len;
 	json_t *ready = NULL;
 	int r;
@@ -126,19 +126,6 @@ int mcp_session_start(struct sup *s)
 		return r;
 	}
 	self[len] = '\0';
-	/* Above 2 and apart, so the child's dup2 to 3 and 4 cannot clobber them. */
-	a = fcntl(s->mcp_listen, F_DUPFD_CLOEXEC, 10);
-	b = fcntl(sp[1], F_DUPFD_CLOEXEC, 10);
-	close(sp[1]);
-	if (a < 0 || b < 0) {
-		r = -errno;
-		if (a >= 0)
-			close(a);
-		if (b >= 0)
-			close(b);
-		close(sp[0]);
-		return r;
-	}
 	snprintf(lfd, sizeof(lfd), "%d", 3);
 	snprintf(cfd, sizeof(cfd), "%d", 4);
 	argv[n++] = self;
@@ -164,25 +151,17 @@ int mcp_session_start(struct sup *s)
 		argv[n++] = s->opt->vars[i];
 	}
 	argv[n] = NULL;
-	s->mcp_pid = fork();
-	if (s->mcp_pid == 0) {
-		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	{
+		int fds[2] = { s->mcp_listen, sp[1] };
 
-		/* Dies with the supervisor; not signalled by the terminal's ^C. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		(void)setpgid(0, 0);
-		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(a, 3) < 0 ||
-		    dup2(b, 4) < 0)
-			_exit(125);
-		execv(self, (char *const *)argv);
-		_exit(125);
+		s->mcp_pid = spawn_helper(self, argv, fds, 2);
 	}
-	r = s->mcp_pid < 0 ? -errno : 0;
-	close(a);
-	close(b);
-	if (r < 0) {
+	close(sp[1]);
+	if (s->mcp_pid < 0) {
+		r = s->mcp_pid;
+		s->mcp_pid = 0;
 		close(sp[0]);
-		log_err("run: --mcp: fork: %s", strerror(-r));
+		log_err("run: --mcp: cannot start the MCP proxy: %s", strerror(-r));
 		return r;
 	}
 	s->mcp_chan = sp[0];

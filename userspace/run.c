@@ -611,6 +611,13 @@ static char **build_env(const struct sup *s)
 	PUT("CORDON_SESSION=%s", s->name);
 	if (s->mcp_path[0])
 		PUT("CORDON_MCP_SOCKET=%s", s->mcp_path);
+	if (s->egress_port) {
+		/* Both spellings: curl reads the lower case, others the upper. */
+		PUT("HTTPS_PROXY=http://127.0.0.1:%u", s->egress_port);
+		PUT("HTTP_PROXY=http://127.0.0.1:%u", s->egress_port);
+		PUT("https_proxy=http://127.0.0.1:%u", s->egress_port);
+		PUT("http_proxy=http://127.0.0.1:%u", s->egress_port);
+	}
 #undef PUT
 	env[n] = NULL;
 	return env;
@@ -1029,7 +1036,7 @@ int cmd_run(int argc, char **argv)
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1,
-			 .mcp_listen = -1, .mcp_chan = -1 };
+			 .mcp_listen = -1, .mcp_chan = -1, .egress_listen = -1 };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
 	pthread_t prep_thread, att_thread, seal_thread;
@@ -1092,6 +1099,9 @@ int cmd_run(int argc, char **argv)
 	/* The MCP socket exists before any rule is compiled: the floor keys its grant by inode. */
 	if (opt.mcp && mcp_session_listen(&s) < 0)
 		goto out;
+	/* So does the egress broker's port: the network floor's grant names it. */
+	if (egress_session_wanted(&s) && egress_session_listen(&s) < 0)
+		goto out;
 	/*
 	 * When the posture cache says this host has no BPF LSM, the fallback's
 	 * ruleset is started now, while the floor is opened (the cache is
@@ -1149,6 +1159,8 @@ int cmd_run(int argc, char **argv)
 	}
 	phase("watchdog started");
 	if (opt.mcp && mcp_session_start(&s) < 0)
+		goto out;
+	if (s.egress_port && egress_session_start(&s) < 0)
 		goto out;
 	if (setup_pty(&s, &slave) < 0) {
 		log_err("run: cannot create the agent's terminal: %m");
@@ -1250,6 +1262,7 @@ out:
 	restore_tty();
 	/* The proxy's last records go into the log before it is sealed. */
 	mcp_session_stop(&s);
+	egress_session_stop(&s);
 	phase("teardown starts");
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a

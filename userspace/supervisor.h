@@ -140,6 +140,10 @@ struct sup {
 	int mcp_chan;                   /* supervisor <-> proxy, or -1 */
 	pid_t mcp_pid;
 	void *mcp_in;                   /* struct linebuf of the channel */
+	/* The egress broker (egress_session.c). */
+	int egress_listen;
+	uint16_t egress_port;           /* on 127.0.0.1; 0: none */
+	pid_t egress_pid;
 };
 
 uint64_t sup_now_ms(void);
@@ -186,6 +190,12 @@ void mcp_session_input(struct sup *s);
 void mcp_session_decide(struct sup *s, uint64_t hold, bool allow, const char *why,
 			const char *approver);
 void mcp_session_stop(struct sup *s);
+
+/* egress_session.c: the session's egress broker. */
+bool egress_session_wanted(const struct sup *s);
+int egress_session_listen(struct sup *s);
+int egress_session_start(struct sup *s);
+void egress_session_stop(struct sup *s);
 
 /* Run a held or allowed operation: exec continue, connect emulation. */
 void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const char *why);

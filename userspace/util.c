@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -99,4 +101,43 @@ int unix_listen(const char *path, unsigned owner)
 		return -e;
 	}
 	return fd;
+}
+
+pid_t spawn_helper(const char *path, const char *const argv[], const int *fds, int n)
+{
+	int hi[8];
+	pid_t pid;
+	int e = 0;
+
+	if (n > (int)ARRAY_SIZE(hi))
+		return -E2BIG;
+	/* Above every target number first, so that no dup2 clobbers a source. */
+	for (int i = 0; i < n; i++) {
+		hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + n);
+		if (hi[i] < 0) {
+			e = -errno;
+			while (i--)
+				close(hi[i]);
+			return e;
+		}
+	}
+	pid = fork();
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		(void)setpgid(0, 0);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0)
+			_exit(125);
+		for (int i = 0; i < n; i++)
+			if (dup2(hi[i], 3 + i) < 0)
+				_exit(125);
+		execv(path, (char *const *)argv);
+		_exit(125);
+	}
+	if (pid < 0)
+		e = -errno;
+	for (int i = 0; i < n; i++)
+		close(hi[i]);
+	return pid < 0 ? e : pid;
 }

@@ -68,4 +68,13 @@ int write_file(const char *path, const char *s);
  */
 int unix_listen(const char *path, unsigned owner);
 
+/*
+ * Start one of cordon's own helpers (the MCP proxy, the egress broker) from
+ * the supervisor: `path` with `argv`, the descriptors fds[0..n) as 3, 4...,
+ * stdin and stdout on /dev/null, its own process group (the terminal's ^C
+ * is the supervisor's to forward), killed when the supervisor dies.  The
+ * pid, or -errno.
+ */
+pid_t spawn_helper(const char *path, const char *const argv[], const int *fds, int n);
+
 #endif /* CORDON_UTIL_H */

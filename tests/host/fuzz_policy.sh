@@ -1,9 +1,10 @@
 #!/bin/bash
-# The policy loader, evaluator and JSON position scanner under libFuzzer with
-# ASan and UBSan (tools/fuzz): each target runs its seed corpus, then fuzzes
-# for a bounded time with the language's dictionary.  Any crash, leak,
-# sanitizer report, timeout, or disagreement between pol_eval and
-# pol_eval_linear fails the test and leaves the input in the log.
+# The policy loader, evaluator and JSON position scanner, the MCP framing and
+# the HTTP head parser under libFuzzer with ASan and UBSan (tools/fuzz): each
+# target runs its seed corpus, then fuzzes for a bounded time with its
+# language's dictionary.  Any crash, leak, sanitizer report, timeout, or
+# broken invariant (pol_eval against pol_eval_linear, an HTTP head parsed
+# differently in pieces) fails the test and leaves the input in the log.
 set -u
 . "$(dirname "$0")/../lib.sh"
 
@@ -28,9 +29,15 @@ show_failure() {
     grep -m1 -A30 -E 'ERROR|runtime error|_fuzz: ' "$1" | sed 's/^/# /'
 }
 
-# fuzz NAME CORPUS...: replay the seeds, then fuzz a copy of them for $secs s.
+# fuzz [--dict FILE] NAME CORPUS...: replay the seeds, then fuzz a copy of
+# them for $secs s with the dictionary (the policy language's by default).
 fuzz() {
-    local name=$1 bin=$BUILD/fuzz/$1 work=$probe/$1 rc
+    local dict=$src/tools/fuzz/policy.dict name bin work rc
+    if [ "$1" = --dict ]; then
+        dict=$2
+        shift 2
+    fi
+    name=$1 bin=$BUILD/fuzz/$1 work=$probe/$1
     shift
     mkdir -p "$work/corpus" "$work/art"
     cp "$@" "$work/corpus/"
@@ -39,7 +46,7 @@ fuzz() {
     ok "$name: every seed runs clean (rc=$rc)" test "$rc" -eq 0
     [ "$rc" -eq 0 ] || show_failure "$work/replay.log"
     "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -dict="$src/tools/fuzz/policy.dict" -artifact_prefix="$work/art/" \
+        -dict="$dict" -artifact_prefix="$work/art/" \
         -print_final_stats=1 "$work/corpus" >"$work/fuzz.log" 2>&1
     rc=$?
     ok "$name: ${secs}s of fuzzing, no crash (rc=$rc)" test "$rc" -eq 0
@@ -58,4 +65,5 @@ fuzz() {
 fuzz policy_fuzz "$src"/tools/fuzz/corpus/policy/*
 fuzz jsonpos_fuzz "$src"/tools/fuzz/corpus/jsonpos/* "$src"/tools/fuzz/corpus/policy/*
 fuzz jsonrpc_fuzz "$src"/tools/fuzz/corpus/jsonrpc/*
+fuzz --dict "$src/tools/fuzz/http.dict" http_fuzz "$src"/tools/fuzz/corpus/http/*
 done_testing

@@ -1,0 +1,1230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A strict HTTP/1.1 head parser for the egress broker and the credential
+ * proxy (see http.h).  The agent on the other side is assumed hostile, and
+ * the proxy forwards what it accepts to a server that parses it again, so
+ * whatever two parsers could read differently is refused, never resolved.
+ *
+ * What this closes:
+ *  - Request smuggling through framing disagreement (CL.TE, TE.CL, TE.TE):
+ *    Content-Length together with Transfer-Encoding, more than one
+ *    Content-Length (even identical), a Content-Length that is not plain
+ *    digits, any coding but a lone "chunked", more than one
+ *    Transfer-Encoding field, and Transfer-Encoding in HTTP/1.0 are all
+ *    refused.  The chunked scanner takes chunk sizes only as bounded hex,
+ *    extensions only to their grammar, and every line only with CRLF, so
+ *    the body ends where every conforming parser says it ends.
+ *  - Header injection through obs-fold and bare CR or LF: a line that
+ *    begins with whitespace, a CR not followed by LF and an LF not preceded
+ *    by CR are refused, so no later parser can split the head into other
+ *    lines than this one did.  Whitespace before a field name's colon
+ *    ("Transfer-Encoding : chunked"), control bytes and NUL in values are
+ *    refused too.
+ *  - Host confusion between the request-target, the Host header and what
+ *    is later connected to: one Host header at most (and exactly one in
+ *    HTTP/1.1), equal to the target's authority in absolute- and
+ *    authority-form; userinfo, percent-encoding, zone ids and inet_aton's
+ *    other IPv4 spellings refused; the host comes out in one canonical
+ *    form (lower case, no trailing dot, IP literals as inet_ntop writes
+ *    them), which is what the policy must judge and the caller connect to.
+ *
+ * What it cannot close, and the caller must:
+ *  - slowloris and other slow senders: timeouts and budgets belong to
+ *    whoever reads the socket (this parser only bounds sizes);
+ *  - SNI: inside a CONNECT tunnel the TLS ClientHello may name another
+ *    host than the CONNECT target; the broker must compare them (and
+ *    verify the server's certificate against r->host when it originates
+ *    TLS itself);
+ *  - DNS: a permitted name may resolve to a forbidden address (rebinding);
+ *    the resolved address must be judged at connect time;
+ *  - hop-by-hop fields (Connection and what it names, Upgrade,
+ *    Proxy-Authorization, Keep-Alive, TE): this parser reports them but the
+ *    forwarder must strip them, or an "Upgrade: h2c" tunnels past it;
+ *  - the path as sent: percent-encoding and dot-segments are not decoded;
+ *  - a hostile upstream that sends a body where none may be (204, 304,
+ *    HEAD): http_response_body_mode says none, so such a connection must
+ *    not be reused.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http.h"
+
+static int fail(char *why, size_t whylen, int status, const char *msg)
+{
+	if (why && whylen)
+		snprintf(why, whylen, "%s", msg ? msg : "malformed");
+	return -status;
+}
+
+/* Byte classes, locale-free. */
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_alpha(unsigned char c)
+{
+	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+static bool is_xdigit(unsigned char c)
+{
+	return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+static bool is_tchar(unsigned char c)
+{
+	return is_digit(c) || is_alpha(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool is_ows(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* field-vchar, obs-text, SP or HTAB: anything but CTLs and DEL. */
+static bool is_field_byte(unsigned char c)
+{
+	return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
+
+static unsigned char lc(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+static bool ieq(const char *a, size_t n, const char *lit)
+{
+	if (n != strlen(lit))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (lc((unsigned char)a[i]) != lc((unsigned char)lit[i]))
+			return false;
+	return true;
+}
+
+static bool is_token(const char *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_tchar((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* --- authority ----------------------------------------------------------- */
+
+/* IPv4 in its one canonical spelling: four parts 0-255, no leading zeros. */
+static bool dotted_quad(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (int part = 0; part < 4; part++) {
+		size_t b = i;
+		unsigned v = 0;
+
+		if (part) {
+			if (i >= n || s[i] != '.')
+				return false;
+			b = ++i;
+		}
+		while (i < n && is_digit((unsigned char)s[i]) && i - b < 3)
+			v = v * 10 + (unsigned)(s[i++] - '0');
+		if (i == b || v > 255 || (i - b > 1 && s[b] == '0'))
+			return false;
+	}
+	return i == n;
+}
+
+/*
+ * A last label that inet_aton (and so getaddrinfo) would read as a number:
+ * decimal, or 0x and hex.  The WHATWG URL standard uses the same test.
+ */
+static bool numeric_label(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 2 && s[0] == '0' && (s[1] | 0x20) == 'x') {
+		for (i = 2; i < n; i++)
+			if (!is_xdigit((unsigned char)s[i]))
+				return false;
+		return true;
+	}
+	for (; i < n; i++)
+		if (!is_digit((unsigned char)s[i]))
+			return false;
+	return n > 0;
+}
+
+static int ipv6_literal(const char *s, size_t n, char *out, size_t outlen)
+{
+	char a[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+
+	if (n == 0 || n >= sizeof(a))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!is_xdigit((unsigned char)s[i]) && s[i] != ':' && s[i] != '.')
+			return -EINVAL;
+	memcpy(a, s, n);
+	a[n] = '\0';
+	if (inet_pton(AF_INET6, a, &a6) != 1)
+		return -EINVAL;
+	/* As policy/match.c does: a mapped address is the IPv4 one it reaches. */
+	if (IN6_IS_ADDR_V4MAPPED(&a6))
+		return inet_ntop(AF_INET, &a6.s6_addr[12], out, (socklen_t)outlen) ? 0 : -EINVAL;
+	return inet_ntop(AF_INET6, &a6, out, (socklen_t)outlen) ? 0 : -EINVAL;
+}
+
+static int reg_name(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t label = 0, last = 0;
+
+	if (n && s[n - 1] == '.')
+		n--;
+	if (n == 0 || n > 253 || n >= outlen)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '.') {
+			if (!label)
+				return -EINVAL;
+			label = 0;
+			last = i + 1;
+		} else if (is_alpha(c) || is_digit(c) || c == '-' || c == '_') {
+			if (++label > 63)
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+		out[i] = (char)lc(c);
+	}
+	out[n] = '\0';
+	if (!label)
+		return -EINVAL;
+	if (numeric_label(s + last, n - last) && !dotted_quad(s, n))
+		return -EINVAL;
+	return 0;
+}
+
+int http_parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t *port,
+			 uint16_t default_port)
+{
+	char out[256];
+	const char *p = NULL;   /* after a ':' that introduces a port */
+	size_t pn = 0, n;
+	unsigned long v = 0;
+	int rc;
+
+	if (!s || !len || !host || !port)
+		return -EINVAL;
+	/* Userinfo, percent-encoding and zone ids: no spelling of them is safe. */
+	if (memchr(s, '@', len) || memchr(s, '%', len))
+		return -EINVAL;
+	if (s[0] == '[') {
+		const char *rb = memchr(s, ']', len);
+
+		if (!rb)
+			return -EINVAL;
+		n = (size_t)(rb - s) - 1;
+		rc = ipv6_literal(s + 1, n, out, sizeof(out));
+		if (rc < 0)
+			return rc;
+		if (n + 2 < len) {
+			if (rb[1] != ':')
+				return -EINVAL;
+			p = rb + 2;
+			pn = len - n - 3;
+		}
+	} else {
+		const char *colon = memchr(s, ':', len);
+
+		n = colon ? (size_t)(colon - s) : len;
+		if (colon) {
+			p = colon + 1;
+			pn = len - n - 1;
+		}
+		rc = reg_name(s, n, out, sizeof(out));
+		if (rc < 0)
+			return rc;
+	}
+	if (p) {
+		/* "host:" and leading zeros are legal URI syntax; one spelling is safer. */
+		if (pn == 0 || pn > 5 || p[0] == '0')
+			return -EINVAL;
+		for (size_t i = 0; i < pn; i++) {
+			if (!is_digit((unsigned char)p[i]))
+				return -EINVAL;
+			v = v * 10 + (unsigned long)(p[i] - '0');
+		}
+		if (v > 65535)
+			return -EINVAL;
+	} else {
+		if (!default_port)
+			return -EINVAL;
+		v = default_port;
+	}
+	n = strlen(out);
+	if (n >= hostlen)
+		return -EINVAL;
+	memcpy(host, out, n + 1);
+	*port = (uint16_t)v;
+	return 0;
+}
+
+/* --- headers ------------------------------------------------------------- */
+
+const struct http_header *http_header_get(const struct http_header *h, size_t n,
+					  const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ieq(h[i].name, h[i].name_len, name))
+			return &h[i];
+	return NULL;
+}
+
+size_t http_header_count(const struct http_header *h, size_t n, const char *name)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += ieq(h[i].name, h[i].name_len, name);
+	return c;
+}
+
+/* The elements of a comma-separated list, each trimmed of OWS (may be empty). */
+struct list {
+	const char *p, *end;
+	bool done;
+};
+
+static void list_init(struct list *l, const struct http_header *h)
+{
+	l->p = h->value;
+	l->end = h->value + h->value_len;
+	l->done = false;
+}
+
+static bool list_next(struct list *l, const char **e, size_t *n)
+{
+	const char *s = l->p, *c;
+
+	if (l->done)
+		return false;
+	c = memchr(s, ',', (size_t)(l->end - s));
+	if (c) {
+		l->p = c + 1;
+	} else {
+		c = l->end;
+		l->done = true;
+	}
+	while (s < c && is_ows((unsigned char)*s))
+		s++;
+	while (c > s && is_ows((unsigned char)c[-1]))
+		c--;
+	*e = s;
+	*n = (size_t)(c - s);
+	return true;
+}
+
+/*
+ * The lines of a head.  Only the first HTTP_MAX_HEAD bytes are looked at,
+ * so a head that has not ended by then is 431 however much more arrived.
+ */
+struct lines {
+	const char *buf;
+	size_t len;             /* bytes available */
+	size_t win;             /* of which the head may use */
+	size_t pos;             /* where the next line begins */
+};
+
+/* 1: a line [*line, *line + *n) that ended in CRLF; 0: more bytes; -400 or -431 with *err. */
+static int next_line(struct lines *l, const char **line, size_t *n, const char **err)
+{
+	for (size_t i = l->pos; i < l->win; i++) {
+		char c = l->buf[i];
+
+		if (c == '\n') {
+			*err = "bare LF: every line must end in CRLF";
+			return -400;
+		}
+		if (c != '\r')
+			continue;
+		if (i + 1 == l->win)
+			break;
+		if (l->buf[i + 1] != '\n') {
+			*err = "bare CR in the head";
+			return -400;
+		}
+		*line = l->buf + l->pos;
+		*n = i - l->pos;
+		l->pos = i + 2;
+		return 1;
+	}
+	if (l->len >= HTTP_MAX_HEAD) {
+		*err = "head longer than 16384 bytes";
+		return -431;
+	}
+	return 0;
+}
+
+static const char *parse_field(const char *line, size_t n, struct http_header *h)
+{
+	size_t i, b, e;
+
+	if (is_ows((unsigned char)line[0]))
+		return "obs-fold: a field line begins with whitespace";
+	for (i = 0; i < n && line[i] != ':'; i++) {
+		if (is_ows((unsigned char)line[i]))
+			return "whitespace in a field name or before its colon";
+		if (!is_tchar((unsigned char)line[i]))
+			return "bad byte in a field name";
+	}
+	if (i == n)
+		return "field line without a colon";
+	if (i == 0)
+		return "empty field name";
+	for (b = i + 1; b < n; b++)
+		if (!is_field_byte((unsigned char)line[b]))
+			return "control byte in a field value";
+	b = i + 1;
+	e = n;
+	while (b < e && is_ows((unsigned char)line[b]))
+		b++;
+	while (e > b && is_ows((unsigned char)line[e - 1]))
+		e--;
+	h->name = line;
+	h->name_len = i;
+	h->value = line + b;
+	h->value_len = e - b;
+	return NULL;
+}
+
+/* Field lines up to the empty one: the head's length, 0 for more bytes, or -status. */
+static int read_fields(struct lines *l, struct http_header *h, size_t *nh, const char **err)
+{
+	const char *line;
+	size_t n;
+	int rc;
+
+	for (;;) {
+		rc = next_line(l, &line, &n, err);
+		if (rc <= 0)
+			return rc;
+		if (n == 0)
+			return (int)l->pos;
+		if (*nh == HTTP_MAX_HEADERS) {
+			*err = "more than 64 header fields";
+			return -431;
+		}
+		*err = parse_field(line, n, &h[*nh]);
+		if (*err)
+			return -400;
+		(*nh)++;
+	}
+}
+
+static bool parse_length(const struct http_header *h, int64_t *out)
+{
+	int64_t v = 0;
+
+	/* 15 digits: below 2^53, and far beyond any body worth forwarding. */
+	if (h->value_len == 0 || h->value_len > 15)
+		return false;
+	for (size_t i = 0; i < h->value_len; i++) {
+		if (!is_digit((unsigned char)h->value[i]))
+			return false;
+		v = v * 10 + (h->value[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* close / keep-alive from every Connection field; -400 for a non-token element. */
+static int connection(const struct http_header *h, size_t nh, bool *close, bool *keep_alive,
+		      const char **err)
+{
+	for (size_t i = 0; i < nh; i++) {
+		struct list l;
+		const char *e;
+		size_t n;
+
+		if (!ieq(h[i].name, h[i].name_len, "connection"))
+			continue;
+		list_init(&l, &h[i]);
+		while (list_next(&l, &e, &n)) {
+			if (n == 0)
+				continue;
+			if (!is_token(e, n)) {
+				*err = "bad Connection header";
+				return -400;
+			}
+			if (ieq(e, n, "close"))
+				*close = true;
+			else if (ieq(e, n, "keep-alive"))
+				*keep_alive = true;
+		}
+	}
+	return 0;
+}
+
+/* --- requests ------------------------------------------------------------ */
+
+static int parse_target(struct http_request *r, size_t n, const char **err)
+{
+	const char *t = r->target;
+	size_t s, a, e;
+	uint16_t dport;
+
+	if (!strcmp(r->method, "CONNECT")) {
+		r->form = HTTP_AUTHORITY_FORM;
+		if (http_parse_authority(t, n, r->host, sizeof(r->host), &r->port, 0) < 0) {
+			*err = "CONNECT needs a host:port target";
+			return -400;
+		}
+		return 0;
+	}
+	if (n == 1 && t[0] == '*') {
+		if (strcmp(r->method, "OPTIONS")) {
+			*err = "asterisk-form is only for OPTIONS";
+			return -400;
+		}
+		r->form = HTTP_ASTERISK_FORM;
+		return 0;
+	}
+	if (t[0] == '/') {
+		r->form = HTTP_ORIGIN_FORM;
+		memcpy(r->path, t, n + 1);
+		return 0;
+	}
+	for (s = 0; s < n && t[s] != ':'; s++) {
+		unsigned char c = (unsigned char)t[s];
+
+		if (!is_alpha(c) && (!s || (!is_digit(c) && c != '+' && c != '-' && c != '.')))
+			break;
+	}
+	if (s == 0 || s == n || t[s] != ':') {
+		*err = "request-target is not in origin, absolute, authority or asterisk form";
+		return -400;
+	}
+	if (n - s < 3 || t[s + 1] != '/' || t[s + 2] != '/') {
+		*err = is_digit((unsigned char)t[s + 1]) ? "authority-form is only for CONNECT"
+							   : "absolute-form target without '//'";
+		return -400;
+	}
+	if (ieq(t, s, "http")) {
+		strcpy(r->scheme, "http");
+		dport = 80;
+	} else if (ieq(t, s, "https")) {
+		strcpy(r->scheme, "https");
+		dport = 443;
+	} else {
+		*err = "scheme is neither http nor https";
+		return -400;
+	}
+	a = s + 3;
+	for (e = a; e < n && t[e] != '/' && t[e] != '?'; e++)
+		;
+	if (http_parse_authority(t + a, e - a, r->host, sizeof(r->host), &r->port, dport) < 0) {
+		*err = "bad authority in the request-target";
+		return -400;
+	}
+	r->form = HTTP_ABSOLUTE_FORM;
+	if (e == n)
+		strcpy(r->path, "/");
+	else
+		snprintf(r->path, sizeof(r->path), "%s%s", t[e] == '?' ? "/" : "", t + e);
+	return 0;
+}
+
+#define METHOD_MAX (sizeof(((struct http_request *)0)->method) - 1)
+#define TARGET_MAX (sizeof(((struct http_request *)0)->target) - 1)
+
+/*
+ * The method and the request-target, byte by byte, so that the start of a
+ * request line is refused for exactly what the whole line would be (a
+ * 20 KiB target is 414 at its 8192nd byte, not 431 at the head's limit).
+ * 0: both and the SP after the target seen (*m the method's length, [*t0,
+ * *t1) the target); 1: the bytes ran out first; <0: -status.
+ */
+static int method_target(const char *line, size_t n, size_t *m, size_t *t0, size_t *t1,
+			 const char **err)
+{
+	size_t i, t;
+
+	for (i = 0; i < n && line[i] != ' '; i++) {
+		if (!is_tchar((unsigned char)line[i])) {
+			*err = "bad byte in the method";
+			return -400;
+		}
+		if (i == METHOD_MAX) {
+			*err = "method not implemented";
+			return -501;
+		}
+	}
+	if (i == n)
+		return 1;
+	if (i == 0) {
+		*err = "empty method";
+		return -400;
+	}
+	*m = i;
+	for (t = ++i; i < n && line[i] != ' '; i++) {
+		unsigned char c = (unsigned char)line[i];
+
+		if (c < 0x21 || c > 0x7e) {
+			*err = "bad byte in the request-target";
+			return -400;
+		}
+		if (c == '#') {
+			*err = "fragment in the request-target";
+			return -400;
+		}
+		if (i - t == TARGET_MAX) {
+			*err = "request-target too long";
+			return -414;
+		}
+	}
+	if (i == n)
+		return 1;
+	if (i == t) {
+		*err = "empty request-target";
+		return -400;
+	}
+	*t0 = t;
+	*t1 = i;
+	return 0;
+}
+
+static int request_line(struct http_request *r, const char *line, size_t n, const char **err)
+{
+	size_t m = 0, t0 = 0, t1 = 0, vn;
+	const char *v;
+	int rc;
+
+	rc = method_target(line, n, &m, &t0, &t1, err);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		*err = m ? "request line without a version" : "request line without a target";
+		return -400;
+	}
+	v = line + t1 + 1;
+	vn = n - t1 - 1;
+	if (vn == 8 && !memcmp(v, "HTTP/1.", 7) && (v[7] == '0' || v[7] == '1')) {
+		r->minor = v[7] - '0';
+	} else if (vn == 8 && !memcmp(v, "HTTP/", 5) && is_digit((unsigned char)v[5]) &&
+		   v[6] == '.' && is_digit((unsigned char)v[7])) {
+		*err = "HTTP version not supported";
+		return -505;
+	} else {
+		*err = "bad HTTP version";
+		return -400;
+	}
+	memcpy(r->method, line, m);
+	r->method[m] = '\0';
+	memcpy(r->target, line + t0, t1 - t0);
+	r->target[t1 - t0] = '\0';
+	return parse_target(r, t1 - t0, err);
+}
+
+/*
+ * A request line not yet ended (or ended badly): what its bytes so far, up
+ * to the first CR or LF, already refuse.  0 when nothing yet.
+ */
+static int request_line_start(const struct lines *l, const char **err)
+{
+	size_t e = l->pos, m, t0, t1;
+	int rc;
+
+	while (e < l->win && l->buf[e] != '\r' && l->buf[e] != '\n')
+		e++;
+	rc = method_target(l->buf + l->pos, e - l->pos, &m, &t0, &t1, err);
+	return rc < 0 ? rc : 0;
+}
+
+static int host_header(struct http_request *r, const char **err)
+{
+	size_t n = http_header_count(r->headers, r->n_headers, "host");
+	const struct http_header *h = http_header_get(r->headers, r->n_headers, "host");
+	char host[sizeof(r->host)];
+	uint16_t port, dport;
+
+	if (n > 1) {
+		*err = "more than one Host header";
+		return -400;
+	}
+	if (n == 0) {
+		if (r->minor == 1) {
+			*err = "HTTP/1.1 request without a Host header";
+			return -400;
+		}
+		if (r->form == HTTP_ORIGIN_FORM || r->form == HTTP_ASTERISK_FORM)
+			r->port = 80;
+		return 0;
+	}
+	if (h->value_len >= sizeof(r->host_header)) {
+		*err = "Host header too long";
+		return -400;
+	}
+	memcpy(r->host_header, h->value, h->value_len);
+	r->host_header[h->value_len] = '\0';
+	r->has_host = true;
+	/*
+	 * A Host without a port means the scheme's default.  CONNECT has no
+	 * scheme: there "Host: h" stands for the target's own port, since
+	 * clients send both spellings and neither is ambiguous.
+	 */
+	if (r->form == HTTP_ABSOLUTE_FORM)
+		dport = strcmp(r->scheme, "https") ? 80 : 443;
+	else if (r->form == HTTP_AUTHORITY_FORM)
+		dport = r->port;
+	else
+		dport = 80;
+	if (http_parse_authority(h->value, h->value_len, host, sizeof(host), &port, dport) < 0) {
+		*err = "bad Host header";
+		return -400;
+	}
+	if (r->form == HTTP_ABSOLUTE_FORM) {
+		if (strcmp(host, r->host) || port != r->port) {
+			*err = "Host header does not match the request-target";
+			return -400;
+		}
+		return 0;
+	}
+	/*
+	 * CONNECT: the target alone is judged and dialled, and the Host field
+	 * goes nowhere (node sends the proxy's own address there): only its
+	 * syntax is checked.  The tunnel's TLS server name is held to the
+	 * target by the broker.
+	 */
+	if (r->form == HTTP_AUTHORITY_FORM)
+		return 0;
+	memcpy(r->host, host, sizeof(host));
+	r->port = port;
+	return 0;
+}
+
+/* A request's Transfer-Encoding: exactly "chunked". */
+static int request_coding(const struct http_header *h, const char **err)
+{
+	struct list l;
+	const char *e;
+	size_t n, count = 0;
+	bool unknown = false;
+
+	list_init(&l, h);
+	while (list_next(&l, &e, &n)) {
+		if (!is_token(e, n)) {
+			*err = "bad Transfer-Encoding";
+			return -400;
+		}
+		unknown |= !ieq(e, n, "chunked");
+		count++;
+	}
+	if (unknown) {
+		*err = "transfer-coding not implemented (only chunked)";
+		return -501;
+	}
+	if (count > 1) {
+		*err = "chunked applied more than once";
+		return -400;
+	}
+	return 0;
+}
+
+static int request_fields(struct http_request *r, const char **err)
+{
+	const struct http_header *h = r->headers, *cl, *te;
+	size_t nh = r->n_headers, ncl, nte;
+	bool keep_alive = false, expect = false;
+	int rc;
+
+	rc = host_header(r, err);
+	if (rc < 0)
+		return rc;
+
+	ncl = http_header_count(h, nh, "content-length");
+	cl = http_header_get(h, nh, "content-length");
+	nte = http_header_count(h, nh, "transfer-encoding");
+	te = http_header_get(h, nh, "transfer-encoding");
+	if (ncl > 1) {
+		*err = "more than one Content-Length";
+		return -400;
+	}
+	if (cl && !parse_length(cl, &r->content_length)) {
+		*err = "bad Content-Length";
+		return -400;
+	}
+	if (te && cl) {
+		*err = "both Transfer-Encoding and Content-Length";
+		return -400;
+	}
+	if (nte > 1) {
+		*err = "more than one Transfer-Encoding field";
+		return -400;
+	}
+	if (te && r->minor == 0) {
+		*err = "Transfer-Encoding in an HTTP/1.0 request";
+		return -400;
+	}
+	if (te) {
+		rc = request_coding(te, err);
+		if (rc < 0)
+			return rc;
+		r->chunked = true;
+	}
+	if (r->form == HTTP_AUTHORITY_FORM && (r->chunked || r->content_length > 0)) {
+		*err = "CONNECT with a body";
+		return -400;
+	}
+
+	rc = connection(h, nh, &r->close, &keep_alive, err);
+	if (rc < 0)
+		return rc;
+	if (r->minor == 0 && !keep_alive)
+		r->close = true;
+
+	for (size_t i = 0; i < nh; i++) {
+		if (!ieq(h[i].name, h[i].name_len, "expect"))
+			continue;
+		if (!ieq(h[i].value, h[i].value_len, "100-continue")) {
+			*err = "unsupported expectation";
+			return -417;
+		}
+		expect = true;
+	}
+	r->expect_continue = expect && r->minor == 1;
+	return 0;
+}
+
+int http_parse_request(const char *buf, size_t len, struct http_request *r, char *why,
+		       size_t whylen)
+{
+	struct lines l = { buf, len, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD, 0 };
+	const char *line, *err = NULL;
+	size_t n;
+	int rc, head;
+
+	memset(r, 0, sizeof(*r));
+	r->content_length = -1;
+	if (why && whylen)
+		why[0] = '\0';
+	/* RFC 9112 2.2: a few empty lines may precede the request line (a CRLF after a body). */
+	for (int skipped = 0;; skipped++) {
+		rc = next_line(&l, &line, &n, &err);
+		if (rc <= 0) {
+			/* A bad method or target is refused before the line ends. */
+			const char *early = NULL;
+			int e = request_line_start(&l, &early);
+
+			if (e < 0) {
+				rc = e;
+				err = early;
+			}
+			goto out;
+		}
+		if (n)
+			break;
+		if (skipped == HTTP_MAX_LEADING_CRLF) {
+			err = "empty lines before the request line";
+			rc = -400;
+			goto out;
+		}
+	}
+	rc = request_line(r, line, n, &err);
+	if (rc < 0)
+		goto out;
+	rc = read_fields(&l, r->headers, &r->n_headers, &err);
+	if (rc <= 0)
+		goto out;
+	head = rc;
+	rc = request_fields(r, &err);
+	if (rc == 0)
+		return head;
+out:
+	return rc < 0 ? fail(why, whylen, -rc, err) : 0;
+}
+
+/* --- responses ----------------------------------------------------------- */
+
+/* HTTP/1.x SP 3DIGIT [SP reason]: tolerant only of an absent SP before an empty reason. */
+static const char *status_line(struct http_response *r, const char *line, size_t n)
+{
+	size_t i, o = 0;
+
+	if (n < 12 || memcmp(line, "HTTP/1.", 7) || (line[7] != '0' && line[7] != '1') ||
+	    line[8] != ' ')
+		return "bad status line";
+	r->minor = line[7] - '0';
+	for (i = 9; i < 12; i++) {
+		if (!is_digit((unsigned char)line[i]))
+			return "bad status code";
+		r->status = r->status * 10 + (line[i] - '0');
+	}
+	if (r->status < 100 || r->status > 599)
+		return "bad status code";
+	if (n == 12)
+		return NULL;
+	if (line[12] != ' ')
+		return "bad status line";
+	for (i = 13; i < n; i++) {
+		if (!is_field_byte((unsigned char)line[i]))
+			return "control byte in the reason phrase";
+		if (o < sizeof(r->reason) - 1)
+			r->reason[o++] = line[i];
+	}
+	r->reason[o] = '\0';
+	return NULL;
+}
+
+/* A response's Transfer-Encoding: codings that end in one "chunked", which frames it. */
+static const char *response_coding(const struct http_header *h)
+{
+	struct list l;
+	const char *e;
+	size_t n, chunked = 0;
+	bool last = false;
+
+	list_init(&l, h);
+	while (list_next(&l, &e, &n)) {
+		if (!is_token(e, n))
+			return "bad Transfer-Encoding";
+		last = ieq(e, n, "chunked");
+		chunked += last;
+	}
+	if (!last || chunked != 1)
+		return "Transfer-Encoding does not end in a single chunked";
+	return NULL;
+}
+
+static const char *response_fields(struct http_response *r)
+{
+	const struct http_header *h = r->headers, *te;
+	size_t nh = r->n_headers;
+	bool keep_alive = false;
+	const char *err = NULL;
+
+	for (size_t i = 0; i < nh; i++) {
+		int64_t v;
+
+		if (!ieq(h[i].name, h[i].name_len, "content-length"))
+			continue;
+		if (!parse_length(&h[i], &v))
+			return "bad Content-Length";
+		/* RFC 9110 8.6: identical repeats may be accepted; differing ones never. */
+		if (r->content_length >= 0 && v != r->content_length)
+			return "Content-Length values differ";
+		r->content_length = v;
+	}
+	te = http_header_get(h, nh, "transfer-encoding");
+	if (te && r->content_length >= 0)
+		return "both Transfer-Encoding and Content-Length";
+	if (http_header_count(h, nh, "transfer-encoding") > 1)
+		return "more than one Transfer-Encoding field";
+	if (te && r->minor == 0)
+		return "Transfer-Encoding in an HTTP/1.0 response";
+	if (te) {
+		err = response_coding(te);
+		if (err)
+			return err;
+		r->chunked = true;
+	}
+	if (connection(h, nh, &r->close, &keep_alive, &err) < 0)
+		return err;
+	if (r->minor == 0 && !keep_alive)
+		r->close = true;
+	return NULL;
+}
+
+int http_parse_response(const char *buf, size_t len, struct http_response *r, char *why,
+			size_t whylen)
+{
+	struct lines l = { buf, len, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD, 0 };
+	const char *line, *err = NULL;
+	size_t n;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->content_length = -1;
+	if (why && whylen)
+		why[0] = '\0';
+	rc = next_line(&l, &line, &n, &err);
+	if (rc <= 0)
+		goto out;
+	err = status_line(r, line, n);
+	if (err) {
+		rc = -502;
+		goto out;
+	}
+	rc = read_fields(&l, r->headers, &r->n_headers, &err);
+	if (rc <= 0)
+		goto out;
+	err = response_fields(r);
+	if (!err)
+		return rc;
+	rc = -502;
+out:
+	/* Whatever is wrong with an upstream's head, the client is told 502. */
+	return rc < 0 ? fail(why, whylen, 502, err) : 0;
+}
+
+int http_response_body_mode(const struct http_response *r, const char *request_method)
+{
+	const char *m = request_method ? request_method : "";
+
+	if (!strcmp(m, "HEAD") || (r->status >= 100 && r->status < 200) || r->status == 204 ||
+	    r->status == 304)
+		return HTTP_BODY_NONE;
+	if (!strcmp(m, "CONNECT") && r->status >= 200 && r->status < 300)
+		return HTTP_BODY_NONE;
+	if (r->chunked)
+		return HTTP_BODY_CHUNKED;
+	if (r->content_length >= 0)
+		return HTTP_BODY_LENGTH;
+	return HTTP_BODY_CLOSE;
+}
+
+/* --- chunked bodies ------------------------------------------------------ */
+
+/*
+ * RFC 9112 7.1:
+ *   chunk-size [ chunk-ext ] CRLF chunk-data CRLF ... last-chunk trailer-section CRLF
+ *   chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+ * The states up to CH_EXT_QEND are inside a chunk-size line.
+ */
+enum {
+	CH_SIZE,                /* hex digits */
+	CH_BWS,                 /* whitespace after the size or an extension: ';' next */
+	CH_EXT_NAME0,           /* after ';': whitespace, then a name */
+	CH_EXT_NAME,
+	CH_EXT_NAME_BWS,        /* whitespace after a name: '=' or ';' next */
+	CH_EXT_VAL0,            /* after '=': whitespace, then a token or a quoted-string */
+	CH_EXT_TOKEN,
+	CH_EXT_QUOTED,
+	CH_EXT_QPAIR,
+	CH_EXT_QEND,            /* after the closing quote */
+	CH_SIZE_LF,
+	CH_DATA,
+	CH_DATA_CR,
+	CH_DATA_LF,
+	CH_TR_LINE,             /* a trailer line begins, or the final CRLF */
+	CH_TR_NAME,
+	CH_TR_VALUE,
+	CH_TR_LF,
+	CH_END_LF,
+	CH_DONE,
+	CH_ERROR,
+};
+
+void http_chunked_init(struct http_chunked *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->state = CH_SIZE;
+}
+
+/* Framing and routing fields in a trailer would mean something to a server that merges trailers. */
+static bool forbidden_trailer(const struct http_chunked *c)
+{
+	static const char *const names[] = { "content-length", "transfer-encoding", "host" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (c->name_len == strlen(names[i]) && !memcmp(c->name, names[i], c->name_len))
+			return true;
+	return false;
+}
+
+/* The state after a byte that may end a chunk-size line element (token, quote, size). */
+static int ext_next(unsigned char b)
+{
+	if (is_ows(b))
+		return CH_BWS;
+	if (b == ';')
+		return CH_EXT_NAME0;
+	if (b == '\r')
+		return CH_SIZE_LF;
+	return CH_ERROR;
+}
+
+ssize_t http_chunked_scan(struct http_chunked *c, const char *buf, size_t len)
+{
+	size_t i = 0;
+
+	if (c->state == CH_ERROR)
+		return -400;
+	if (c->state == CH_DONE)
+		return 0;
+	while (i < len) {
+		unsigned char b = (unsigned char)buf[i];
+		int s = c->state;
+
+		if (s == CH_DATA) {
+			size_t n = len - i < c->left ? len - i : (size_t)c->left;
+
+			i += n;
+			c->left -= n;
+			if (!c->left)
+				c->state = CH_DATA_CR;
+			continue;
+		}
+		i++;
+		if (s <= CH_EXT_QEND && b != '\r' && ++c->line > HTTP_MAX_CHUNK_LINE)
+			goto bad;
+		if (s >= CH_TR_LINE && s <= CH_END_LF && ++c->trailer > HTTP_MAX_HEAD)
+			goto bad;
+		switch (s) {
+		case CH_SIZE:
+			if (is_xdigit(b)) {
+				if (++c->digits > 16)
+					goto bad;
+				c->size = c->size * 16 +
+					  (uint64_t)(is_digit(b) ? b - '0' : (b | 0x20) - 'a' + 10);
+				if (c->size >= (uint64_t)1 << 40)
+					goto bad;
+				break;
+			}
+			if (!c->digits)
+				goto bad;
+			c->state = ext_next(b);
+			break;
+		case CH_BWS:
+			if (b == ';')
+				c->state = CH_EXT_NAME0;
+			else if (!is_ows(b))
+				goto bad;
+			break;
+		case CH_EXT_NAME0:
+			if (is_tchar(b))
+				c->state = CH_EXT_NAME;
+			else if (!is_ows(b))
+				goto bad;
+			break;
+		case CH_EXT_NAME:
+			if (is_tchar(b))
+				break;
+			if (b == '=')
+				c->state = CH_EXT_VAL0;
+			else if (is_ows(b))
+				c->state = CH_EXT_NAME_BWS;
+			else
+				c->state = ext_next(b);
+			break;
+		case CH_EXT_NAME_BWS:
+			if (b == '=')
+				c->state = CH_EXT_VAL0;
+			else if (b == ';')
+				c->state = CH_EXT_NAME0;
+			else if (!is_ows(b))
+				goto bad;
+			break;
+		case CH_EXT_VAL0:
+			if (is_tchar(b))
+				c->state = CH_EXT_TOKEN;
+			else if (b == '"')
+				c->state = CH_EXT_QUOTED;
+			else if (!is_ows(b))
+				goto bad;
+			break;
+		case CH_EXT_TOKEN:
+			if (!is_tchar(b))
+				c->state = ext_next(b);
+			break;
+		case CH_EXT_QUOTED:
+			/* qdtext: HTAB, SP, VCHAR but '"' and '\', obs-text. */
+			if (b == '"')
+				c->state = CH_EXT_QEND;
+			else if (b == '\\')
+				c->state = CH_EXT_QPAIR;
+			else if (!is_field_byte(b))
+				goto bad;
+			break;
+		case CH_EXT_QPAIR:
+			if (!is_field_byte(b))
+				goto bad;
+			c->state = CH_EXT_QUOTED;
+			break;
+		case CH_EXT_QEND:
+			c->state = ext_next(b);
+			break;
+		case CH_SIZE_LF:
+			if (b != '\n')
+				goto bad;
+			if (c->size) {
+				c->left = c->size;
+				c->state = CH_DATA;
+			} else {
+				c->state = CH_TR_LINE;
+			}
+			c->size = 0;
+			c->digits = 0;
+			c->line = 0;
+			break;
+		case CH_DATA_CR:
+			if (b != '\r')
+				goto bad;
+			c->state = CH_DATA_LF;
+			break;
+		case CH_DATA_LF:
+			if (b != '\n')
+				goto bad;
+			c->state = CH_SIZE;
+			break;
+		case CH_TR_LINE:
+			if (b == '\r') {
+				c->state = CH_END_LF;
+				break;
+			}
+			/* Whitespace here would be obs-fold; ':' an empty name. */
+			if (!is_tchar(b))
+				goto bad;
+			c->name_len = 0;
+			c->state = CH_TR_NAME;
+			/* fall through */
+		case CH_TR_NAME:
+			if (b == ':') {
+				if (forbidden_trailer(c))
+					goto bad;
+				c->state = CH_TR_VALUE;
+				break;
+			}
+			if (!is_tchar(b))
+				goto bad;
+			if (c->name_len < sizeof(c->name))
+				c->name[c->name_len] = (char)lc(b);
+			c->name_len++;
+			break;
+		case CH_TR_VALUE:
+			if (b == '\r')
+				c->state = CH_TR_LF;
+			else if (!is_field_byte(b))
+				goto bad;
+			break;
+		case CH_TR_LF:
+			if (b != '\n')
+				goto bad;
+			c->state = CH_TR_LINE;
+			break;
+		case CH_END_LF:
+			if (b != '\n')
+				goto bad;
+			c->state = CH_DONE;
+			c->done = true;
+			return (ssize_t)i;
+		default:
+			goto bad;
+		}
+		if (c->state == CH_ERROR)
+			goto bad;
+	}
+	return (ssize_t)i;
+bad:
+	c->state = CH_ERROR;
+	return -400;
+}
