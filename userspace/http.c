@@ -22,13 +22,18 @@
  *    refused too.
  *  - Host confusion between the request-target, the Host header and what
  *    is later connected to: one Host header at most (and exactly one in
- *    HTTP/1.1), equal to the target's authority in absolute- and
- *    authority-form; userinfo, percent-encoding, zone ids and inet_aton's
+ *    HTTP/1.1), equal to the target's authority in absolute-form (on
+ *    CONNECT only well formed: the target alone is judged and dialled);
+ *    userinfo, percent-encoding, zone ids and inet_aton's
  *    other IPv4 spellings refused; the host comes out in one canonical
  *    form (lower case, no trailing dot, IP literals as inet_ntop writes
  *    them), which is what the policy must judge and the caller connect to.
  *
  * What it cannot close, and the caller must:
+ *  - the body and what follows it: smuggling stays closed only if the
+ *    caller forwards exactly content_length bytes (or what
+ *    http_chunked_scan says belongs to the message) and reads whatever
+ *    comes next as a new head, or closes;
  *  - slowloris and other slow senders: timeouts and budgets belong to
  *    whoever reads the socket (this parser only bounds sizes);
  *  - SNI: inside a CONNECT tunnel the TLS ClientHello may name another
@@ -54,10 +59,15 @@
 
 #include "http.h"
 
-static int fail(char *why, size_t whylen, int status, const char *msg)
+/* The reason, naming the head's line (1 = the start line) when one line is to blame. */
+static int fail(char *why, size_t whylen, int status, unsigned line, const char *msg)
 {
-	if (why && whylen)
-		snprintf(why, whylen, "%s", msg ? msg : "malformed");
+	if (!msg)
+		msg = "malformed";
+	if (why && whylen && line)
+		snprintf(why, whylen, "line %u: %s", line, msg);
+	else if (why && whylen)
+		snprintf(why, whylen, "%s", msg);
 	return -status;
 }
 
@@ -343,6 +353,8 @@ struct lines {
 	size_t len;             /* bytes available */
 	size_t win;             /* of which the head may use */
 	size_t pos;             /* where the next line begins */
+	unsigned no;            /* lines returned */
+	unsigned bad;           /* the line a refusal is about, 0 if not one line's */
 };
 
 /* 1: a line [*line, *line + *n) that ended in CRLF; 0: more bytes; -400 or -431 with *err. */
@@ -353,6 +365,7 @@ static int next_line(struct lines *l, const char **line, size_t *n, const char *
 
 		if (c == '\n') {
 			*err = "bare LF: every line must end in CRLF";
+			l->bad = l->no + 1;
 			return -400;
 		}
 		if (c != '\r')
@@ -361,11 +374,13 @@ static int next_line(struct lines *l, const char **line, size_t *n, const char *
 			break;
 		if (l->buf[i + 1] != '\n') {
 			*err = "bare CR in the head";
+			l->bad = l->no + 1;
 			return -400;
 		}
 		*line = l->buf + l->pos;
 		*n = i - l->pos;
 		l->pos = i + 2;
+		l->no++;
 		return 1;
 	}
 	if (l->len >= HTTP_MAX_HEAD) {
@@ -425,8 +440,10 @@ static int read_fields(struct lines *l, struct http_header *h, size_t *nh, const
 			return -431;
 		}
 		*err = parse_field(line, n, &h[*nh]);
-		if (*err)
+		if (*err) {
+			l->bad = l->no;
 			return -400;
+		}
 		(*nh)++;
 	}
 }
@@ -530,8 +547,9 @@ static int parse_target(struct http_request *r, size_t n, const char **err)
 		return -400;
 	}
 	a = s + 3;
-	for (e = a; e < n && t[e] != '/' && t[e] != '?'; e++)
-		;
+	e = a;
+	while (e < n && t[e] != '/' && t[e] != '?')
+		e++;
 	if (http_parse_authority(t + a, e - a, r->host, sizeof(r->host), &r->port, dport) < 0) {
 		*err = "bad authority in the request-target";
 		return -400;
@@ -808,11 +826,12 @@ static int request_fields(struct http_request *r, const char **err)
 int http_parse_request(const char *buf, size_t len, struct http_request *r, char *why,
 		       size_t whylen)
 {
-	struct lines l = { buf, len, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD, 0 };
+	struct lines l = { .buf = buf, .len = len };
 	const char *line, *err = NULL;
 	size_t n;
 	int rc, head;
 
+	l.win = len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD;
 	memset(r, 0, sizeof(*r));
 	r->content_length = -1;
 	if (why && whylen)
@@ -828,6 +847,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 			if (e < 0) {
 				rc = e;
 				err = early;
+				l.bad = l.no + 1;
 			}
 			goto out;
 		}
@@ -835,13 +855,16 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 			break;
 		if (skipped == HTTP_MAX_LEADING_CRLF) {
 			err = "empty lines before the request line";
+			l.bad = l.no;
 			rc = -400;
 			goto out;
 		}
 	}
 	rc = request_line(r, line, n, &err);
-	if (rc < 0)
+	if (rc < 0) {
+		l.bad = l.no;
 		goto out;
+	}
 	rc = read_fields(&l, r->headers, &r->n_headers, &err);
 	if (rc <= 0)
 		goto out;
@@ -850,7 +873,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 	if (rc == 0)
 		return head;
 out:
-	return rc < 0 ? fail(why, whylen, -rc, err) : 0;
+	return rc < 0 ? fail(why, whylen, -rc, l.bad, err) : 0;
 }
 
 /* --- responses ----------------------------------------------------------- */
@@ -947,11 +970,12 @@ static const char *response_fields(struct http_response *r)
 int http_parse_response(const char *buf, size_t len, struct http_response *r, char *why,
 			size_t whylen)
 {
-	struct lines l = { buf, len, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD, 0 };
+	struct lines l = { .buf = buf, .len = len };
 	const char *line, *err = NULL;
 	size_t n;
 	int rc;
 
+	l.win = len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD;
 	memset(r, 0, sizeof(*r));
 	r->content_length = -1;
 	if (why && whylen)
@@ -961,6 +985,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, ch
 		goto out;
 	err = status_line(r, line, n);
 	if (err) {
+		l.bad = 1;
 		rc = -502;
 		goto out;
 	}
@@ -973,7 +998,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, ch
 	rc = -502;
 out:
 	/* Whatever is wrong with an upstream's head, the client is told 502. */
-	return rc < 0 ? fail(why, whylen, 502, err) : 0;
+	return rc < 0 ? fail(why, whylen, 502, l.bad, err) : 0;
 }
 
 int http_response_body_mode(const struct http_response *r, const char *request_method)

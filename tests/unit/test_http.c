@@ -240,7 +240,8 @@ static void authority_form_only_with_connect(void **state)
 		char why[128];
 		const char *t = "CONNECT a.example:443 HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n";
 
-		assert_int_equal(http_parse_request(t, strlen(t), &r, why, sizeof(why)), (int)strlen(t));
+		assert_int_equal(http_parse_request(t, strlen(t), &r, why, sizeof(why)),
+				 (int)strlen(t));
 		assert_string_equal(r.host, "a.example");
 		assert_int_equal(r.port, 443);
 	}
@@ -734,6 +735,28 @@ static void why_is_always_terminated(void **state)
 	memset(why, 'x', sizeof(why));
 	assert_int_equal(http_parse_request(bad, 4, r, why, sizeof(why)), 0);
 	assert_string_equal(why, "");
+}
+
+/* A refusal about one line names it (1: the start line). */
+static void why_names_the_line(void **state)
+{
+	struct fx *f = *state;
+
+	expect_req(f, "GET / HTTP/1.1\r\nHost: a\r\n X: 1\r\n\r\n", -400);
+	assert_string_equal(f->why, "line 3: obs-fold: a field line begins with whitespace");
+	expect_req(f, "GET / HTTP/1.1\r\nHost: a\nX: 1\r\n\r\n", -400);
+	assert_string_equal(f->why, "line 2: bare LF: every line must end in CRLF");
+	expect_req(f, "\r\nGET / HTTP/1.1\r\n", 0);
+	expect_req(f, "\r\nGET / HTTP/3.0\r\nHost: a\r\n\r\n", -505);
+	assert_string_equal(f->why, "line 2: HTTP version not supported");
+	expect_req(f, "GET /\x01", -400);
+	assert_string_equal(f->why, "line 1: bad byte in the request-target");
+	expect_req(f, "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", -400);
+	assert_string_equal(f->why, "more than one Host header");
+	expect_resp(f, "HTTP/1.1 20x OK\r\n\r\n", -502);
+	assert_string_equal(f->why, "line 1: bad status code");
+	expect_resp(f, "HTTP/1.1 200 OK\r\nX: 1\r\nY\r\n\r\n", -502);
+	assert_string_equal(f->why, "line 3: field line without a colon");
 }
 
 /* Any prefix of a buffer is answered 0 or as the whole buffer is. */
@@ -1259,6 +1282,7 @@ int main(void)
 		T(connection_header),
 		T(expect_header),
 		T(why_is_always_terminated),
+		T(why_names_the_line),
 		T(prefixes_agree_with_the_whole),
 		T(authority_accepted),
 		T(authority_refused),

@@ -71,7 +71,8 @@ static void check_fields(const struct http_header *h, size_t n, const char *head
 		check(h[i].name >= head && h[i].name + h[i].name_len <= head + len);
 		check(h[i].value >= head && h[i].value + h[i].value_len <= head + len);
 		check(h[i].name_len > 0);
-		check(!memchr(h[i].name, ':', h[i].name_len) && !memchr(h[i].name, ' ', h[i].name_len));
+		check(!memchr(h[i].name, ':', h[i].name_len));
+		check(!memchr(h[i].name, ' ', h[i].name_len));
 		for (size_t k = 0; k < h[i].value_len; k++)
 			check(h[i].value[k] != '\r' && h[i].value[k] != '\n' && h[i].value[k] != 0);
 		if (h[i].value_len)
