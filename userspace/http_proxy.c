@@ -52,6 +52,7 @@
 #include "http_proxy.h"
 #include "policy.h"
 #include "tls_sni.h"
+#include "policy_cmd.h"
 #include "util.h"
 
 #define MAX_CONNS 256
@@ -689,43 +690,6 @@ static void usage(FILE *f)
 		"policy as http.request {method, host, port[, path]}.\n");
 }
 
-static int load_policy(struct hp *hp, const char *file, const char *ws, const struct passwd *pw,
-		       char **vars, int n_vars)
-{
-	struct pol_vars pv = { 0 };
-	struct pol_diags d = { .no_warnings = true };
-	char uid[16];
-	int r = pol_vars_defaults(&pv);
-
-	snprintf(uid, sizeof(uid), "%u", (unsigned)pw->pw_uid);
-	r = r ?: pol_vars_set(&pv, "WORKSPACE", ws);
-	r = r ?: pol_vars_set(&pv, "HOME", pw->pw_dir);
-	r = r ?: pol_vars_set(&pv, "USER", pw->pw_name);
-	r = r ?: pol_vars_set(&pv, "UID", uid);
-	for (int i = 0; !r && i < n_vars; i++) {
-		char *eq = strchr(vars[i], '=');
-
-		if (!eq || eq == vars[i]) {
-			log_err("http-proxy: --var %s: expected NAME=VALUE", vars[i]);
-			r = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		r = pol_vars_set(&pv, vars[i], eq + 1);
-		*eq = '=';
-	}
-	if (r == 0) {
-		r = pol_load(file, &pv, &hp->pol, &d);
-		if (r == -ENOENT && !d.n)
-			log_err("http-proxy: %s: no such policy file or shipped profile", file);
-		else if (r < 0)
-			pol_diags_print(&d, file, stderr);
-	}
-	pol_diags_free(&d);
-	pol_vars_free(&pv);
-	return r;
-}
-
 static int listen_on(const char *spec, char *portfile)
 {
 	const char *colon = strrchr(spec, ':');
@@ -809,7 +773,8 @@ int cmd_http_proxy(int argc, char **argv)
 	};
 	struct hp hp = { .listen_fd = -1, .head_timeout_ms = 10000, .hello_timeout_ms = 10000 };
 	const char *policy = "coding-agent", *workspace = ".", *user = NULL, *audit = NULL;
-	char *listen_spec = NULL, *portfile = NULL, *vars[32], ws[PATH_MAX];
+	char *listen_spec = NULL, *portfile = NULL, ws[PATH_MAX];
+	const char *vars[32];
 	int n_vars = 0, o, r, ret = 125, listen_fd = -1;
 	struct passwd *pw;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -857,9 +822,11 @@ int cmd_http_proxy(int argc, char **argv)
 		log_err("http-proxy: workspace %s: %m", workspace);
 		return 125;
 	}
-	if (load_policy(&hp, policy, ws, pw, vars, n_vars) < 0) {
-		log_err("http-proxy: policy %s refused", policy);
-		return 125;
+	{
+		struct session_vars sv = { ws, pw->pw_dir, pw->pw_name, pw->pw_uid };
+
+		if (policy_load_session("http-proxy", policy, &sv, vars, n_vars, &hp.pol) < 0)
+			return 125;
 	}
 	pthread_mutex_init(&hp.lock, NULL);
 	if (audit) {

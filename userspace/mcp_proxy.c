@@ -48,6 +48,7 @@
 #include "mcp_proxy.h"
 #include "policy.h"
 #include "scrub.h"
+#include "policy_cmd.h"
 #include "util.h"
 
 #define PROXY_VERSION "0.1.0"
@@ -1685,43 +1686,6 @@ static void usage(FILE *f)
 		"named SERVER.TOOL.  Refused calls fail with JSON-RPC error %d.\n", JRPC_DENIED);
 }
 
-static int load_policy(struct proxy *p, const char *file, const char *ws, struct passwd *pw,
-		       char **vars, int n_vars)
-{
-	struct pol_vars pv = { 0 };
-	struct pol_diags d = { .no_warnings = true };
-	char uid[16];
-	int r = pol_vars_defaults(&pv);
-
-	snprintf(uid, sizeof(uid), "%u", (unsigned)pw->pw_uid);
-	r = r ?: pol_vars_set(&pv, "WORKSPACE", ws);
-	r = r ?: pol_vars_set(&pv, "HOME", pw->pw_dir);
-	r = r ?: pol_vars_set(&pv, "USER", pw->pw_name);
-	r = r ?: pol_vars_set(&pv, "UID", uid);
-	for (int i = 0; !r && i < n_vars; i++) {
-		char *eq = strchr(vars[i], '=');
-
-		if (!eq || eq == vars[i]) {
-			log_err("mcp-proxy: --var %s: expected NAME=VALUE", vars[i]);
-			r = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		r = pol_vars_set(&pv, vars[i], eq + 1);
-		*eq = '=';
-	}
-	if (r == 0) {
-		r = pol_load(file, &pv, &p->pol, &d);
-		if (r == -ENOENT && !d.n)
-			log_err("mcp-proxy: %s: no such policy file or shipped profile", file);
-		else if (r < 0)
-			pol_diags_print(&d, file, stderr);
-	}
-	pol_diags_free(&d);
-	pol_vars_free(&pv);
-	return r;
-}
-
 int cmd_mcp_proxy(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1742,7 +1706,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 	struct proxy p = { .listen_fd = -1, .chan_fd = -1 };
 	const char *servers = NULL, *policy = "coding-agent", *workspace = ".", *user = NULL;
 	const char *listen_path = NULL, *audit = NULL;
-	char *vars[32];
+	const char *vars[32];
 	int n_vars = 0, o, r, ret = 125, listen_fd = -1;
 	char ws[PATH_MAX];
 	struct passwd *pw;
@@ -1814,9 +1778,11 @@ int cmd_mcp_proxy(int argc, char **argv)
 		log_err("mcp-proxy: /proc/self/exe: %m");
 		return 125;
 	}
-	if (load_policy(&p, policy, ws, pw, vars, n_vars) < 0) {
-		log_err("mcp-proxy: policy %s refused", policy);
-		return 125;
+	{
+		struct session_vars sv = { ws, pw->pw_dir, pw->pw_name, pw->pw_uid };
+
+		if (policy_load_session("mcp-proxy", policy, &sv, vars, n_vars, &p.pol) < 0)
+			return 125;
 	}
 	if (load_servers(&p, servers, ws) < 0)
 		goto out;

@@ -47,6 +47,7 @@
 #include "floor.h"
 #include "net.h"
 #include "notify.h"
+#include "policy_cmd.h"
 #include "probe.h"
 #include "run.h"
 #include "supervisor.h"
@@ -224,45 +225,10 @@ static void resolve_groups(struct sup *s)
 
 static int load_policy(struct sup *s)
 {
-	struct pol_vars vars = { 0 };
-	struct pol_diags diags = { .no_warnings = true };
-	char uid[16];
-	int r;
+	struct session_vars sv = { s->workspace, s->home, s->user, s->uid };
 
-	r = pol_vars_defaults(&vars);
-	snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
-	r = r ?: pol_vars_set(&vars, "WORKSPACE", s->workspace);
-	r = r ?: pol_vars_set(&vars, "HOME", s->home);
-	r = r ?: pol_vars_set(&vars, "USER", s->user);
-	r = r ?: pol_vars_set(&vars, "UID", uid);
-	for (int i = 0; !r && i < s->opt->n_vars; i++) {
-		char name[64];
-		const char *eq = strchr(s->opt->vars[i], '=');
-
-		if (!eq || eq == s->opt->vars[i] || (size_t)(eq - s->opt->vars[i]) >= sizeof(name)) {
-			log_err("run: --var %s: expected NAME=VALUE", s->opt->vars[i]);
-			pol_vars_free(&vars);
-			return -EINVAL;
-		}
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - s->opt->vars[i]), s->opt->vars[i]);
-		r = pol_vars_set(&vars, name, eq + 1);
-	}
-	if (r < 0) {
-		pol_vars_free(&vars);
-		log_err("run: policy variables: %s", strerror(-r));
-		return r;
-	}
-	r = pol_load(s->opt->policy, &vars, &s->pol, &diags);
-	pol_vars_free(&vars);
-	if (r == -ENOENT && !diags.n) {
-		log_err("run: %s: no such policy file or shipped profile", s->opt->policy);
-	} else if (r < 0) {
-		pol_diags_print(&diags, s->opt->policy, stderr);
-		log_err("run: policy %s refused (%zu error%s)", s->opt->policy, diags.n_errors,
-			diags.n_errors == 1 ? "" : "s");
-	}
-	pol_diags_free(&diags);
-	return r;
+	return policy_load_session("run", s->opt->policy, &sv, s->opt->vars, s->opt->n_vars,
+				   &s->pol);
 }
 
 static int mkdir_p(const char *path, mode_t mode);
