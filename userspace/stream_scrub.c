@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Streaming masker (see stream_scrub.h).  The credential proxy puts the
+ * real API key into requests; an upstream that echoes it (an error message
+ * quoting the header, a debug endpoint, a model asked to repeat its
+ * request) must not hand it to the agent.
+ *
+ * What this closes:
+ *  - a secret verbatim anywhere in what passes through it (response head
+ *    or body, a chunk-size line included), however the stream is cut into
+ *    reads, TLS records or chunks: the output does not depend on where the
+ *    feeds split it, so a secret split across two reads is masked like a
+ *    whole one;
+ *  - framing: a mask is exactly as long as its secret, so Content-Length,
+ *    chunk sizes and offsets stay valid and the proxy need not re-frame.
+ *
+ * What it cannot close:
+ *  - any encoded form of a secret: base64, URL or percent-encoding, JSON
+ *    "\u0073" escapes, HTML entities, a compressed body (the proxy asks for
+ *    identity encoding and must refuse or scrub-by-decoding anything else),
+ *    chunked framing that splits a secret (a chunk-size line between its
+ *    halves: the proxy must feed the decoded chunk data, not the raw body,
+ *    to catch that);
+ *  - partial echoes: the last 4 characters of a key, a key with one byte
+ *    changed, every other character;
+ *  - a secret assembled from a mask's own bytes and its neighbours (only a
+ *    secret made of "[cordon:redacted]*" characters could be).
+ *
+ * Matching is leftmost, then longest: at each byte the longest secret that
+ * begins there and is whole in the stream is masked, and scanning resumes
+ * after it; a byte where none begins is emitted.  Such a decision needs
+ * only the next max_len bytes, and is final as soon as no secret is still
+ * merely a prefix of what follows, so a stream is held back only from the
+ * first byte whose decision is open, and the rest goes out at once: an SSE
+ * event's closing "\n\n" leaves in the feed that brings it unless a secret
+ * begins with '\n'.
+ *
+ * Cost: each byte that can begin a secret (first-byte bitmap) costs a
+ * memcmp per secret, as long as the stream agrees with the secret; random
+ * keys make that a few bytes unless the stream already holds the key.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream_scrub.h"
+
+int sscrub_add(struct sscrub *s, const char *secret, size_t len)
+{
+	char *v;
+
+	if (!s || !secret || !len)
+		return -EINVAL;
+	if (len > SSCRUB_MAX_LEN)
+		return -E2BIG;
+	if (s->n >= SSCRUB_MAX_SECRETS)
+		return -ENOSPC;
+	if (s->started)
+		return -EBUSY;
+	v = malloc(len);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, secret, len);
+	s->v[s->n].value = v;
+	s->v[s->n].len = len;
+	s->n++;
+	if (len > s->max_len)
+		s->max_len = len;
+	s->first[(unsigned char)secret[0] >> 6] |= 1ULL << ((unsigned char)secret[0] & 63);
+	return 0;
+}
+
+void sscrub_free(struct sscrub *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		explicit_bzero(s->v[i].value, s->v[i].len);
+		free(s->v[i].value);
+	}
+	explicit_bzero(s, sizeof(*s));
+}
+
+size_t sscrub_held(const struct sscrub *s)
+{
+	return s->held_len;
+}
+
+static bool may_begin(const struct sscrub *s, unsigned char c)
+{
+	return s->first[c >> 6] & (1ULL << (c & 63));
+}
+
+/*
+ * The decision at the first byte of BUF, of which AVAIL bytes are known
+ * (and no more will come when EOF): the length of the longest secret
+ * beginning there, 0 for none, or -1 while some secret still only
+ * prefix-matches what is known.
+ */
+static ssize_t decide(const struct sscrub *s, const char *buf, size_t avail, bool eof)
+{
+	size_t best = 0;
+	bool open = false;
+
+	for (size_t k = 0; k < s->n; k++) {
+		const struct sscrub_secret *x = &s->v[k];
+		size_t m = x->len < avail ? x->len : avail;
+
+		if (memcmp(buf, x->value, m))
+			continue;
+		if (m == x->len) {
+			if (x->len > best)
+				best = x->len;
+		} else if (!eof) {
+			open = true;
+		}
+	}
+	return open ? -1 : (ssize_t)best;
+}
+
+static void put_mask(char *out, size_t len)
+{
+	size_t m = sizeof(SSCRUB_MASK) - 1;
+
+	if (m > len)
+		m = len;
+	memcpy(out, SSCRUB_MASK, m);
+	memset(out + m, '*', len - m);
+}
+
+/*
+ * Decide BUF[0..len) byte by byte into OUT + *o until a decision is open:
+ * returns where that is (len when none is).
+ */
+static size_t walk(const struct sscrub *s, const char *buf, size_t len, bool eof, char *out,
+		   size_t *o, size_t *hits)
+{
+	size_t i = 0, plain = 0;
+
+	while (i < len) {
+		ssize_t d;
+
+		if (!may_begin(s, (unsigned char)buf[i])) {
+			i++;
+			continue;
+		}
+		d = decide(s, buf + i, len - i, eof);
+		if (d < 0)
+			break;
+		if (d == 0) {
+			i++;
+			continue;
+		}
+		memcpy(out + *o, buf + plain, i - plain);
+		*o += i - plain;
+		put_mask(out + *o, (size_t)d);
+		*o += (size_t)d;
+		if (hits)
+			(*hits)++;
+		i += (size_t)d;
+		plain = i;
+	}
+	if (i > plain)
+		memcpy(out + *o, buf + plain, i - plain);
+	*o += i - plain;
+	return i;
+}
+
+ssize_t sscrub_feed(struct sscrub *s, const char *in, size_t n, char *out, size_t outcap,
+		    size_t *hits)
+{
+	size_t o = 0, i = 0, q;
+
+	if (outcap < s->held_len || outcap - s->held_len < n)
+		return -ENOBUFS;
+	s->started = true;
+	if (!s->n) {
+		if (n)
+			memcpy(out, in, n);
+		return (ssize_t)n;
+	}
+	/*
+	 * Bytes held from earlier feeds first: top them up from IN so the open
+	 * decision can be taken, walk, keep the tail that is still open.  The
+	 * buffer holds 2 * SSCRUB_MAX_LEN and an open tail is shorter than
+	 * max_len, so each round moves at most max_len bytes and decides at
+	 * least max_len; a round that ends with nothing held leaves the rest
+	 * of IN to be walked where it lies.
+	 */
+	while (s->held_len && i < n) {
+		size_t take = sizeof(s->held) - s->held_len;
+
+		if (take > n - i)
+			take = n - i;
+		memcpy(s->held + s->held_len, in + i, take);
+		s->held_len += take;
+		i += take;
+		q = walk(s, s->held, s->held_len, false, out, &o, hits);
+		memmove(s->held, s->held + q, s->held_len - q);
+		s->held_len -= q;
+	}
+	if (i < n) {
+		q = walk(s, in + i, n - i, false, out, &o, hits);
+		memcpy(s->held, in + i + q, n - i - q);
+		s->held_len = n - i - q;
+	}
+	return (ssize_t)o;
+}
+
+ssize_t sscrub_flush(struct sscrub *s, char *out, size_t outcap, size_t *hits)
+{
+	size_t o = 0;
+
+	if (outcap < s->held_len)
+		return -ENOBUFS;
+	(void)walk(s, s->held, s->held_len, true, out, &o, hits);
+	explicit_bzero(s->held, sizeof(s->held));
+	s->held_len = 0;
+	return (ssize_t)o;
+}
