@@ -144,11 +144,13 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		const char *why = allow ? (session ? "approved for this session" : "approved once")
 					: "denied by the approver";
 
-		if (h->nr == HELD_MCP) {
-			/* A tools/call held in the session's MCP proxy: the proxy forwards or refuses it. */
-			sup_record(s, h->pid, "tools/call", NULL, p->event, allow ? "allow" : "deny",
+		if (h->nr == HELD_MCP || h->nr == HELD_HTTP) {
+			/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
+			struct helper *hp = helper_of_held(s, h->nr);
+
+			sup_record(s, h->pid, hp->raw_name, NULL, p->event, allow ? "allow" : "deny",
 				   p->rule[0] ? p->rule : NULL, why, approver);
-			mcp_session_decide(s, h->notif, allow, why, approver);
+			helper_decide(s, hp, h->notif, allow, why, approver);
 			continue;
 		}
 		if (!notify_valid(s->listener, h->notif))

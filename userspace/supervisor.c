@@ -1079,7 +1079,7 @@ int sup_loop(struct sup *s, int *status)
 	while (!agent_done) {
 		struct pollfd p[10];
 		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1,
-		    i_floor = -1, i_budget = -1, i_mcp = -1, timeout = 1000;
+		    i_floor = -1, i_budget = -1, i_mcp = -1, i_http = -1, timeout = 1000;
 		uint64_t now = sup_now_ms();
 
 		for (struct pending *q = s->pending; q; q = q->next) {
@@ -1102,8 +1102,10 @@ int sup_loop(struct sup *s, int *status)
 			p[i_floor = n++] = (struct pollfd){ .fd = ffd, .events = POLLIN };
 		if (bfd >= 0)
 			p[i_budget = n++] = (struct pollfd){ .fd = bfd, .events = POLLIN };
-		if (s->mcp_chan >= 0)
-			p[i_mcp = n++] = (struct pollfd){ .fd = s->mcp_chan, .events = POLLIN };
+		if (s->mcp.chan >= 0)
+			p[i_mcp = n++] = (struct pollfd){ .fd = s->mcp.chan, .events = POLLIN };
+		if (s->egress.chan >= 0)
+			p[i_http = n++] = (struct pollfd){ .fd = s->egress.chan, .events = POLLIN };
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (p[i_listen].revents & POLLIN)
@@ -1113,7 +1115,9 @@ int sup_loop(struct sup *s, int *status)
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
 			approve_accept(s);
 		if (i_mcp >= 0 && p[i_mcp].revents)
-			mcp_session_input(s);
+			helper_input(s, &s->mcp);
+		if (i_http >= 0 && p[i_http].revents)
+			helper_input(s, &s->egress);
 		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))
 			accept_events(s);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The channel between the supervisor and a helper it started outside the
+ * session (the MCP proxy, the egress broker and credential proxy): a
+ * socketpair of newline-delimited JSON.
+ *
+ *   helper -> supervisor: {"op":"ready",...} once its configuration is
+ *     accepted (anything else it reports at start rides along);
+ *     {"op":"record","type":T,"fields":{...}}: its audit records, written
+ *     into the session's log (only the types it owns: it cannot forge
+ *     lifecycle or seal records); {"op":"escalate","hold":N,"event":E,
+ *     "summary":S,"rule":R,"reason":W}: an operation held for the session's
+ *     human; {"op":"withdraw","hold":N}: the held operation went away.
+ *   supervisor -> helper: {"op":"decision","hold":N,"allow":B,"why":S,...}.
+ *
+ * A held operation is therefore a pending request like a held exec or
+ * connect: the terminal prompt, `cordon pending/approve/deny`, batching of
+ * identical events, "approve for this session" (keyed by the semantic
+ * event) and the policy's timeout all apply.
+ *
+ * What this cannot close: a helper that dies takes its held operations
+ * with it (they are withdrawn, never allowed); one that stops reading its
+ * channel is killed.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "audit.h"
+#include "jsonrpc.h"
+#include "supervisor.h"
+#include "util.h"
+
+#define CHAN_MAX_LINE (1u << 20)
+#define READY_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 10000
+
+static void chan_close(struct helper *h)
+{
+	if (h->chan >= 0)
+		close(h->chan);
+	h->chan = -1;
+	if (h->in) {
+		linebuf_free(h->in);
+		free(h->in);
+		h->in = NULL;
+	}
+}
+
+/*
+ * The next line of the channel as JSON, waiting up to timeout_ms (0: what
+ * is already there).  1: a message; 0: none (yet); -EPIPE: the helper is
+ * gone (or sent what no helper sends).
+ */
+static int chan_line(struct helper *h, int timeout_ms, json_t **msg)
+{
+	uint64_t end = sup_now_ms() + (uint64_t)timeout_ms;
+
+	*msg = NULL;
+	for (;;) {
+		char buf[65536], *line;
+		size_t llen;
+		ssize_t n;
+		int r;
+
+		if (h->chan < 0)
+			return -EPIPE;
+		r = linebuf_next(h->in, &line, &llen);
+		if (r < 0)
+			return -EPIPE;
+		if (r > 0) {
+			*msg = json_loadb(line, llen, 0, NULL);
+			return *msg ? 1 : -EPIPE;
+		}
+		n = read(h->chan, buf, sizeof(buf));
+		if (n > 0) {
+			if (linebuf_push(h->in, buf, (size_t)n) < 0)
+				return -EPIPE;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			return -EPIPE;
+		{
+			uint64_t now = sup_now_ms();
+			struct pollfd p = { .fd = h->chan, .events = POLLIN };
+
+			if (now >= end)
+				return 0;
+			(void)poll(&p, 1, (int)(end - now));
+		}
+	}
+}
+
+int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_arg,
+		 const int *fds, int n_fds, json_t **ready)
+{
+	int sp[2], all[8], r;
+	char cfd[16];
+	json_t *msg = NULL;
+
+	(void)s;
+	*ready = NULL;
+	if (n_fds >= (int)ARRAY_SIZE(all) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno ?: -E2BIG;
+	/* The channel is the helper's fd 3 + n_fds; argv[chan_arg] names it. */
+	memcpy(all, fds, (size_t)n_fds * sizeof(int));
+	all[n_fds] = sp[1];
+	snprintf(cfd, sizeof(cfd), "%d", 3 + n_fds);
+	argv[chan_arg] = cfd;
+	h->pid = spawn_helper(argv[0], argv, all, n_fds + 1);
+	close(sp[1]);
+	if (h->pid < 0) {
+		r = h->pid;
+		h->pid = 0;
+		close(sp[0]);
+		return r;
+	}
+	h->chan = sp[0];
+	h->in = calloc(1, sizeof(struct linebuf));
+	if (!h->in)
+		return -ENOMEM;
+	linebuf_init(h->in, CHAN_MAX_LINE);
+	(void)fcntl(h->chan, F_SETFL, O_NONBLOCK);
+	/* The helper said why on stderr if it refused its configuration. */
+	r = chan_line(h, READY_TIMEOUT_MS, &msg);
+	if (r <= 0 || strcmp(json_string_value(json_object_get(msg, "op")) ?: "", "ready")) {
+		json_decref(msg);
+		return r == 0 ? -ETIMEDOUT : -EINVAL;
+	}
+	*ready = msg;
+	return 0;
+}
+
+/* The rule's description from the session's own policy (the helper's is the same file). */
+static const char *rule_risk(const struct sup *s, const char *rule, const char *reason)
+{
+	for (size_t i = 0; rule && i < s->pol->n_rules; i++)
+		if (s->pol->rules[i].name && !strcmp(s->pol->rules[i].name, rule) &&
+		    s->pol->rules[i].description)
+			return s->pol->rules[i].description;
+	return reason && *reason ? reason : "the policy asks a human for this";
+}
+
+static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
+{
+	json_t *hold = json_object_get(msg, "hold"), *event = json_object_get(msg, "event");
+	const char *summary = json_string_value(json_object_get(msg, "summary"));
+	const char *rule = json_string_value(json_object_get(msg, "rule"));
+	const char *reason = json_string_value(json_object_get(msg, "reason"));
+	struct held h = { .nr = hp->held, .pid = hp->pid };
+
+	if (!json_is_integer(hold) || !json_is_object(event) || !summary)
+		return;
+	h.notif = (uint64_t)json_integer_value(hold);
+	if (rule && !*rule)
+		rule = NULL;
+	if (sup_session_approved(s, event)) {
+		sup_record(s, hp->pid, hp->raw_name, NULL, event, "allow", rule,
+			   "approved for this session", NULL);
+		helper_decide(s, hp, h.notif, true, "approved for this session", NULL);
+		return;
+	}
+	if (s->opt->approve == APPROVE_DENY) {
+		/* No human to ask: an escalation is a refusal, at once. */
+		sup_record(s, hp->pid, hp->raw_name, NULL, event, "deny", rule,
+			   "escalation with --approve deny", NULL);
+		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
+		return;
+	}
+	if (sup_hold(s, &h, event, summary, rule, rule_risk(s, rule, reason)) < 0)
+		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
+}
+
+static void on_message(struct sup *s, struct helper *h, json_t *msg)
+{
+	const char *op = json_string_value(json_object_get(msg, "op"));
+	const char *type = json_string_value(json_object_get(msg, "type"));
+	json_t *fields = json_object_get(msg, "fields");
+
+	if (!op)
+		return;
+	if (!strcmp(op, "record")) {
+		/* Only the helper's own record types: it cannot forge lifecycle or seal records. */
+		if (!type || (strcmp(type, "decision") && strcmp(type, h->record_type)) ||
+		    !json_is_object(fields))
+			return;
+		pthread_mutex_lock(&s->lock);
+		(void)audit_write(s->audit, type, fields);
+		pthread_mutex_unlock(&s->lock);
+	} else if (!strcmp(op, "escalate")) {
+		on_escalate(s, h, msg);
+	} else if (!strcmp(op, "withdraw")) {
+		json_t *hold = json_object_get(msg, "hold");
+
+		if (json_is_integer(hold))
+			approve_withdraw(s, h->held, (uint64_t)json_integer_value(hold));
+	}
+}
+
+/* The helper ended: nothing of it can be decided any more. */
+static void helper_gone(struct sup *s, struct helper *h)
+{
+	char what[64];
+	json_t *ev;
+
+	snprintf(what, sizeof(what), "%s-exited", h->what);
+	ev = json_pack("{s:s,s:i}", "event", what, "pid", (int)h->pid);
+	chan_close(h);
+	approve_withdraw_all(s, h->held);
+	pthread_mutex_lock(&s->lock);
+	(void)audit_write(s->audit, "lifecycle", ev);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(ev);
+}
+
+void helper_input(struct sup *s, struct helper *h)
+{
+	json_t *msg;
+	int r;
+
+	/* Bounded per call: a busy helper cannot starve the notifications. */
+	for (int i = 0; i < 256; i++) {
+		r = chan_line(h, 0, &msg);
+		if (r < 0) {
+			helper_gone(s, h);
+			return;
+		}
+		if (r == 0)
+			return;
+		on_message(s, h, msg);
+		json_decref(msg);
+	}
+}
+
+void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, const char *why,
+		   const char *approver)
+{
+	json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:s?}", "op", "decision", "hold", (json_int_t)hold,
+			      "allow", allow, "why", why, "approver", approver);
+	size_t len = 0;
+	char *line = m ? jrpc_dump(m, &len) : NULL;
+
+	json_decref(m);
+	if (h->chan < 0 || !line) {
+		free(line);
+		return;
+	}
+	/*
+	 * A few hundred bytes into a socket the helper drains all the time: a
+	 * full buffer means it is stuck, and a stuck helper is stopped (its
+	 * held operations then fail; none goes through unjudged).
+	 */
+	if (send(h->chan, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
+		log_err("run: the %s stopped reading its channel: stopped", h->what);
+		(void)kill(h->pid, SIGKILL);
+		helper_gone(s, h);
+	}
+	free(line);
+}
+
+struct helper *helper_of_held(struct sup *s, int nr)
+{
+	if (nr == s->mcp.held)
+		return &s->mcp;
+	if (nr == s->egress.held)
+		return &s->egress;
+	return NULL;
+}
+
+void helper_stop(struct sup *s, struct helper *h)
+{
+	uint64_t end = sup_now_ms() + STOP_TIMEOUT_MS;
+	int status;
+
+	if (h->pid > 0) {
+		/* SIGTERM: it stops what it started, and sends its last records. */
+		(void)kill(h->pid, SIGTERM);
+		while (h->chan >= 0 && sup_now_ms() < end) {
+			json_t *msg;
+			int r = chan_line(h, (int)(end - sup_now_ms()), &msg);
+
+			if (r < 0)
+				break;
+			/* Records only: the session's approvals are over. */
+			if (r > 0 && !strcmp(json_string_value(json_object_get(msg, "op")) ?: "", "record"))
+				on_message(s, h, msg);
+			json_decref(msg);
+		}
+		while (waitpid(h->pid, &status, WNOHANG) == 0) {
+			if (sup_now_ms() >= end) {
+				(void)kill(h->pid, SIGKILL);
+				(void)waitpid(h->pid, &status, 0);
+				break;
+			}
+			usleep(20000);
+		}
+		h->pid = 0;
+	}
+	chan_close(h);
+}
