@@ -1054,11 +1054,35 @@ static void parse_approvals(struct pctx *c, struct policy *p, json_t *o, const c
 
 static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
 {
-	static const char *const keys[] = { "wall_time", "steps", "memory", "pids", "cpu", NULL };
+	static const char *const keys[] = { "wall_time", "steps", "memory", "pids", "cpu",
+					    "egress_requests", "egress_bytes", "llm_tokens", NULL };
 	json_t *v;
 	char cp[1024];
 
 	check_keys(c, o, ptr, "budgets", keys);
+	if ((v = json_object_get(o, "egress_requests"))) {
+		child(cp, sizeof(cp), ptr, "egress_requests");
+		if (!json_is_integer(v) || json_integer_value(v) < 1)
+			err(c, cp, "egress_requests must be a positive integer");
+		else
+			p->budgets.egress_requests = (uint64_t)json_integer_value(v);
+	}
+	if ((v = json_object_get(o, "egress_bytes"))) {
+		child(cp, sizeof(cp), ptr, "egress_bytes");
+		if (json_is_integer(v) && json_integer_value(v) > 0)
+			p->budgets.egress_bytes = (uint64_t)json_integer_value(v);
+		else if (!json_is_string(v) ||
+			 pol_parse_size(json_string_value(v), &p->budgets.egress_bytes) < 0 ||
+			 p->budgets.egress_bytes == 0)
+			err(c, cp, "bad egress_bytes size (bytes, or a number with K, M, G or T)");
+	}
+	if ((v = json_object_get(o, "llm_tokens"))) {
+		child(cp, sizeof(cp), ptr, "llm_tokens");
+		if (!json_is_integer(v) || json_integer_value(v) < 1)
+			err(c, cp, "llm_tokens must be a positive integer");
+		else
+			p->budgets.llm_tokens = (uint64_t)json_integer_value(v);
+	}
 	if ((v = json_object_get(o, "wall_time"))) {
 		child(cp, sizeof(cp), ptr, "wall_time");
 		(void)get_duration(c, v, cp, &p->budgets.wall_time_s);

@@ -127,6 +127,10 @@ struct pol_budgets {
 	uint64_t memory_bytes;
 	uint64_t pids;
 	double cpu;             /* cores */
+	/* The egress broker and credential proxy (0: unlimited). */
+	uint64_t egress_requests;       /* requests (CONNECTs, forwarded and inner requests) */
+	uint64_t egress_bytes;          /* bytes up and down */
+	uint64_t llm_tokens;            /* input + output tokens read from responses' usage */
 };
 
 struct pol_vars {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The session's egress broker (cordon http-proxy), started by `cordon run`
- * when the policy lists hosts to be reached "via": "egress".
+ * The session's egress broker and credential proxy (cordon http-proxy),
+ * started by `cordon run` when the policy lists hosts to be reached "via":
+ * "egress" or "credential-proxy".
  *
  * The supervisor binds 127.0.0.1:0 itself before any rule is compiled and
  * grants the session a direct connect to exactly that address and port
@@ -9,13 +10,26 @@
  * the fallback) then let the agent reach the broker and nothing else by
  * name.  The agent is told HTTPS_PROXY / HTTP_PROXY (both cases).  The
  * broker runs outside the session, as root, with the session's policy, and
- * dies with the supervisor.
+ * dies with the supervisor; it accepts only sockets created in this
+ * session's cgroup, talks to the supervisor over a helper channel (its
+ * records go into the session's log; an escalated request is held for the
+ * session's human), and reports the credentials' sentinels, which the
+ * agent gets in the variables the policy names.
  *
- * What this cannot close yet: the port is reachable from every local user,
- * whose requests the broker would judge by this session's policy (the
- * agent's own reach, not more); its records go to AUDIT.http.jsonl beside
- * the session's log, not into it; an escalating http.request is refused
- * (no approval channel to the broker yet).
+ * Credentials: the CA bundle (the system's CAs and the session CA) is a
+ * file the supervisor creates before the rules are compiled, root's and
+ * mode 0644 in RUN_CA_DIR, granted to the agent read-only and protected
+ * (cordon-self) against writes; the broker writes it through the
+ * descriptor it is handed.  The agent gets it in SSL_CERT_FILE,
+ * NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE.  The secrets
+ * reach only the broker (read from the supervisor's environment or files
+ * by the broker itself): the agent's environment is rebuilt without them,
+ * and --env cannot name them.
+ *
+ * What this cannot close: a client that ignores HTTPS_PROXY cannot reach
+ * the network at all (the floor allows only the broker), which is safe but
+ * may surprise; a client with its own pinned CA store refuses the session
+ * CA for credential hosts.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,19 +38,58 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "supervisor.h"
 #include "util.h"
+
+#define RUN_CA_DIR "/run/cordon-ca"
 
 bool egress_session_wanted(const struct sup *s)
 {
 	for (size_t i = 0; i < s->pol->n_rules; i++) {
 		const struct pol_rule *ru = &s->pol->rules[i];
 
-		if (ru->kind == POL_NET && ru->net.via == POL_VIA_EGRESS && ru->net.n_hosts &&
-		    ru->decision != CORDON_DENY)
+		if (ru->kind == POL_NET && ru->net.n_hosts && ru->decision != CORDON_DENY &&
+		    (ru->net.via == POL_VIA_EGRESS || ru->net.via == POL_VIA_CRED_PROXY))
 			return true;
 	}
 	return false;
+}
+
+/* The bundle's file, empty until the broker fills it: it must exist for the grant. */
+static int ca_bundle_create(struct sup *s)
+{
+	struct stat st;
+	int fd, r;
+
+	if (mkdir(RUN_CA_DIR, 0711) < 0 && errno != EEXIST)
+		goto fail;
+	/* Root's own directory, not something planted there. */
+	if (lstat(RUN_CA_DIR, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 022)) {
+		log_err("run: %s must be a directory owned by root, writable by root only", RUN_CA_DIR);
+		return -EPERM;
+	}
+	snprintf(s->ca_path, sizeof(s->ca_path), RUN_CA_DIR "/%s.pem", s->name);
+	fd = open(s->ca_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || fchmod(fd, 0644) < 0) {
+		if (fd >= 0)
+			close(fd);
+		s->ca_path[0] = '\0';
+		goto fail;
+	}
+	s->egress_ca = fd;
+	r = pol_grant_path(s->pol, "ca-bundle", s->ca_path, CORDON_FS_READ);
+	r = r ?: pol_protect_path(s->pol, s->ca_path);
+	if (r < 0)
+		log_err("run: cannot grant the agent the session's CA bundle: %s", strerror(-r));
+	return r;
+fail:
+	r = -errno;
+	log_err("run: the session's CA bundle in %s: %s", RUN_CA_DIR, strerror(-r));
+	return r;
 }
 
 int egress_session_listen(struct sup *s)
@@ -56,64 +109,87 @@ int egress_session_listen(struct sup *s)
 	s->egress_listen = fd;
 	s->egress_port = ntohs(a.sin_port);
 	r = pol_grant_connect(s->pol, "egress-broker", "127.0.0.1", s->egress_port);
-	if (r < 0)
+	if (r < 0) {
 		log_err("run: cannot grant the agent its egress broker: %s", strerror(-r));
-	return r;
+		return r;
+	}
+	return s->pol->n_creds ? ca_bundle_create(s) : 0;
 }
 
 int egress_session_start(struct sup *s)
 {
-	char self[PATH_MAX], audit[PATH_MAX + 16], fd3[] = "3";
-	const char *argv[24 + 2 * RUN_MAX_ENV];
-	size_t al = strlen(s->audit_path);
+	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", cgid[24];
+	const char *argv[32 + 2 * RUN_MAX_ENV];
+	int fds[2] = { s->egress_listen, s->egress_ca }, n = 0, chan_arg, r;
 	ssize_t len;
-	int n = 0;
+	json_t *ready = NULL, *v;
+	const char *k;
 
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len < 0)
 		return -errno;
 	self[len] = '\0';
-	if (al > 6 && !strcmp(s->audit_path + al - 6, ".jsonl"))
-		al -= 6;
-	snprintf(audit, sizeof(audit), "%.*s.http.jsonl", (int)al, s->audit_path);
+	snprintf(cgid, sizeof(cgid), "%llu", (unsigned long long)s->cgid);
 	argv[n++] = self;
 	argv[n++] = "http-proxy";
 	argv[n++] = "--listen-fd";
-	argv[n++] = fd3;
+	argv[n++] = lfd;
+	if (s->egress_ca >= 0) {
+		argv[n++] = "--ca-fd";
+		argv[n++] = cfd;
+	}
 	argv[n++] = "--policy";
 	argv[n++] = s->opt->policy;
 	argv[n++] = "--workspace";
 	argv[n++] = s->workspace;
 	argv[n++] = "--user";
 	argv[n++] = s->user;
-	argv[n++] = "--audit";
-	argv[n++] = audit;
+	argv[n++] = "--cgroup-id";
+	argv[n++] = cgid;
 	for (int i = 0; i < s->opt->n_vars; i++) {
 		argv[n++] = "--var";
 		argv[n++] = s->opt->vars[i];
 	}
+	argv[n++] = "--channel-fd";
+	chan_arg = n++;
 	argv[n] = NULL;
-	s->egress_pid = spawn_helper(self, argv, &s->egress_listen, 1);
-	if (s->egress_pid < 0) {
-		int r = s->egress_pid;
-
-		s->egress_pid = 0;
-		log_err("run: cannot start the egress broker: %s", strerror(-r));
+	r = helper_start(s, &s->egress, argv, chan_arg, fds, s->egress_ca >= 0 ? 2 : 1, &ready);
+	if (r < 0) {
+		json_decref(ready);
+		log_err("run: the egress broker did not start%s", r == -ETIMEDOUT ? " in time" : "");
 		return r;
 	}
+	/* The sentinels, for the agent's environment: worthless outside this session's broker. */
+	json_object_foreach(json_object_get(ready, "sentinels"), k, v) {
+		size_t have = s->sentinels ? strlen(s->sentinels) : 0;
+		char *nb = json_is_string(v) ? realloc(s->sentinels, have + strlen(k) +
+						       strlen(json_string_value(v)) + 3) : NULL;
+
+		if (!nb)
+			continue;
+		sprintf(nb + have, "%s=%s\n", k, json_string_value(v));
+		s->sentinels = nb;
+	}
+	json_decref(ready);
 	close(s->egress_listen);
 	s->egress_listen = -1;
+	if (s->egress_ca >= 0)
+		close(s->egress_ca);
+	s->egress_ca = -1;
 	return 0;
 }
 
 void egress_session_stop(struct sup *s)
 {
-	if (s->egress_pid > 0) {
-		(void)kill(s->egress_pid, SIGTERM);
-		(void)waitpid(s->egress_pid, NULL, 0);
-		s->egress_pid = 0;
-	}
+	helper_stop(s, &s->egress);
 	if (s->egress_listen >= 0)
 		close(s->egress_listen);
 	s->egress_listen = -1;
+	if (s->egress_ca >= 0)
+		close(s->egress_ca);
+	s->egress_ca = -1;
+	if (s->ca_path[0])
+		(void)unlink(s->ca_path);
+	free(s->sentinels);
+	s->sentinels = NULL;
 }

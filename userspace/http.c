@@ -1078,6 +1078,11 @@ static int ext_next(unsigned char b)
 	return CH_ERROR;
 }
 
+uint64_t http_chunked_data_left(const struct http_chunked *c)
+{
+	return c->state == CH_DATA ? c->left : 0;
+}
+
 ssize_t http_chunked_scan(struct http_chunked *c, const char *buf, size_t len)
 {
 	size_t i = 0;

@@ -156,5 +156,11 @@ void http_chunked_init(struct http_chunked *c);
  * none of Content-Length, Transfer-Encoding or Host.
  */
 ssize_t http_chunked_scan(struct http_chunked *c, const char *buf, size_t len);
+/*
+ * Chunk-data bytes the scanner expects next (0 while it reads framing):
+ * a proxy that re-frames a body scans framing a byte at a time and takes
+ * this many bytes as data.
+ */
+uint64_t http_chunked_data_left(const struct http_chunked *c);
 
 #endif /* CORDON_HTTP_H */

@@ -37,6 +37,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <openssl/err.h>
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -48,7 +53,11 @@
 #include <time.h>
 
 #include "audit.h"
+#include "cred_proxy.h"
+#include "llm_usage.h"
+#include "stream_scrub.h"
 #include "http.h"
+#include "jsonrpc.h"
 #include "http_proxy.h"
 #include "policy.h"
 #include "tls_sni.h"
@@ -69,6 +78,29 @@ struct hp {
 	atomic_ullong next_id;
 	int head_timeout_ms;
 	int hello_timeout_ms;
+	struct creds *creds;            /* credential hosts' secrets and TLS; NULL: none */
+	/*
+	 * Under cordon run: the channel to the supervisor (helper.c), which
+	 * takes the records into the session's log and holds escalated
+	 * requests for the session's human; -1 otherwise.
+	 */
+	int chan_fd;
+	pthread_mutex_t chan_lock;      /* writes, and the waiters */
+	struct waiter *waiters;
+	atomic_ullong next_hold;
+	bool chan_gone;
+	uint64_t cgroup_id;             /* only sockets made in this cgroup are served; 0: any */
+	/* Spent so far, against the policy's budgets (0 there: unlimited). */
+	atomic_ullong spent_requests, spent_bytes, spent_tokens;
+};
+
+/* A request held for the session's human. */
+struct waiter {
+	struct waiter *next;
+	uint64_t hold;
+	pthread_cond_t cond;
+	bool decided, allow;
+	char why[256];
 };
 
 struct conn {
@@ -92,9 +124,30 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static int send_all(int fd, const char *b, size_t n);
+
+static int chan_send(struct hp *hp, json_t *msg)
+{
+	size_t len = 0;
+	char *line = msg ? jrpc_dump(msg, &len) : NULL;
+	int r = -ENOMEM;
+
+	json_decref(msg);
+	if (line) {
+		pthread_mutex_lock(&hp->chan_lock);
+		r = hp->chan_gone ? -EPIPE : send_all(hp->chan_fd, line, len);
+		pthread_mutex_unlock(&hp->chan_lock);
+		free(line);
+	}
+	return r;
+}
+
 static void record(struct hp *hp, const char *type, json_t *fields)
 {
-	if (hp->audit && fields) {
+	if (hp->chan_fd >= 0 && fields) {
+		(void)chan_send(hp, json_pack("{s:s,s:s,s:O}", "op", "record", "type", type, "fields",
+					      fields));
+	} else if (hp->audit && fields) {
 		pthread_mutex_lock(&hp->lock);
 		(void)audit_write(hp->audit, type, fields);
 		pthread_mutex_unlock(&hp->lock);
@@ -136,16 +189,22 @@ static const char *status_text(int code)
 	}
 }
 
+/* A plain answer that closes the connection: its length in b. */
+static size_t format_reply(char *b, size_t cap, int code, const char *why)
+{
+	int n = snprintf(b, cap, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
+			 "Connection: close\r\nContent-Length: %zu\r\n\r\ncordon: %.700s\n", code,
+			 status_text(code), strnlen(why, 700) + 9, why);
+
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 /* A plain answer, then the connection is closed by the caller. */
 static void reply(struct conn *c, int code, const char *why)
 {
 	char b[1024];
-	int n = snprintf(b, sizeof(b), "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
-			 "Connection: close\r\nContent-Length: %zu\r\n\r\ncordon: %s\n", code,
-			 status_text(code), strlen(why) + 9, why);
 
-	if (n > 0)
-		(void)send_all(c->fd, b, (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1);
+	(void)send_all(c->fd, b, format_reply(b, sizeof(b), code, why));
 }
 
 /* Wait for fd to be readable until `deadline` (CLOCK_MONOTONIC ms): 1, 0 timeout, <0. */
@@ -278,6 +337,42 @@ static int open_upstream(struct conn *c, char *why, size_t wlen)
 	return fd;
 }
 
+/* --- budgets ------------------------------------------------------------------------ */
+
+/*
+ * A request is counted before it goes anywhere; once a budget is spent,
+ * every new request is refused with its name.  Bytes are counted as they
+ * move, and a transfer that crosses the byte budget is cut; tokens are
+ * known only when a response's usage has been read, so the request that
+ * crosses the token budget completes and the next is refused.
+ */
+static int spend_request(struct hp *hp, char *why, size_t wlen)
+{
+	const struct pol_budgets *b = &hp->pol->budgets;
+	uint64_t n = atomic_fetch_add(&hp->spent_requests, 1) + 1;
+
+	if (b->egress_requests && n > b->egress_requests)
+		snprintf(why, wlen, "the session's egress_requests budget (%llu) is spent",
+			 (unsigned long long)b->egress_requests);
+	else if (b->egress_bytes && atomic_load(&hp->spent_bytes) >= b->egress_bytes)
+		snprintf(why, wlen, "the session's egress_bytes budget (%llu) is spent",
+			 (unsigned long long)b->egress_bytes);
+	else if (b->llm_tokens && atomic_load(&hp->spent_tokens) >= b->llm_tokens)
+		snprintf(why, wlen, "the session's llm_tokens budget (%llu) is spent",
+			 (unsigned long long)b->llm_tokens);
+	else
+		return 0;
+	return -403;
+}
+
+/* false once the byte budget is crossed. */
+static bool spend_bytes(struct hp *hp, uint64_t n)
+{
+	uint64_t lim = hp->pol->budgets.egress_bytes;
+
+	return atomic_fetch_add(&hp->spent_bytes, n) + n <= lim || !lim;
+}
+
 /* --- relaying --------------------------------------------------------------------- */
 
 /* Both ways until both sides are done (half-closes passed on) or idle too long. */
@@ -318,7 +413,7 @@ static void relay(struct conn *c)
 					up_open = down_open = false;
 				continue;
 			}
-			if (send_all(to, b, (size_t)n) < 0) {
+			if (send_all(to, b, (size_t)n) < 0 || !spend_bytes(c->hp, (uint64_t)n)) {
 				up_open = down_open = false;
 				break;
 			}
@@ -378,24 +473,28 @@ static int read_head(struct conn *c)
 	}
 }
 
-/* CONNECT: 200, then the ClientHello must name the CONNECT host. */
-static void do_connect(struct conn *c, size_t head, json_t *event)
+/*
+ * CONNECT: 200, then the ClientHello, which must name the CONNECT host.
+ * 0 with the hello in c->buf[0, c->len) and its name in sni; <0 refused
+ * (recorded).
+ */
+static int read_hello(struct conn *c, size_t head, json_t *event, char *sni, size_t slen)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	uint64_t deadline;
-	char sni[256] = "", why[640] = "";
+	char why[640] = "";
 	size_t have = c->len - head;
 	int r = 0;
 
 	memmove(c->buf, c->buf + head, have);
 	c->len = have;
 	if (send_all(c->fd, ok, sizeof(ok) - 1) < 0)
-		return;
+		return -EPIPE;
 	deadline = mono_ms() + (uint64_t)c->hp->hello_timeout_ms;
 	for (;;) {
 		ssize_t n;
 
-		r = c->len ? tls_client_hello_sni((unsigned char *)c->buf, c->len, sni, sizeof(sni)) : 0;
+		r = c->len ? tls_client_hello_sni((unsigned char *)c->buf, c->len, sni, slen) : 0;
 		if (r != 0 || c->len >= TLS_HELLO_MAX)
 			break;
 		if (wait_readable(c->fd, deadline) <= 0) {
@@ -423,8 +522,18 @@ static void do_connect(struct conn *c, size_t head, json_t *event)
 	if (why[0]) {
 		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 						event, "outcome", "refused", "reason", why));
-		return;
+		return -EACCES;
 	}
+	return 0;
+}
+
+/* A tunnel cordon does not read: the hello, then both ways. */
+static void do_connect(struct conn *c, size_t head, json_t *event)
+{
+	char sni[256] = "";
+
+	if (read_hello(c, head, event, sni, sizeof(sni)) < 0)
+		return;
 	if (send_all(c->up, c->buf, c->len) < 0)
 		return;
 	c->up_bytes += c->len;
@@ -537,14 +646,595 @@ static void do_forward(struct conn *c, size_t head, json_t *event)
 					(json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms)));
 }
 
+/*
+ * An escalated request waits, this connection's thread blocked, until the
+ * supervisor's decision comes back (the policy's approval timeout is the
+ * supervisor's to apply).  A channel that closes decides "no" for all.
+ */
+static bool wait_for_human(struct conn *c, json_t *event, const char *rule, const char *reason,
+			   char *why, size_t wlen)
+{
+	struct hp *hp = c->hp;
+	json_t *args = json_object_get(event, "arguments");
+	struct waiter w = { .hold = atomic_fetch_add(&hp->next_hold, 1) + 1 };
+	char summary[600];
+	bool allow;
+
+	snprintf(summary, sizeof(summary), "http.request %s %s:%d%s",
+		 json_string_value(json_object_get(args, "method")) ?: "?",
+		 json_string_value(json_object_get(args, "host")) ?: "?",
+		 (int)json_integer_value(json_object_get(args, "port")),
+		 json_string_value(json_object_get(args, "path")) ?: "");
+	pthread_cond_init(&w.cond, NULL);
+	pthread_mutex_lock(&hp->chan_lock);
+	w.next = hp->waiters;
+	hp->waiters = &w;
+	pthread_mutex_unlock(&hp->chan_lock);
+	if (chan_send(hp, json_pack("{s:s,s:I,s:O,s:s,s:s?,s:s}", "op", "escalate", "hold",
+				    (json_int_t)w.hold, "event", event, "summary", summary, "rule",
+				    rule, "reason", reason)) < 0) {
+		w.decided = true;
+		snprintf(w.why, sizeof(w.why), "the approval channel is gone");
+	}
+	pthread_mutex_lock(&hp->chan_lock);
+	while (!w.decided && !hp->chan_gone)
+		pthread_cond_wait(&w.cond, &hp->chan_lock);
+	for (struct waiter **pp = &hp->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == &w) {
+			*pp = w.next;
+			break;
+		}
+	allow = w.decided && w.allow;
+	if (!w.decided)
+		snprintf(w.why, sizeof(w.why), "the approval channel is gone");
+	pthread_mutex_unlock(&hp->chan_lock);
+	pthread_cond_destroy(&w.cond);
+	if (!allow)
+		snprintf(why, wlen, "not approved: %s", w.why);
+	return allow;
+}
+
+/* Decisions from the supervisor, until it goes (then the session is over: so is this). */
+static void *chan_reader(void *arg)
+{
+	struct hp *hp = arg;
+	struct linebuf lb;
+	char buf[4096], *line;
+	size_t len;
+
+	linebuf_init(&lb, 1u << 16);
+	for (;;) {
+		ssize_t n = read(hp->chan_fd, buf, sizeof(buf));
+		int r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || linebuf_push(&lb, buf, (size_t)n) < 0)
+			break;
+		while ((r = linebuf_next(&lb, &line, &len)) > 0) {
+			json_t *m = json_loadb(line, len, 0, NULL);
+			json_t *hold = json_object_get(m, "hold");
+
+			if (m && json_is_integer(hold) &&
+			    !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "decision")) {
+				pthread_mutex_lock(&hp->chan_lock);
+				for (struct waiter *w = hp->waiters; w; w = w->next)
+					if (w->hold == (uint64_t)json_integer_value(hold)) {
+						w->decided = true;
+						w->allow = json_is_true(json_object_get(m, "allow"));
+						snprintf(w->why, sizeof(w->why), "%s",
+							 json_string_value(json_object_get(m, "why")) ?: "");
+						pthread_cond_signal(&w->cond);
+					}
+				pthread_mutex_unlock(&hp->chan_lock);
+			}
+			json_decref(m);
+		}
+		if (r < 0)
+			break;
+	}
+	linebuf_free(&lb);
+	pthread_mutex_lock(&hp->chan_lock);
+	hp->chan_gone = true;
+	for (struct waiter *w = hp->waiters; w; w = w->next)
+		pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&hp->chan_lock);
+	/* The supervisor is gone, and with it the session: stop serving it. */
+	raise(SIGTERM);
+	return NULL;
+}
+
+/*
+ * The policy's word on one request: a CONNECT, an absolute-form request, or
+ * a request inside a credential tunnel (with its path), lifted into
+ * http.request and recorded.  true: go on; false: refused, why says so.
+ */
+static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
+		  struct pol_result *res, char *why, size_t wlen)
+{
+	struct pol_request pr = { .op = POL_OP_CONNECT, .host = host, .port = port,
+				  .ev_server = "http", .ev_tool = "request",
+				  .ev_args = json_object_get(event, "arguments") };
+	const char *dec, *rule;
+
+	bool hold;
+
+	pol_eval(c->hp->pol, &pr, res);
+	rule = res->rule ? res->rule->name : res->invariant;
+	dec = res->decision == CORDON_ALLOW ? "allow" :
+	      res->decision == CORDON_ESCALATE ? "escalate" : "deny";
+	hold = res->decision == CORDON_ESCALATE && c->hp->chan_fd >= 0;
+	record(c->hp, "decision", json_pack("{s:s,s:I,s:O,s:s,s:s?,s:s,s:s}", "raw", "http-proxy",
+					    "conn", (json_int_t)c->id, "event", event, "decision", dec,
+					    "rule", rule, "reason", res->reason, "outcome",
+					    res->decision == CORDON_ALLOW ? "allowed" :
+					    hold ? "held for approval" :
+					    res->decision == CORDON_ESCALATE ?
+					    "refused: no approval channel" : "refused"));
+	if (res->decision == CORDON_ALLOW)
+		return true;
+	if (hold)
+		return wait_for_human(c, event, rule, res->reason, why, wlen);
+	snprintf(why, wlen, "%s%s", res->decision == CORDON_ESCALATE ?
+		 "needs a human's approval, and this proxy has none: " : "", res->reason);
+	return false;
+}
+
+/* --- inside a credential tunnel ---------------------------------------------------- */
+
+/* Buffered reading from one TLS side. */
+struct tls_in {
+	SSL *ssl;
+	int fd;
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+/* More bytes (>0), 0 at the end of the stream, -ETIMEDOUT past deadline, <0 errors. */
+static ssize_t tin_fill(struct tls_in *t, size_t cap, uint64_t deadline)
+{
+	int n, r;
+
+	if (cap > t->cap)
+		cap = t->cap;
+	if (t->len >= cap)
+		return -ENOBUFS;
+	if (!SSL_pending(t->ssl)) {
+		r = wait_readable(t->fd, deadline);
+		if (r <= 0)
+			return r == 0 ? -ETIMEDOUT : r;
+	}
+	n = SSL_read(t->ssl, t->buf + t->len, (int)(cap - t->len));
+	if (n <= 0) {
+		ERR_clear_error();
+		return 0;
+	}
+	t->len += (size_t)n;
+	return n;
+}
+
+static void tin_consume(struct tls_in *t, size_t n)
+{
+	memmove(t->buf, t->buf + n, t->len - n);
+	t->len -= n;
+}
+
+static int tls_send(SSL *ssl, const char *b, size_t n)
+{
+	while (n) {
+		int w = SSL_write(ssl, b, (int)(n > INT_MAX ? INT_MAX : n));
+
+		if (w <= 0) {
+			ERR_clear_error();
+			return -EPIPE;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void tls_reply(SSL *ssl, int code, const char *why)
+{
+	char b[1024];
+
+	(void)tls_send(ssl, b, format_reply(b, sizeof(b), code, why));
+}
+
+/* One credential tunnel's state. */
+struct ctun {
+	struct conn *c;
+	int ci;                         /* the credential */
+	struct tls_in cl, up;           /* the agent's side, the upstream's */
+	struct http_request *rq;
+	struct http_response rs;
+	char *out;                      /* scrubbed bytes and chunk framing */
+	size_t out_cap;
+	uint64_t up_bytes, down_bytes;
+	struct llm_usage usage;
+	char why[640];
+};
+
+/* (Re)open the upstream: TCP by the broker's rules, then TLS verified for the host. */
+static int ctun_upstream(struct ctun *t)
+{
+	struct conn *c = t->c;
+	int fd;
+
+	if (t->up.ssl) {
+		SSL_free(t->up.ssl);
+		t->up.ssl = NULL;
+	}
+	if (c->up < 0) {
+		fd = open_upstream(c, t->why, sizeof(t->why));
+		if (fd < 0)
+			return fd;
+		c->up = fd;
+	}
+	t->up.fd = c->up;
+	t->up.len = 0;
+	t->up.ssl = creds_connect(c->hp->creds, c->req.host, c->up, t->why, sizeof(t->why));
+	return t->up.ssl ? 0 : -EPROTO;
+}
+
+/* The request's body as the client framed it, and nothing after it. */
+static int ctun_request_body(struct ctun *t)
+{
+	struct tls_in *cl = &t->cl;
+
+	if (t->rq->chunked) {
+		struct http_chunked ch;
+
+		http_chunked_init(&ch);
+		while (!ch.done) {
+			ssize_t k;
+
+			if (!cl->len && tin_fill(cl, cl->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+				return -EPIPE;
+			k = http_chunked_scan(&ch, cl->buf, cl->len);
+			if (k < 0)
+				return -EBADMSG;
+			if (tls_send(t->up.ssl, cl->buf, (size_t)k) < 0 || !spend_bytes(t->c->hp, (uint64_t)k))
+				return -EPIPE;
+			t->up_bytes += (uint64_t)k;
+			tin_consume(cl, (size_t)k);
+		}
+		return 0;
+	}
+	for (uint64_t left = t->rq->content_length > 0 ? (uint64_t)t->rq->content_length : 0; left;) {
+		size_t k;
+
+		if (!cl->len && tin_fill(cl, cl->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+			return -EPIPE;
+		k = cl->len < left ? cl->len : (size_t)left;
+		if (tls_send(t->up.ssl, cl->buf, k) < 0 || !spend_bytes(t->c->hp, k))
+			return -EPIPE;
+		t->up_bytes += k;
+		left -= k;
+		tin_consume(cl, k);
+	}
+	return 0;
+}
+
+/* Scrub n bytes of body data and send them, framed as a chunk if chunked. */
+static int ctun_emit(struct ctun *t, struct sscrub *sc, struct llm_usage_parser *up,
+		     const char *data, size_t n, bool chunked, bool last)
+{
+	size_t o = chunked ? 20 : 0, k = 0;
+	char *p = t->out + o;
+	ssize_t m = n ? sscrub_feed(sc, data, n, p, t->out_cap - o - 8, NULL) : 0;
+
+	if (m >= 0)
+		k = (size_t)m;
+	if (m >= 0 && last)
+		m = sscrub_flush(sc, p + k, t->out_cap - o - 8 - k, NULL);
+	if (m < 0)
+		return -EPIPE;  /* cannot happen with out_cap from SSCRUB_OUT: fail closed anyway */
+	if (last)
+		k += (size_t)m;
+	if (up && k)
+		llm_usage_feed(up, p, k);
+	if (chunked && k) {
+		char hdr[20];
+		int h = snprintf(hdr, sizeof(hdr), "%zx\r\n", k);
+
+		p -= h;
+		memcpy(p, hdr, (size_t)h);
+		k += (size_t)h;
+		p[k++] = '\r';
+		p[k++] = '\n';
+	}
+	if (chunked && last) {
+		memcpy(p + k, "0\r\n\r\n", 5);
+		k += 5;
+	}
+	if (!k)
+		return 0;
+	if (!spend_bytes(t->c->hp, k) || tls_send(t->cl.ssl, p, k) < 0)
+		return -EPIPE;
+	t->down_bytes += k;
+	return 0;
+}
+
+/*
+ * The response, streamed: the head and every body byte pass the scrubber
+ * (same-length masks, so Content-Length holds; a chunked body is re-framed
+ * around the scrubbed data, trailers dropped) as they arrive.  1: the
+ * client connection may carry another request; 0: close it; <0: broken.
+ */
+static int ctun_response(struct ctun *t)
+{
+	struct tls_in *up = &t->up;
+	struct sscrub sc = { 0 };
+	struct llm_usage_parser usage, *upp = NULL;
+	const struct http_header *ce, *ct;
+	int r, mode;
+	size_t head;
+	bool again = true;
+
+	for (size_t i = 0; i < creds_n_secrets(t->c->hp->creds); i++) {
+		size_t len;
+		const char *v = creds_secret(t->c->hp->creds, i, &len);
+
+		if (v && sscrub_add(&sc, v, len) < 0) {
+			sscrub_free(&sc);
+			return -ENOMEM;
+		}
+	}
+	for (;;) {
+		r = up->len ? http_parse_response(up->buf, up->len, &t->rs, t->why, sizeof(t->why)) : 0;
+		if (r < 0)
+			goto bad;
+		if (r == 0) {
+			ssize_t n = tin_fill(up, HTTP_MAX_HEAD, mono_ms() + IDLE_TIMEOUT_MS);
+
+			if (n <= 0) {
+				snprintf(t->why, sizeof(t->why), "the upstream %s",
+					 n == -ENOBUFS ? "sent a head too large" :
+					 n == -ETIMEDOUT ? "did not answer in time" : "closed the connection");
+				goto bad;
+			}
+			continue;
+		}
+		head = (size_t)r;
+		if (t->rs.status == 101) {
+			snprintf(t->why, sizeof(t->why), "the upstream switched protocols");
+			goto bad;
+		}
+		if (t->rs.status >= 200)
+			break;
+		/* 1xx: passed on, the real answer follows. */
+		if (ctun_emit(t, &sc, NULL, up->buf, head, false, true) < 0)
+			goto broken;
+		tin_consume(up, head);
+	}
+	ce = http_header_get(t->rs.headers, t->rs.n_headers, "content-encoding");
+	if (ce && (ce->value_len != 8 || strncasecmp(ce->value, "identity", 8))) {
+		snprintf(t->why, sizeof(t->why), "the upstream sent a %.*s-encoded response, which cannot "
+			 "be scrubbed", (int)(ce->value_len > 32 ? 32 : ce->value_len), ce->value);
+		goto bad;
+	}
+	mode = http_response_body_mode(&t->rs, t->rq->method);
+	ct = http_header_get(t->rs.headers, t->rs.n_headers, "content-type");
+	if (ct && ct->value_len >= 17 && !strncasecmp(ct->value, "text/event-stream", 17)) {
+		llm_usage_init(&usage, true, 1u << 20);
+		upp = &usage;
+	} else if (ct && ct->value_len >= 16 && !strncasecmp(ct->value, "application/json", 16)) {
+		llm_usage_init(&usage, false, 1u << 20);
+		upp = &usage;
+	}
+	if (t->rs.close || mode == HTTP_BODY_CLOSE)
+		again = false;
+	if (ctun_emit(t, &sc, NULL, up->buf, head, false, true) < 0)
+		goto broken;
+	tin_consume(up, head);
+	if (mode == HTTP_BODY_LENGTH || mode == HTTP_BODY_CLOSE) {
+		uint64_t left = mode == HTTP_BODY_LENGTH ? (uint64_t)t->rs.content_length : UINT64_MAX;
+
+		while (left) {
+			size_t k;
+
+			if (!up->len) {
+				ssize_t n = tin_fill(up, up->cap, mono_ms() + IDLE_TIMEOUT_MS);
+
+				if (n <= 0 && mode == HTTP_BODY_CLOSE)
+					break;
+				if (n <= 0)
+					goto broken;
+			}
+			k = up->len < left ? up->len : (size_t)left;
+			if (k > RELAY_BUF)
+				k = RELAY_BUF;
+			if (ctun_emit(t, &sc, upp, up->buf, k, false, false) < 0)
+				goto broken;
+			left -= k;
+			tin_consume(up, k);
+		}
+		if (ctun_emit(t, &sc, upp, NULL, 0, false, true) < 0)
+			goto broken;
+	} else if (mode == HTTP_BODY_CHUNKED) {
+		struct http_chunked ch;
+
+		http_chunked_init(&ch);
+		while (!ch.done) {
+			uint64_t data;
+
+			if (!up->len && tin_fill(up, up->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+				goto broken;
+			data = http_chunked_data_left(&ch);
+			if (data) {
+				size_t k = up->len < data ? up->len : (size_t)data;
+
+				if (k > RELAY_BUF)
+					k = RELAY_BUF;
+				(void)http_chunked_scan(&ch, up->buf, k);
+				if (ctun_emit(t, &sc, upp, up->buf, k, true, false) < 0)
+					goto broken;
+				tin_consume(up, k);
+				continue;
+			}
+			/* Framing, a byte at a time (a few bytes per chunk). */
+			if (http_chunked_scan(&ch, up->buf, 1) < 0) {
+				snprintf(t->why, sizeof(t->why), "the upstream's chunked body is malformed");
+				goto broken;
+			}
+			tin_consume(up, 1);
+		}
+		if (ctun_emit(t, &sc, upp, NULL, 0, true, true) < 0)
+			goto broken;
+	}
+	if (upp) {
+		llm_usage_finish(upp, &t->usage);
+		llm_usage_free(upp);
+	}
+	sscrub_free(&sc);
+	return again ? 1 : 0;
+bad:
+	tls_reply(t->cl.ssl, 502, t->why);
+broken:
+	if (upp)
+		llm_usage_free(upp);
+	sscrub_free(&sc);
+	return -EPIPE;
+}
+
+/* One request inside the tunnel: 1 keep going, 0 or <0 close. */
+static int ctun_request(struct ctun *t)
+{
+	struct conn *c = t->c;
+	struct hp *hp = c->hp;
+	struct pol_result res;
+	uint64_t t0, deadline = 0;
+	json_t *event, *args;
+	char upstream_head[HTTP_MAX_HEAD + 4096];
+	int r, hl;
+
+	/* The head: the first byte may take the idle time, the rest the head timeout. */
+	for (;;) {
+		ssize_t n;
+
+		r = t->cl.len ? http_parse_request(t->cl.buf, t->cl.len, t->rq, t->why,
+						   sizeof(t->why)) : 0;
+		if (r > 0)
+			break;
+		if (r < 0) {
+			tls_reply(t->cl.ssl, -r, t->why);
+			return r;
+		}
+		if (t->cl.len && !deadline)
+			deadline = mono_ms() + (uint64_t)hp->head_timeout_ms;
+		n = tin_fill(&t->cl, HTTP_MAX_HEAD, deadline ?: mono_ms() + IDLE_TIMEOUT_MS);
+		if (n == -ENOBUFS)
+			tls_reply(t->cl.ssl, 431, "request head too large");
+		else if (n == -ETIMEDOUT && deadline)
+			tls_reply(t->cl.ssl, 408, "the request head did not arrive in time");
+		if (n <= 0)
+			return 0;
+	}
+	t0 = mono_ms();
+	args = json_pack("{s:s,s:s,s:i,s:s}", "method", t->rq->method, "host", c->req.host, "port",
+			 (int)c->req.port, "path", t->rq->path);
+	event = json_pack("{s:s,s:s,s:o}", "server", "http", "tool", "request", "arguments", args);
+	if (creds_check(hp->creds, (size_t)t->ci, t->rq, c->req.port, t->why, sizeof(t->why)) < 0 ||
+	    !judge(c, event, c->req.host, c->req.port, &res, t->why, sizeof(t->why)) ||
+	    spend_request(hp, t->why, sizeof(t->why)) < 0) {
+		record(hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+					     event, "outcome", "refused", "reason", t->why));
+		tls_reply(t->cl.ssl, 403, t->why);
+		json_decref(event);
+		return 0;
+	}
+	tin_consume(&t->cl, (size_t)r);
+	if (!t->up.ssl && ctun_upstream(t) < 0) {
+		record(hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+					     event, "outcome", "refused", "reason", t->why));
+		tls_reply(t->cl.ssl, 502, t->why);
+		json_decref(event);
+		return -EPIPE;
+	}
+	/* The only place the secret is written: into the upstream TLS stream, then wiped. */
+	hl = creds_upstream_head(hp->creds, (size_t)t->ci, t->rq, upstream_head, sizeof(upstream_head));
+	r = hl < 0 ? hl : tls_send(t->up.ssl, upstream_head, (size_t)hl);
+	explicit_bzero(upstream_head, sizeof(upstream_head));
+	if (hl >= 0)
+		t->up_bytes += (uint64_t)hl;
+	if (r == 0 && t->rq->expect_continue)
+		r = tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	r = r ?: ctun_request_body(t);
+	memset(&t->usage, 0, sizeof(t->usage));
+	r = r ?: ctun_response(t);
+	if (t->usage.input || t->usage.output)
+		atomic_fetch_add(&hp->spent_tokens, t->usage.input + t->usage.output);
+	record(hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I},s:I}", "conn",
+				     (json_int_t)c->id, "event", event, "credential",
+				     creds_at(hp->creds, (size_t)t->ci, &(const char *){ NULL })->name,
+				     "outcome", r < 0 ? "broken" : "forwarded", "status",
+				     r < 0 ? 0 : t->rs.status, "bytes_up", (json_int_t)t->up_bytes,
+				     "bytes_down", (json_int_t)t->down_bytes, "tokens", "input",
+				     (json_int_t)t->usage.input, "output", (json_int_t)t->usage.output,
+				     "ms", (json_int_t)(mono_ms() - t0)));
+	json_decref(event);
+	c->up_bytes += t->up_bytes;
+	c->down_bytes += t->down_bytes;
+	t->up_bytes = t->down_bytes = 0;
+	/* An upstream that closes (its response says so) ends the tunnel too. */
+	return r < 0 ? r : r == 1 && !t->rq->close;
+}
+
+/*
+ * CONNECT to a credential host: cordon is the TLS server (a leaf from the
+ * session CA), reads each request, and is the TLS client upstream.
+ */
+static void do_credential(struct conn *c, size_t head, json_t *event, int ci)
+{
+	struct ctun t = { .c = c, .ci = ci };
+	char sni[256] = "";
+	int r = 0;
+
+	if (read_hello(c, head, event, sni, sizeof(sni)) < 0)
+		return;
+	t.cl.cap = t.up.cap = HTTP_MAX_HEAD + RELAY_BUF;
+	t.out_cap = SSCRUB_OUT(RELAY_BUF > HTTP_MAX_HEAD ? RELAY_BUF : HTTP_MAX_HEAD) + 64;
+	t.cl.buf = malloc(t.cl.cap);
+	t.up.buf = malloc(t.up.cap);
+	t.out = malloc(t.out_cap);
+	t.rq = malloc(sizeof(*t.rq));
+	if (!t.cl.buf || !t.up.buf || !t.out || !t.rq)
+		goto out;
+	t.cl.fd = c->fd;
+	t.cl.ssl = creds_accept(c->hp->creds, c->req.host, c->fd, c->buf, c->len, t.why,
+				sizeof(t.why));
+	if (!t.cl.ssl) {
+		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+						event, "outcome", "refused", "reason", t.why));
+		goto out;
+	}
+	while ((r = ctun_request(&t)) == 1)
+		;
+	SSL_shutdown(t.cl.ssl);
+	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:I,s:I,s:I}", "conn", (json_int_t)c->id,
+					"event", event, "outcome", "tunnel closed", "sni", sni,
+					"bytes_up", (json_int_t)c->up_bytes, "bytes_down",
+					(json_int_t)c->down_bytes, "ms",
+					(json_int_t)(mono_ms() - c->t0_ms)));
+out:
+	if (t.up.ssl)
+		SSL_free(t.up.ssl);
+	if (t.cl.ssl)
+		SSL_free(t.cl.ssl);
+	free(t.cl.buf);
+	free(t.up.buf);
+	free(t.out);
+	free(t.rq);
+}
+
 static void serve(struct conn *c)
 {
-	struct pol_request pr = { .op = POL_OP_CONNECT };
 	struct pol_result res;
 	json_t *event;
 	char why[640];
-	const char *dec, *rule;
-	int head = read_head(c), r;
+	int head = read_head(c), r, ci = -1;
 
 	if (head <= 0)
 		return;
@@ -557,33 +1247,29 @@ static void serve(struct conn *c)
 		return;
 	}
 	event = event_of(c);
-	pr.host = c->req.host;
-	pr.port = c->req.port;
-	pr.ev_server = "http";
-	pr.ev_tool = "request";
-	pr.ev_args = json_object_get(event, "arguments");
-	pol_eval(c->hp->pol, &pr, &res);
-	rule = res.rule ? res.rule->name : res.invariant;
-	dec = res.decision == CORDON_ALLOW ? "allow" : res.decision == CORDON_ESCALATE ? "escalate" : "deny";
-	if (res.decision == CORDON_ALLOW && res.via == POL_VIA_CRED_PROXY) {
-		/* A credential host is reached with its sentinel, through TLS cordon terminates. */
-		snprintf(res.reason, sizeof(res.reason), "%s is a credential host: only the credential "
-			 "proxy reaches it", c->req.host);
-		res.decision = CORDON_DENY;
-		dec = "deny";
-	}
-	record(c->hp, "decision", json_pack("{s:s,s:I,s:O,s:s,s:s?,s:s,s:s}", "raw", "http-proxy",
-					    "conn", (json_int_t)c->id, "event", event, "decision", dec,
-					    "rule", rule, "reason", res.reason, "outcome",
-					    res.decision == CORDON_ALLOW ? "connecting" :
-					    res.decision == CORDON_ESCALATE ?
-					    "refused: no approval channel" : "refused"));
-	if (res.decision != CORDON_ALLOW) {
-		snprintf(why, sizeof(why), "%s%s", res.decision == CORDON_ESCALATE ?
-			 "needs a human's approval, and this proxy has none: " : "", res.reason);
+	if (!judge(c, event, c->req.host, c->req.port, &res, why, sizeof(why))) {
 		reply(c, 403, why);
-		json_decref(event);
-		return;
+		goto out;
+	}
+	if (res.via == POL_VIA_CRED_PROXY) {
+		/* A credential host is reached only with its sentinel, through TLS cordon terminates. */
+		ci = creds_for_host(c->hp->creds, c->req.host);
+		if (ci < 0 || c->req.form != HTTP_AUTHORITY_FORM) {
+			snprintf(why, sizeof(why), ci < 0 ? "%s is reached through the credential proxy, "
+				 "and no credential names it" : "%s is reached over TLS (CONNECT) only",
+				 c->req.host);
+			record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id,
+							"event", event, "outcome", "refused", "reason",
+							why));
+			reply(c, 403, why);
+			goto out;
+		}
+	}
+	if (spend_request(c->hp, why, sizeof(why)) < 0) {
+		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+						event, "outcome", "refused", "reason", why));
+		reply(c, 403, why);
+		goto out;
 	}
 	why[0] = '\0';
 	r = open_upstream(c, why, sizeof(why));
@@ -591,23 +1277,102 @@ static void serve(struct conn *c)
 		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 						event, "outcome", "refused", "reason", why));
 		reply(c, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, why);
-		json_decref(event);
-		return;
+		goto out;
 	}
 	c->up = r;
-	if (c->req.form == HTTP_AUTHORITY_FORM)
+	if (ci >= 0)
+		do_credential(c, (size_t)head, event, ci);
+	else if (c->req.form == HTTP_AUTHORITY_FORM)
 		do_connect(c, (size_t)head, event);
 	else
 		do_forward(c, (size_t)head, event);
+out:
 	json_decref(event);
+}
+
+/*
+ * The cgroup a TCP client's socket was made in, from the kernel
+ * (sock_diag's INET_DIAG_CGROUP_ID for the exact 4-tuple): the broker's
+ * port on 127.0.0.1 is reachable by every local user, and this is how a
+ * process outside the session is told apart (a uid would not do: the agent
+ * may run as any user, root included).  0 and *id, or -errno.
+ */
+static int peer_cgroup(int fd, uint64_t *id)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t pl = sizeof(peer), sl = sizeof(self);
+	struct {
+		struct nlmsghdr nh;
+		struct inet_diag_req_v2 req;
+	} q = { 0 };
+	char buf[8192];
+	ssize_t n;
+	int nl, r = -ENOENT;
+
+	if (getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&self, &sl) < 0)
+		return -errno;
+	q.nh.nlmsg_len = sizeof(q);
+	q.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	q.nh.nlmsg_flags = NLM_F_REQUEST;
+	q.req.sdiag_family = (uint8_t)peer.ss_family;
+	q.req.sdiag_protocol = IPPROTO_TCP;
+	q.req.idiag_states = ~0u;
+	q.req.id.idiag_cookie[0] = q.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	/* The client's socket: source is the peer, destination this end. */
+	if (peer.ss_family == AF_INET) {
+		q.req.id.idiag_sport = ((struct sockaddr_in *)&peer)->sin_port;
+		q.req.id.idiag_dport = ((struct sockaddr_in *)&self)->sin_port;
+		memcpy(q.req.id.idiag_src, &((struct sockaddr_in *)&peer)->sin_addr, 4);
+		memcpy(q.req.id.idiag_dst, &((struct sockaddr_in *)&self)->sin_addr, 4);
+	} else {
+		q.req.id.idiag_sport = ((struct sockaddr_in6 *)&peer)->sin6_port;
+		q.req.id.idiag_dport = ((struct sockaddr_in6 *)&self)->sin6_port;
+		memcpy(q.req.id.idiag_src, &((struct sockaddr_in6 *)&peer)->sin6_addr, 16);
+		memcpy(q.req.id.idiag_dst, &((struct sockaddr_in6 *)&self)->sin6_addr, 16);
+	}
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -errno;
+	if (send(nl, &q, sizeof(q), 0) < 0) {
+		r = -errno;
+		goto out;
+	}
+	n = recv(nl, buf, sizeof(buf), 0);
+	for (struct nlmsghdr *h = (struct nlmsghdr *)buf; n > 0 && NLMSG_OK(h, (size_t)n);
+	     h = NLMSG_NEXT(h, n)) {
+		struct inet_diag_msg *m = NLMSG_DATA(h);
+		struct rtattr *a;
+		int alen;
+
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+			break;
+		alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+		for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			if (a->rta_type == INET_DIAG_CGROUP_ID && RTA_PAYLOAD(a) >= 8) {
+				memcpy(id, RTA_DATA(a), 8);
+				r = 0;
+			}
+	}
+out:
+	close(nl);
+	return r;
 }
 
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
 	struct hp *hp = c->hp;
+	uint64_t cg = 0;
 
-	serve(c);
+	if (hp->cgroup_id && (peer_cgroup(c->fd, &cg) < 0 || cg != hp->cgroup_id)) {
+		record(hp, "http", json_pack("{s:I,s:s,s:I}", "conn", (json_int_t)c->id, "outcome",
+					     "refused: a client outside the session", "cgroup",
+					     (json_int_t)cg));
+		reply(c, 403, "this proxy serves one cordon session, and this client is not in it");
+	} else {
+		serve(c);
+	}
 	if (c->up >= 0)
 		close(c->up);
 	close(c->fd);
@@ -685,9 +1450,43 @@ static void usage(FILE *f)
 		"  --audit FILE        the audit log\n"
 		"  --head-timeout MS   a request head must arrive within this (default 10000)\n"
 		"  --var NAME=VALUE    a policy variable\n"
+		"  --upstream-ca FILE  verify credential hosts against this CA, not the system's\n"
+		"  --ca-out FILE       write the bundle clients must trust (system CAs + session CA)\n"
+		"  --sentinels-out FILE  write ENV=SENTINEL for each credential with a secret\n"
 		"The egress broker: CONNECT to allowlisted hosts (the TLS server name must be\n"
 		"the CONNECT host) and plain-HTTP absolute-form requests, each judged by the\n"
-		"policy as http.request {method, host, port[, path]}.\n");
+		"policy as http.request {method, host, port[, path]}.  CONNECT to a credential\n"
+		"host: TLS terminated with a session CA, the sentinel swapped for the secret.\n");
+}
+
+/* What clients need from outside: the CA bundle and the sentinels (never the secrets). */
+static int export_creds(struct hp *hp, const char *ca_out, const char *sentinels_out)
+{
+	if (ca_out) {
+		_cleanup_close_ int fd = open(ca_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || creds_write_bundle(hp->creds, fd) < 0) {
+			log_err("http-proxy: --ca-out %s: %m", ca_out);
+			return -EIO;
+		}
+	}
+	if (sentinels_out) {
+		_cleanup_close_ int fd = open(sentinels_out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+					      0600);
+
+		if (fd < 0) {
+			log_err("http-proxy: --sentinels-out %s: %m", sentinels_out);
+			return -EIO;
+		}
+		for (size_t i = 0; i < creds_count(hp->creds); i++) {
+			const char *sentinel;
+			const struct pol_credential *cr = creds_at(hp->creds, i, &sentinel);
+
+			if (sentinel)
+				dprintf(fd, "%s=%s\n", cr->env, sentinel);
+		}
+	}
+	return 0;
 }
 
 static int listen_on(const char *spec, char *portfile)
@@ -766,13 +1565,23 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "audit", required_argument, NULL, 'a' },
 		{ "head-timeout", required_argument, NULL, 'T' },
 		{ "var", required_argument, NULL, 'V' },
+		{ "upstream-ca", required_argument, NULL, 'U' },
+		{ "ca-out", required_argument, NULL, 'O' },
+		{ "sentinels-out", required_argument, NULL, 'S' },
+		{ "channel-fd", required_argument, NULL, 'C' },
+		{ "ca-fd", required_argument, NULL, 'F' },
+		{ "cgroup-id", required_argument, NULL, 'G' },
 		/* For cordon run (not in the usage): a listening socket it bound. */
 		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct hp hp = { .listen_fd = -1, .head_timeout_ms = 10000, .hello_timeout_ms = 10000 };
+	struct hp hp = { .listen_fd = -1, .head_timeout_ms = 10000, .hello_timeout_ms = 10000,
+			 .chan_fd = -1, .chan_lock = PTHREAD_MUTEX_INITIALIZER };
+	int ca_fd = -1;
+	pthread_t reader;
 	const char *policy = "coding-agent", *workspace = ".", *user = NULL, *audit = NULL;
+	const char *upstream_ca = NULL, *ca_out = NULL, *sentinels_out = NULL;
 	char *listen_spec = NULL, *portfile = NULL, ws[PATH_MAX];
 	const char *vars[32];
 	int n_vars = 0, o, r, ret = 125, listen_fd = -1;
@@ -804,6 +1613,12 @@ int cmd_http_proxy(int argc, char **argv)
 			}
 			vars[n_vars++] = optarg;
 			break;
+		case 'U': upstream_ca = optarg; break;
+		case 'C': hp.chan_fd = atoi(optarg); break;
+		case 'F': ca_fd = atoi(optarg); break;
+		case 'G': hp.cgroup_id = strtoull(optarg, NULL, 10); break;
+		case 'O': ca_out = optarg; break;
+		case 'S': sentinels_out = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 125;
 		}
@@ -828,8 +1643,21 @@ int cmd_http_proxy(int argc, char **argv)
 		if (policy_load_session("http-proxy", policy, &sv, vars, n_vars, &hp.pol) < 0)
 			return 125;
 	}
+	/* Before any thread: the secrets are taken from this environment and wiped. */
+	if (hp.pol->n_creds &&
+	    (creds_init(&hp.creds, hp.pol, upstream_ca, "http-proxy") < 0 ||
+	     export_creds(&hp, ca_out, sentinels_out) < 0))
+		goto out;
+	if (ca_fd >= 0 && hp.creds) {
+		r = creds_write_bundle(hp.creds, ca_fd);
+		close(ca_fd);
+		if (r < 0) {
+			log_err("http-proxy: the CA bundle: %s", strerror(-r));
+			goto out;
+		}
+	}
 	pthread_mutex_init(&hp.lock, NULL);
-	if (audit) {
+	if (audit && hp.chan_fd < 0) {
 		char session[48];
 		unsigned char rnd[8];
 		json_t *start;
@@ -867,6 +1695,23 @@ int cmd_http_proxy(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	if (hp.chan_fd >= 0) {
+		json_t *sent = json_object();
+
+		(void)fcntl(hp.chan_fd, F_SETFD, FD_CLOEXEC);
+		for (size_t i = 0; hp.creds && i < creds_count(hp.creds); i++) {
+			const char *v;
+			const struct pol_credential *cr = creds_at(hp.creds, i, &v);
+
+			if (v)
+				json_object_set_new(sent, cr->env, json_string(v));
+		}
+		if (pthread_create(&reader, NULL, chan_reader, &hp) != 0 ||
+		    chan_send(&hp, json_pack("{s:s,s:o}", "op", "ready", "sentinels", sent)) < 0) {
+			log_err("http-proxy: the supervisor's channel: %m");
+			goto out;
+		}
+	}
 	ret = accept_loop(&hp) < 0 ? 125 : 0;
 	/* Connections still open end with the process; their records so far are in. */
 out:
@@ -877,5 +1722,6 @@ out:
 		(void)audit_seal(hp.audit, NULL);
 		pthread_mutex_unlock(&hp.lock);
 	}
+	creds_free(hp.creds);
 	return ret;
 }

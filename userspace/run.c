@@ -548,7 +548,7 @@ static const char *const keep_env[] = {
  */
 static char **build_env(const struct sup *s)
 {
-	size_t n = 0, cap = 32 + (size_t)s->opt->n_env;
+	size_t n = 0, cap = 48 + (size_t)s->opt->n_env + s->pol->n_creds;
 	char **env = calloc(cap + 1, sizeof(char *));
 	char buf[PATH_MAX + 64];
 
@@ -583,6 +583,20 @@ static char **build_env(const struct sup *s)
 		PUT("HTTP_PROXY=http://127.0.0.1:%u", s->egress_port);
 		PUT("https_proxy=http://127.0.0.1:%u", s->egress_port);
 		PUT("http_proxy=http://127.0.0.1:%u", s->egress_port);
+	}
+	if (s->ca_path[0]) {
+		/* The bundle (system CAs and the session CA) where the common clients look. */
+		PUT("SSL_CERT_FILE=%s", s->ca_path);
+		PUT("NODE_EXTRA_CA_CERTS=%s", s->ca_path);
+		PUT("REQUESTS_CA_BUNDLE=%s", s->ca_path);
+		PUT("CURL_CA_BUNDLE=%s", s->ca_path);
+	}
+	/* Each credential's sentinel, in the variable the policy names: never the secret. */
+	for (const char *l = s->sentinels; l && *l;) {
+		size_t k = strcspn(l, "\n");
+
+		PUT("%.*s", (int)k, l);
+		l += k + (l[k] == '\n');
 	}
 #undef PUT
 	env[n] = NULL;
@@ -1002,7 +1016,11 @@ int cmd_run(int argc, char **argv)
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1,
-			 .mcp_listen = -1, .mcp_chan = -1, .egress_listen = -1 };
+			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1,
+			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
+				  .held = HELD_MCP, .chan = -1 },
+			 .egress = { .what = "egress broker", .raw_name = "http-proxy",
+				     .record_type = "http", .held = HELD_HTTP, .chan = -1 } };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
 	pthread_t prep_thread, att_thread, seal_thread;
@@ -1037,6 +1055,18 @@ int cmd_run(int argc, char **argv)
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
 	if (load_policy(&s) < 0)
 		return EXIT_CORDON;
+	/* --env cannot hand the agent a secret the credential proxy stands in for. */
+	for (int i = 0; i < opt.n_env; i++)
+		for (size_t k = 0; k < s.pol->n_creds; k++) {
+			const struct pol_credential *cr = &s.pol->creds[k];
+
+			if (!strcmp(opt.env[i], cr->env) ||
+			    (cr->source_env && !strcmp(opt.env[i], cr->source_env))) {
+				log_err("run: --env %s: that is credential %s's, which the agent gets "
+					"only as a sentinel", opt.env[i], cr->name);
+				return EXIT_CORDON;
+			}
+		}
 	phase("policy loaded");
 	/*
 	 * Opens are notified only when the policy escalates some file access

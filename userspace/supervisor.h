@@ -48,8 +48,24 @@ struct run_options {
 	char **argv;                    /* the agent's command */
 };
 
-/* struct held.nr of a tools/call held by the session's MCP proxy (notif: its hold id). */
+/*
+ * struct held.nr of an operation held by a helper of the session (notif:
+ * its hold id): a tools/call in the MCP proxy, a request in the egress
+ * broker.
+ */
 #define HELD_MCP (-1)
+#define HELD_HTTP (-2)
+
+/* A helper the supervisor started outside the session, and its channel (helper.c). */
+struct helper {
+	const char *what;               /* "MCP proxy", ...: messages */
+	const char *raw_name;           /* the raw name of its decisions' records */
+	const char *record_type;        /* the record type it may write besides "decision" */
+	int held;                       /* HELD_MCP, HELD_HTTP */
+	pid_t pid;
+	int chan;                       /* supervisor <-> helper, or -1 */
+	void *in;                       /* struct linebuf of the channel */
+};
 
 /* One escalated operation held while a human decides. */
 struct pending {
@@ -137,13 +153,14 @@ struct sup {
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
 	int mcp_listen;                 /* the listening socket, until handed over */
-	int mcp_chan;                   /* supervisor <-> proxy, or -1 */
-	pid_t mcp_pid;
-	void *mcp_in;                   /* struct linebuf of the channel */
-	/* The egress broker (egress_session.c). */
+	struct helper mcp;
+	/* The egress broker and credential proxy (egress_session.c). */
 	int egress_listen;
 	uint16_t egress_port;           /* on 127.0.0.1; 0: none */
-	pid_t egress_pid;
+	int egress_ca;                  /* the CA bundle, until handed to the broker */
+	char ca_path[PATH_MAX];         /* the bundle the agent trusts; "" if none */
+	char *sentinels;                /* "ENV=SENTINEL" lines for the agent, or NULL */
+	struct helper egress;
 };
 
 uint64_t sup_now_ms(void);
@@ -186,10 +203,16 @@ bool sup_session_approved(struct sup *s, json_t *event);
 /* mcp_session.c: cordon run --mcp. */
 int mcp_session_listen(struct sup *s);
 int mcp_session_start(struct sup *s);
-void mcp_session_input(struct sup *s);
-void mcp_session_decide(struct sup *s, uint64_t hold, bool allow, const char *why,
-			const char *approver);
 void mcp_session_stop(struct sup *s);
+
+/* helper.c: the channel to a helper.  argv[chan_arg] is set to the channel's fd. */
+int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_arg,
+		 const int *fds, int n_fds, json_t **ready);
+void helper_input(struct sup *s, struct helper *h);
+void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, const char *why,
+		   const char *approver);
+struct helper *helper_of_held(struct sup *s, int nr);
+void helper_stop(struct sup *s, struct helper *h);
 
 /* egress_session.c: the session's egress broker. */
 bool egress_session_wanted(const struct sup *s);

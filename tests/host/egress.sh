@@ -209,7 +209,7 @@ PY
     ok "  curl reaches the allowlisted host through it" grep -q '"path": "/insession"' <<<"$o"
     ok "  and not around it (the floor refuses the direct connect)" \
         bash -c "grep -q direct-refused <<<'$o' && grep -q direct2-refused <<<'$o' && [ \"\$(grep -c /direct '$t/requests.jsonl')\" = 0 ]"
-    ok "  the broker's records beside the session's log" grep -q '"outcome":"tunnel closed"' "$t/run.http.jsonl"
+    ok "  the broker's records in the session's log" grep -q '"outcome":"tunnel closed"' "$t/run.jsonl"
     rm -rf "$ws"
 fi
 kill $proxy; wait $proxy 2>/dev/null

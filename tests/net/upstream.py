@@ -6,8 +6,13 @@
 #   upstream.py DIR     writes DIR/ports ("HTTPS_PORT HTTP_PORT") when
 #                       listening; needs DIR/server.pem and DIR/server.key
 #
-# Paths: /sse streams three events 400 ms apart (for "arrives incrementally"),
-# anything else answers {"ok": true, "path": ...}.
+# Paths: /sse streams three events 400 ms apart (for "arrives incrementally");
+# /v1/messages answers like an LLM API, with usage (input 25, output 12), as
+# server-sent events 400 ms apart when the JSON body asks "stream": true;
+# /v1/echo-key answers with the credential it received, in the body and a
+# header, and /v1/echo-chunked the same, chunked, the key split across
+# chunks (what the scrubber must catch); anything else answers
+# {"ok": true, "path": ...}.
 import json, os, ssl, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -43,7 +48,48 @@ class H(BaseHTTPRequestHandler):
                 time.sleep(0.4)
             self.close_connection = True
             return
-        out = json.dumps({"ok": True, "path": self.path}).encode()
+        key = self.headers.get("x-api-key") or self.headers.get("authorization") or ""
+        if self.path.startswith("/v1/messages") and b'"stream": true' in body:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            events = [{"type": "message_start", "message": {"usage": {"input_tokens": 25, "output_tokens": 1}}},
+                      {"type": "content_block_delta", "delta": {"text": "hello"}},
+                      {"type": "message_delta", "usage": {"output_tokens": 12}}]
+            for e in events:
+                ev = f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+                self.wfile.flush()
+                time.sleep(0.4)
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        if self.path == "/v1/echo-chunked":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            data = ("key=" + key + ";").encode()
+            mid = len(data) // 2
+            for part in (data[:mid], data[mid:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        if self.path.startswith("/v1/messages"):
+            out = json.dumps({"type": "message", "content": [{"type": "text", "text": "hi"}],
+                              "usage": {"input_tokens": 25, "output_tokens": 12}}).encode()
+        elif self.path == "/v1/echo-key":
+            out = json.dumps({"received": key}).encode()
+        else:
+            out = json.dumps({"ok": True, "path": self.path}).encode()
+        if self.path == "/v1/echo-key":
+            self.send_response(200)
+            self.send_header("X-Echo", key)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+            return
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(out)))

@@ -1,0 +1,278 @@
+#!/bin/bash
+# [7/8] The credential proxy in `cordon run` sessions, with real clients and
+# real TLS: a local upstream (tests/net/upstream.py, a test CA's certificate
+# for "localhost") records what it receives.  From inside a session, curl,
+# python3 (urllib, http.client) and node (undici's fetch through its
+# ProxyAgent: Node 20's built-in fetch ignores HTTPS_PROXY) call the
+# credential host through the session's proxy; the upstream receives the
+# real key, the sandbox never sees it (environment, /proc, files,
+# responses, the audit log); endpoints off the allowlist, other sentinels,
+# an SNI mismatch, a host no rule names and clients outside the session
+# are refused; streaming arrives incrementally; escalated requests wait for
+# the session's approver; the token budget is read from responses' usage.
+# The same with the agent as root in the sandbox.
+#
+# The upstream's certificate is trusted by cordon through SSL_CERT_FILE in
+# cordon's own environment (OpenSSL's default verify paths honour it): the
+# system store, as in production, pointed at the test CA.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$here/tests/lib.sh"
+. "$here/tests/lib_run.sh"
+command -v openssl >/dev/null || skip_all "needs openssl(1) for the test CA"
+command -v curl >/dev/null || skip_all "needs curl"
+py=/usr/bin/python3
+[ -x $py ] || skip_all "needs python3"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (cordon run)"
+agent_user || skip_all "needs an agent user"
+
+t=$(mktemp -d /var/tmp/cordon-cred.XXXXXX)
+pids=
+trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+    -subj /CN=cordon-test-ca -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null &&
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+    -keyout "$t/server.key" -out "$t/server.csr" 2>/dev/null &&
+printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n' >"$t/ext" &&
+openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
+    -days 2 -extfile "$t/ext" -out "$t/server.pem" 2>/dev/null ||
+    { echo "Bail out! the test CA"; exit 1; }
+$py "$here/tests/net/upstream.py" "$t" & pids="$pids $!"
+for _ in $(seq 100); do [ -e "$t/ports" ] && break; sleep 0.05; done
+read -r up plain <"$t/ports" || { echo "Bail out! the upstream did not start"; exit 1; }
+
+# The real key: random, so that finding it anywhere means it leaked.
+REAL=sk-test-$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+export REAL_KEY=$REAL
+nm=$here/tests/mcp/node_modules
+have_node=
+command -v node >/dev/null && [ -d "$nm/undici" ] && have_node=1
+
+policy() {  # policy FILE [EXTRA_RULES_JSON] [BUDGETS_JSON]
+    budgets=
+    [ -z "${3:-}" ] || budgets=", \"budgets\": $3"
+    cat >"$1" <<EOF
+{ "cordon_policy": 1, "name": "cred-test",
+  "rules": [
+    { "name": "system", "decision": "allow",
+      "fs": { "paths": ["/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/sys", "$here/tests/net", "$nm"], "rights": ["read", "exec"] } },
+    { "name": "devices", "decision": "allow", "fs": { "paths": ["/dev/null", "/dev/urandom"], "rights": ["read", "write"] } },
+    { "name": "tmp", "decision": "allow", "fs": { "paths": ["/tmp", "\${WORKSPACE}"], "rights": ["all"] } },
+    { "name": "api", "decision": "allow",
+      "net": { "hosts": ["localhost"], "ports": [$up], "via": "credential-proxy" } },
+    { "name": "api-address", "decision": "allow", "description": "loopback, listed for the test",
+      "net": { "hosts": ["127.0.0.1"], "ports": [$up], "via": "credential-proxy" } }${2:+,
+    $2}
+  ],
+  "credentials": [
+    { "name": "test-llm", "env": "TEST_API_KEY", "source": { "env": "REAL_KEY" },
+      "hosts": ["localhost"], "header": "x-api-key",
+      "endpoints": ["POST /v1/messages", "GET /v1/echo-key", "GET /v1/echo-chunked"] }
+  ]$budgets }
+EOF
+    chmod 0644 "$1"
+}
+chmod 0755 "$t"
+policy "$t/policy.json"
+U=https://localhost:$up
+
+ws=$(mktemp -d /var/tmp/cordon-cred-ws.XXXXXX); chown "$AGENT" "$ws"; chmod 0755 "$ws"
+# The agent's script: everything it tries, one line each.
+cat >"$ws/agent.sh" <<EOF
+#!/bin/sh
+U=$U
+echo "sentinel=\$TEST_API_KEY"
+echo "bundle=\$SSL_CERT_FILE \$NODE_EXTRA_CA_CERTS \$REQUESTS_CA_BUNDLE \$CURL_CA_BUNDLE"
+echo "curl: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" -H 'content-type: application/json' -d '{"from":"curl"}' \$U/v1/messages)"
+echo "urllib: \$($py -c '
+import os, urllib.request
+r = urllib.request.Request(os.environ["U"] + "/v1/messages", data=b"{\"from\":\"urllib\"}",
+                           headers={"x-api-key": os.environ["TEST_API_KEY"]})
+print(urllib.request.urlopen(r).read().decode())' 2>&1)"
+echo "http.client: \$($py -c '
+import http.client, os, ssl
+p = os.environ["HTTPS_PROXY"].rsplit(":", 1)
+c = http.client.HTTPSConnection("127.0.0.1", int(p[1]), context=ssl.create_default_context())
+c.set_tunnel("localhost", $up)
+for w in ("hc1", "hc2"):
+    c.request("POST", "/v1/messages", body="{\"from\":\"%s\"}" % w, headers={"x-api-key": os.environ["TEST_API_KEY"]})
+    print(c.getresponse().read().decode(), end=" ")' 2>&1)"
+if [ -n "$have_node" ]; then
+echo "node: \$(node -e '
+const { fetch, ProxyAgent } = require("$nm/undici");
+fetch(process.env.U + "/v1/messages", { method: "POST", body: JSON.stringify({ from: "node" }),
+  headers: { "x-api-key": process.env.TEST_API_KEY }, dispatcher: new ProxyAgent(process.env.HTTPS_PROXY) })
+  .then(r => r.text()).then(t => console.log(t), e => console.log("error " + e.cause));' 2>&1)"
+fi
+echo "echo: \$(curl -sS -i -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-key | tr -d '\r' | tr '\n' ' ')"
+echo "chunked: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-chunked)"
+echo "endpoint: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/admin)"
+echo "traversal: \$(curl -sS --path-as-is -H "x-api-key: \$TEST_API_KEY" \$U/v1/messages/../admin -d x)"
+echo "other-sentinel: \$(curl -sS -H 'x-api-key: cordon-sentinel-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' -d x \$U/v1/messages)"
+echo "no-key: \$(curl -sS -d x \$U/v1/messages)"
+echo "unlisted: \$(curl -sS https://unlisted.example/ 2>&1 | tail -1)"
+echo "direct: \$(curl -sS --noproxy '*' --max-time 5 \$U/v1/echo-key 2>&1 | tail -1)"
+echo "sni: \$($py -c '
+import os, socket, ssl
+h, p = os.environ["HTTPS_PROXY"].rsplit("/", 1)[1].split(":")
+s = socket.create_connection((h, int(p)))
+s.sendall(b"CONNECT localhost:$up HTTP/1.1\r\nHost: localhost:$up\r\n\r\n")
+s.recv(200)
+try:
+    ssl.create_default_context().wrap_socket(s, server_hostname="evil.example"); print("tls-up")
+except Exception as e:
+    print("refused", type(e).__name__)' 2>&1)"
+curl -sS -N -H "x-api-key: \$TEST_API_KEY" -d '{"stream": true}' \$U/v1/messages | while IFS= read -r l; do
+    case \$l in data:*) echo "stream \$($py -c 'import time; print("%.3f" % time.time())')" ;; esac
+done
+# Everything of other processes the agent can read, for the harness to search.
+cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline >/tmp/proc-dump 2>/dev/null
+env >>/tmp/proc-dump
+cp /tmp/proc-dump "\$PWD/proc-dump" 2>/dev/null
+EOF
+chmod 0755 "$ws/agent.sh"
+
+session() {  # session USER LOG: the agent script in a session
+    SSL_CERT_FILE=$t/ca.pem U=$U "$cordon" run -q --user "$1" --workspace "$ws" \
+        --policy "$t/policy.json" --audit "$2" --approve deny -- env U="$U" "$ws/agent.sh" \
+        2>"$2.err" </dev/null
+}
+o=$(session "$AGENT" "$t/run.jsonl")
+line() { grep "^$1: " <<<"$o" | head -1; }
+# got_key FROM: the upstream got a request whose body says {"from": FROM}, with the real key.
+got_key() {
+    $py - "$t/requests.jsonl" "$1" "$REAL" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    try:
+        b = json.loads(r["body"])
+    except ValueError:
+        continue
+    if isinstance(b, dict) and b.get("from") == sys.argv[2] and r["headers"].get("x-api-key") == sys.argv[3] and r["tls"]:
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+# no_leak: the agent's dump of what it could read, and its output, lack the real key.
+no_leak() { [ -s "$ws/proc-dump" ] && ! grep -qF -- "$REAL" "$ws/proc-dump" "$t/agent.out"; }
+
+sentinel=$(grep '^sentinel=' <<<"$o" | cut -d= -f2)
+ok "the agent's variable holds a sentinel ($sentinel)" \
+    bash -c "[[ '$sentinel' =~ ^cordon-sentinel-[A-Za-z0-9_-]{32}\$ ]]"
+ok "  the CA bundle in SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE" \
+    bash -c "grep -qE '^bundle=(/run/cordon-ca/[^ ]+\\.pem)( \\1){3}\$' <<<'$(grep '^bundle=' <<<"$o")'"
+ok "curl: the credential host answers through the proxy ($(line curl | cut -c1-60))" \
+    grep -q '"usage"' <<<"$(line curl)"
+ok "  the upstream received the real key, over TLS" got_key curl
+ok "python3 urllib: answered" grep -q '"usage"' <<<"$(line urllib)"
+ok "  the upstream received the real key" got_key urllib
+ok "python3 http.client: two requests on one kept-alive tunnel" \
+    bash -c "[ \"\$(grep -o '\"usage\"' <<<'$(line http.client)' | wc -l)\" = 2 ]"
+both_hc() { got_key hc1 && got_key hc2; }
+ok "  both reached the upstream with the real key" both_hc
+if [ -n "$have_node" ]; then
+    ok "node fetch (undici ProxyAgent): answered ($(line node | cut -c1-60))" grep -q '"usage"' <<<"$(line node)"
+    ok "  the upstream received the real key" got_key node
+else
+    ok "node fetch: node and tests/mcp/node_modules/undici are installed (make deps)" false
+fi
+ok "a response echoing the key comes back scrubbed, body and header" \
+    bash -c "grep -q 'cordon:redacted' <<<'$(line echo)' && ! grep -q 'X-Echo: sk-' <<<'$(line echo)'"
+ok "  a chunked response with the key split across chunks too ($(line chunked))" \
+    grep -q '^chunked: key=\[cordon:redacted\]\**;$' <<<"$(line chunked)"
+ok "an endpoint off the allowlist: 403 naming it" grep -q 'GET /v1/admin is not an endpoint' <<<"$(line endpoint)"
+ok "a dot-segment path: 403" grep -q 'dot segments' <<<"$(line traversal)"
+ok "another sentinel: 403" grep -q "does not hold this session's sentinel" <<<"$(line other-sentinel)"
+ok "no credential header: 403" grep -q 'exactly one x-api-key header' <<<"$(line no-key)"
+ok "  none of the refused requests reached the upstream" \
+    bash -c "! grep -qE '/v1/admin|\"body\": \"x\"' '$t/requests.jsonl'"
+ok "a host no rule names: the tunnel is refused ($(line unlisted | cut -c1-70))" \
+    grep -qi '403\|tunnel failed' <<<"$(line unlisted)"
+ok "around the proxy: the floor refuses the direct connect" grep -qi "couldn't connect\|failed to connect\|refused\|denied" <<<"$(line direct)"
+ok "a TLS server name other than the CONNECT host: refused ($(line sni))" grep -q '^sni: refused' <<<"$(line sni)"
+s1=$(grep '^stream ' <<<"$o" | head -1 | cut -d' ' -f2); s3=$(grep '^stream ' <<<"$o" | sed -n 3p | cut -d' ' -f2)
+ok "a streamed (SSE) response arrives incrementally ($s1 .. $s3)" \
+    $py -c "import sys; sys.exit(0 if $s3 - $s1 > 0.5 else 1)"
+printf '%s\n' "$o" >"$t/agent.out"
+ok "the real key is nowhere the agent could read it (environment, /proc, its output)" no_leak
+ok "  nor in the session's audit log" bash -c "! grep -qF -- '$REAL' '$t/run.jsonl' '$t/run.jsonl.err'"
+ok "the proxy's records are in the session's log (credential, status, tokens)" \
+    bash -c "grep '\"type\":\"http\"' '$t/run.jsonl' | grep '\"credential\":\"test-llm\"' | grep -q '\"input\":25'"
+ok "  and the log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$t/run.jsonl"
+rm -f "$ws/proc-dump"
+
+# --- root in the sandbox: no more reach to the key --------------------------------
+o=$(session root "$t/root.jsonl")
+if grep -q 'needs the full posture' "$t/root.jsonl.err"; then
+    # The fallback refuses uid 0 outright (it cannot deny /proc/sysrq-trigger).
+    ok "as root in the sandbox: refused in the fallback posture, which cannot hold it" true
+else
+    printf '%s\n' "$o" >"$t/agent.out"
+    ok "as root in the sandbox: answered through the proxy" grep -q '"usage"' <<<"$(line curl)"
+    ok "  and the key is still nowhere it can read" no_leak
+fi
+rm -f "$ws/proc-dump"
+
+# --- --env cannot pass the secret in ------------------------------------------------
+SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --env REAL_KEY -- true 2>"$t/env.err"
+rc=$?
+ok "--env naming a credential's source is refused (rc=$rc)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'only as a sentinel' '$t/env.err'"
+
+# --- a client outside the session ---------------------------------------------------
+cat >"$ws/wait.sh" <<'EOF'
+#!/bin/sh
+echo "$HTTPS_PROXY" >/tmp/proxy-url; cp /tmp/proxy-url "$PWD/proxy-url"; sleep 3
+EOF
+chmod 0755 "$ws/wait.sh"
+SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --audit "$t/out.jsonl" -- "$ws/wait.sh" 2>/dev/null </dev/null &
+bg=$!
+for _ in $(seq 100); do [ -s "$ws/proxy-url" ] && break; sleep 0.05; done
+o=$(curl -sS -x "$(cat "$ws/proxy-url")" --cacert "$t/ca.pem" -H "x-api-key: x" "$U/v1/echo-key" 2>&1)
+ok "a process outside the session is refused by the session's proxy ($(echo $o | cut -c1-50))" \
+    grep -qi '403\|tunnel failed' <<<"$o"
+wait $bg
+ok "  and the refusal is in the session's log" grep -q 'a client outside the session' "$t/out.jsonl"
+
+# --- escalation: a POST waits for the session's human --------------------------------
+policy "$t/policy.json" '{ "name": "ask-post", "decision": "escalate", "description": "a paid call",
+      "tool": { "name": "http.request", "args": { "method": { "equals": "POST" } } } }'
+o=$(session "$AGENT" "$t/esc.jsonl")
+ok "an escalated request, no approver: 403 not approved ($(line curl | cut -c1-70))" \
+    grep -q 'not approved' <<<"$(line curl)"
+ok "  held for the session's approver, in the session's log" \
+    grep -q '"outcome":"held for approval"' "$t/esc.jsonl"
+n0=$(grep -c '"from":"approved"' "$t/requests.jsonl")
+SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --approve socket --audit "$t/appr.jsonl" -- sh -c "curl -sS -H \"x-api-key: \$TEST_API_KEY\" \
+    -d '{\"from\":\"approved\"}' $U/v1/messages" >"$t/appr.out" 2>"$t/appr.err" </dev/null &
+bg=$!
+id=
+for _ in $(seq 200); do
+    id=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
+    [ -n "$id" ] && break; sleep 0.05
+done
+ok "an escalated request is listed by cordon pending ($id)" test -n "$id"
+ok "  nothing reached the upstream while held" test "$(grep -c '"from":"approved"' "$t/requests.jsonl")" = "$n0"
+ok "cordon approve lets it through" "$cordon" approve "$id"
+wait $bg
+ok "  the answer reached the agent" grep -q '"usage"' "$t/appr.out"
+ok "  and the upstream got the real key" got_key approved
+
+# --- the token budget ------------------------------------------------------------------
+policy "$t/policy.json" "" '{ "llm_tokens": 30 }'
+o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --audit "$t/budget.jsonl" -- sh -c "for i in 1 2; do curl -sS -H \"x-api-key: \$TEST_API_KEY\" \
+    -d '{\"from\":\"budget\"}' $U/v1/messages; echo; done" 2>&1 </dev/null)
+printf '%s\n' "$o" >"$t/budget.out"
+ok "llm_tokens: the request that spends it is answered (37 tokens)" grep -q '"usage"' "$t/budget.out"
+ok "  the next is refused (403), the log naming the budget" \
+    bash -c "grep -q 'response 403' '$t/budget.out' && grep -q 'llm_tokens budget (30) is spent' '$t/budget.jsonl'"
+
+rm -rf "$ws"
+done_testing

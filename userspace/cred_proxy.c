@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The credential proxy: the agent holds a worthless sentinel, the host side
+ * holds the key.
+ *
+ * What it closes:
+ *   - The key in the sandbox: the agent's environment carries only a
+ *     sentinel (192 random bits, "cordon-sentinel-" prefix); the real
+ *     secret is read here, outside the session, by a process that is not
+ *     dumpable (no core, no /proc/PID/mem or environ for a process without
+ *     CAP_SYS_PTRACE), whose memory is locked (never in swap), and whose
+ *     inherited environment block is wiped once read.  It is never logged:
+ *     reasons name credentials, never values.
+ *   - The key anywhere else: it is added only to requests on a TLS tunnel
+ *     cordon terminated for a credential host, after the request's method
+ *     and path are on the credential's endpoint allowlist (paths with dot
+ *     segments, encoded separators or backslashes refused, so "/v1/models/
+ *     ../admin" is not "GET /v1/models*"), its Host is the tunnel's, and the
+ *     credential header holds this session's sentinel (compared in constant
+ *     time); it then goes upstream over TLS verified for that host against
+ *     the system store.  A sentinel that leaks is worth nothing outside
+ *     this session's proxy.
+ *   - The key coming back: responses are asked for in identity encoding
+ *     and scrubbed of every secret as they stream (same-length mask, so
+ *     framing holds); a compressed response is refused, not passed
+ *     unscrubbed.
+ *   - The session CA: its key never leaves this process; the certificate
+ *     carries name constraints permitting only the credential hosts, so even
+ *     a stolen CA could not mint a certificate for another name.
+ * What it cannot close: an upstream that echoes the key encoded (base64,
+ *   URL-encoded, partial) gets through the scrubber; what the agent does
+ *   with a permitted endpoint (its prompts, its spending) is the budgets'
+ *   and the policy's business.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+#include <pthread.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cred_proxy.h"
+#include "util.h"
+
+#define CA_DAYS 7
+#define MAX_LEAVES 64
+
+extern char **environ;
+
+struct cred_slot {
+	const struct pol_credential *cr;
+	char *secret;           /* NULL: none on this host */
+	size_t secret_len;
+	char sentinel[CRED_SENTINEL_LEN + 1];
+};
+
+struct leaf {
+	char host[256];
+	SSL_CTX *ctx;
+};
+
+struct creds {
+	struct cred_slot *v;
+	size_t n;
+	EVP_PKEY *ca_key;       /* never leaves this process */
+	X509 *ca;
+	EVP_PKEY *leaf_key;     /* one key for every leaf */
+	SSL_CTX *up;            /* toward the upstream, verifying */
+	pthread_mutex_t lock;   /* leaves */
+	struct leaf leaves[MAX_LEAVES];
+	size_t n_leaves;
+};
+
+static int write_all(int fd, const char *b, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, b, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void ssl_why(char *why, size_t wlen, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	char b[256] = "";
+
+	if (e)
+		ERR_error_string_n(e, b, sizeof(b));
+	ERR_clear_error();
+	snprintf(why, wlen, "%s%s%s", what, b[0] ? ": " : "", b);
+}
+
+/* --- secrets -------------------------------------------------------------------- */
+
+/*
+ * Take NAME's value from the environment and wipe it in place: the
+ * environment block is what /proc/PID/environ shows, and unsetenv alone
+ * leaves the bytes there.
+ */
+static char *take_env(const char *name)
+{
+	size_t nl = strlen(name);
+	char *v = NULL;
+
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, name, nl) || (*e)[nl] != '=')
+			continue;
+		if (!v && (*e)[nl + 1])
+			v = strdup(*e + nl + 1);
+		explicit_bzero(*e + nl + 1, strlen(*e + nl + 1));
+	}
+	(void)unsetenv(name);
+	return v;
+}
+
+static char *take_file(const char *path)
+{
+	char *v = NULL;
+
+	if (read_file(path, &v, 65536) < 0)
+		return NULL;
+	v[strcspn(v, "\r\n")] = '\0';
+	if (!*v) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static int make_sentinel(char *out)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	unsigned char r[24];
+	char *p = out + sizeof(CRED_SENTINEL_PREFIX) - 1;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -EIO;
+	memcpy(out, CRED_SENTINEL_PREFIX, sizeof(CRED_SENTINEL_PREFIX) - 1);
+	for (size_t i = 0; i < sizeof(r); i += 3) {
+		uint32_t w = (uint32_t)r[i] << 16 | (uint32_t)r[i + 1] << 8 | r[i + 2];
+
+		*p++ = b64[w >> 18 & 63];
+		*p++ = b64[w >> 12 & 63];
+		*p++ = b64[w >> 6 & 63];
+		*p++ = b64[w & 63];
+	}
+	*p = '\0';
+	explicit_bzero(r, sizeof(r));
+	return 0;
+}
+
+/*
+ * No core dump, no /proc/PID/{mem,environ} for anyone without
+ * CAP_SYS_PTRACE, memory never swapped (where the limit allows; locking is
+ * best effort, the rest is not).
+ */
+static int harden_process(const char *who)
+{
+	struct rlimit no = { 0, 0 };
+
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || setrlimit(RLIMIT_CORE, &no) < 0) {
+		log_err("%s: cannot make this process undumpable: %m", who);
+		return -errno;
+	}
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0)
+		log_warn("%s: memory not locked (%m): secrets could reach swap", who);
+	return 0;
+}
+
+/* --- certificates --------------------------------------------------------------- */
+
+static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	int ok;
+
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+	if (!ext)
+		return -EINVAL;
+	ok = X509_add_ext(cert, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok ? 0 : -ENOMEM;
+}
+
+/* A certificate for key, subject CN cn, valid from an hour ago for CA_DAYS. */
+static X509 *new_cert(EVP_PKEY *key, const char *cn)
+{
+	X509 *x = X509_new();
+	unsigned char serial[16];
+	BIGNUM *bn = NULL;
+	bool ok;
+
+	if (!x || RAND_bytes(serial, sizeof(serial)) != 1)
+		goto fail;
+	serial[0] &= 0x7f;      /* positive */
+	bn = BN_bin2bn(serial, sizeof(serial), NULL);
+	ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) &&
+	     X509_set_version(x, 2) &&
+	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+	     X509_gmtime_adj(X509_getm_notAfter(x), (long)CA_DAYS * 86400) &&
+	     X509_set_pubkey(x, key) &&
+	     X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_UTF8,
+					(const unsigned char *)cn, -1, -1, 0);
+	BN_free(bn);
+	if (ok)
+		return x;
+fail:
+	X509_free(x);
+	return NULL;
+}
+
+static int make_ca(struct creds *c)
+{
+	char cn[64], *nc = NULL;
+	size_t len = 0;
+	unsigned char r[6];
+	int err = -ENOMEM;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -EIO;
+	snprintf(cn, sizeof(cn), "cordon session CA %02x%02x%02x%02x%02x%02x", r[0], r[1], r[2],
+		 r[3], r[4], r[5]);
+	c->ca_key = EVP_EC_gen("P-256");
+	c->leaf_key = EVP_EC_gen("P-256");
+	if (!c->ca_key || !c->leaf_key || !(c->ca = new_cert(c->ca_key, cn)))
+		return -ENOMEM;
+	/* permitted;DNS:h1,permitted;DNS:h2 ... every credential host, nothing else. */
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t h = 0; h < c->v[i].cr->n_hosts; h++)
+			len += strlen(c->v[i].cr->hosts[h]) + 16;
+	nc = calloc(1, len + 32);
+	if (!nc)
+		return -ENOMEM;
+	strcpy(nc, "critical");
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t h = 0; h < c->v[i].cr->n_hosts; h++)
+			strcat(strcat(nc, ",permitted;DNS:"), c->v[i].cr->hosts[h]);
+	if (!X509_set_issuer_name(c->ca, X509_get_subject_name(c->ca)) ||
+	    add_ext(c->ca, c->ca, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
+	    add_ext(c->ca, c->ca, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
+	    add_ext(c->ca, c->ca, NID_subject_key_identifier, "hash") < 0 ||
+	    (c->n && add_ext(c->ca, c->ca, NID_name_constraints, nc) < 0) ||
+	    !X509_sign(c->ca, c->ca_key, EVP_sha256()))
+		err = -EINVAL;
+	else
+		err = 0;
+	free(nc);
+	return err;
+}
+
+static SSL_CTX *mint_leaf(struct creds *c, const char *host)
+{
+	char san[300];
+	X509 *x = new_cert(c->leaf_key, host);
+	SSL_CTX *ctx = NULL;
+
+	snprintf(san, sizeof(san), "DNS:%s", host);
+	if (!x || !X509_set_issuer_name(x, X509_get_subject_name(c->ca)) ||
+	    add_ext(x, c->ca, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+	    add_ext(x, c->ca, NID_key_usage, "critical,digitalSignature") < 0 ||
+	    add_ext(x, c->ca, NID_ext_key_usage, "serverAuth") < 0 ||
+	    add_ext(x, c->ca, NID_subject_alt_name, san) < 0 ||
+	    add_ext(x, c->ca, NID_authority_key_identifier, "keyid") < 0 ||
+	    !X509_sign(x, c->ca_key, EVP_sha256()))
+		goto out;
+	ctx = SSL_CTX_new(TLS_server_method());
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) ||
+	    SSL_CTX_use_certificate(ctx, x) != 1 || SSL_CTX_use_PrivateKey(ctx, c->leaf_key) != 1) {
+		SSL_CTX_free(ctx);
+		ctx = NULL;
+	}
+out:
+	X509_free(x);
+	return ctx;
+}
+
+/* HTTP/1.1 only: cordon reads what it relays, and it speaks no h2. */
+static int pick_http11(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+		       const unsigned char *in, unsigned int inlen, void *arg)
+{
+	(void)ssl;
+	(void)arg;
+	for (unsigned int i = 0; i < inlen; i += 1u + in[i])
+		if (in[i] == 8 && i + 9 <= inlen && !memcmp(in + i + 1, "http/1.1", 8)) {
+			*out = in + i + 1;
+			*outlen = 8;
+			return SSL_TLSEXT_ERR_OK;
+		}
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+static SSL_CTX *leaf_ctx(struct creds *c, const char *host)
+{
+	SSL_CTX *ctx = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->n_leaves && !ctx; i++)
+		if (!strcmp(c->leaves[i].host, host))
+			ctx = c->leaves[i].ctx;
+	if (!ctx && c->n_leaves < MAX_LEAVES && (ctx = mint_leaf(c, host))) {
+		SSL_CTX_set_alpn_select_cb(ctx, pick_http11, NULL);
+		snprintf(c->leaves[c->n_leaves].host, sizeof(c->leaves[0].host), "%s", host);
+		c->leaves[c->n_leaves++].ctx = ctx;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return ctx;
+}
+
+/* --- setup --------------------------------------------------------------------- */
+
+int creds_init(struct creds **out, const struct policy *pol, const char *upstream_ca,
+	       const char *who)
+{
+	static const unsigned char alpn[] = "\x08http/1.1";
+	struct creds *c = calloc(1, sizeof(*c));
+	int r;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	c->v = calloc(pol->n_creds + 1, sizeof(*c->v));
+	if (!c->v) {
+		creds_free(c);
+		return -ENOMEM;
+	}
+	r = pol->n_creds ? harden_process(who) : 0;
+	for (size_t i = 0; !r && i < pol->n_creds; i++) {
+		struct cred_slot *s = &c->v[c->n++];
+
+		s->cr = &pol->creds[i];
+		s->secret = s->cr->source_env ? take_env(s->cr->source_env)
+					      : take_file(s->cr->source_file);
+		s->secret_len = s->secret ? strlen(s->secret) : 0;
+		r = make_sentinel(s->sentinel);
+	}
+	if (!r && (r = make_ca(c)) < 0)
+		log_err("%s: cannot make the session CA", who);
+	c->up = r ? NULL : SSL_CTX_new(TLS_client_method());
+	if (!r && (!c->up || !SSL_CTX_set_min_proto_version(c->up, TLS1_2_VERSION) ||
+		   SSL_CTX_set_alpn_protos(c->up, alpn, sizeof(alpn) - 1) != 0)) {
+		log_err("%s: cannot set up TLS toward the upstream", who);
+		r = -ENOMEM;
+	}
+	if (!r) {
+		SSL_CTX_set_verify(c->up, SSL_VERIFY_PEER, NULL);
+		if (upstream_ca ? SSL_CTX_load_verify_locations(c->up, upstream_ca, NULL) != 1
+				: SSL_CTX_set_default_verify_paths(c->up) != 1) {
+			log_err("%s: cannot load the CAs to verify upstreams with%s%s", who,
+				upstream_ca ? ": " : "", upstream_ca ? upstream_ca : "");
+			r = -EINVAL;
+		}
+	}
+	if (r) {
+		creds_free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+void creds_free(struct creds *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->v[i].secret) {
+			explicit_bzero(c->v[i].secret, c->v[i].secret_len);
+			free(c->v[i].secret);
+		}
+		explicit_bzero(c->v[i].sentinel, sizeof(c->v[i].sentinel));
+	}
+	free(c->v);
+	for (size_t i = 0; i < c->n_leaves; i++)
+		SSL_CTX_free(c->leaves[i].ctx);
+	SSL_CTX_free(c->up);
+	X509_free(c->ca);
+	EVP_PKEY_free(c->ca_key);
+	EVP_PKEY_free(c->leaf_key);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+size_t creds_count(const struct creds *c)
+{
+	return c->n;
+}
+
+size_t creds_available(const struct creds *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		k += c->v[i].secret != NULL;
+	return k;
+}
+
+const struct pol_credential *creds_at(const struct creds *c, size_t i, const char **sentinel)
+{
+	if (i >= c->n)
+		return NULL;
+	*sentinel = c->v[i].secret ? c->v[i].sentinel : NULL;
+	return c->v[i].cr;
+}
+
+int creds_for_host(const struct creds *c, const char *host)
+{
+	for (size_t i = 0; c && i < c->n; i++)
+		for (size_t h = 0; h < c->v[i].cr->n_hosts; h++)
+			if (!strcmp(c->v[i].cr->hosts[h], host))
+				return (int)i;
+	return -1;
+}
+
+size_t creds_n_secrets(const struct creds *c)
+{
+	return c->n;
+}
+
+const char *creds_secret(const struct creds *c, size_t i, size_t *len)
+{
+	*len = c->v[i].secret_len;
+	return c->v[i].secret;
+}
+
+int creds_write_bundle(const struct creds *c, int fd)
+{
+	const char *sys = getenv(X509_get_default_cert_file_env()) ?: X509_get_default_cert_file();
+	_cleanup_free_ char *bundle = NULL;
+	BIO *b = BIO_new(BIO_s_mem());
+	char *pem;
+	long n;
+	int r = 0;
+
+	if (!b || !PEM_write_bio_X509(b, c->ca)) {
+		BIO_free(b);
+		return -ENOMEM;
+	}
+	n = BIO_get_mem_data(b, &pem);
+	/* The system's CAs first (other hosts through the broker stay verifiable). */
+	if (read_file(sys, &bundle, 8u << 20) == 0 &&
+	    (write_all(fd, bundle, strlen(bundle)) < 0 || write_all(fd, "\n", 1) < 0))
+		r = -errno;
+	if (!r && write_all(fd, pem, (size_t)n) < 0)
+		r = -errno;
+	BIO_free(b);
+	return r;
+}
+
+/* --- TLS --------------------------------------------------------------------------- */
+
+SSL *creds_accept(struct creds *c, const char *host, int fd, const char *hello, size_t hello_len,
+		  char *why, size_t wlen)
+{
+	SSL_CTX *ctx = leaf_ctx(c, host);
+	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+	BIO *mem = BIO_new_mem_buf(hello, (int)hello_len), *sock = BIO_new_socket(fd, BIO_NOCLOSE);
+	int r;
+
+	if (!ssl || !mem || !sock) {
+		ssl_why(why, wlen, "cannot set up TLS toward the client");
+		goto fail;
+	}
+	/*
+	 * The ClientHello was read to check its server name: it is handed in
+	 * from memory, then the socket takes over (a memory BIO that runs dry
+	 * asks to retry instead of ending the stream).
+	 */
+	BIO_set_mem_eof_return(mem, -1);
+	BIO_up_ref(sock);
+	SSL_set_bio(ssl, mem, sock);
+	mem = NULL;
+	for (bool switched = false;;) {
+		r = SSL_accept(ssl);
+		if (r == 1)
+			break;
+		if (!switched && SSL_get_error(ssl, r) == SSL_ERROR_WANT_READ) {
+			SSL_set0_rbio(ssl, sock);
+			sock = NULL;
+			switched = true;
+			continue;
+		}
+		ssl_why(why, wlen, "the TLS handshake with the client failed");
+		goto fail;
+	}
+	if (sock)
+		BIO_free(sock);
+	return ssl;
+fail:
+	BIO_free(mem);
+	if (sock)
+		BIO_free(sock);
+	SSL_free(ssl);
+	return NULL;
+}
+
+SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t wlen)
+{
+	SSL *ssl = SSL_new(c->up);
+	long v;
+
+	if (!ssl || !SSL_set_fd(ssl, fd) || !SSL_set_tlsext_host_name(ssl, host) ||
+	    !SSL_set1_host(ssl, host)) {
+		ssl_why(why, wlen, "cannot set up TLS toward the upstream");
+		SSL_free(ssl);
+		return NULL;
+	}
+	if (SSL_connect(ssl) != 1) {
+		v = SSL_get_verify_result(ssl);
+		if (v != X509_V_OK) {
+			snprintf(why, wlen, "the upstream %s failed verification: %s", host,
+				 X509_verify_cert_error_string(v));
+			ERR_clear_error();
+		} else {
+			ssl_why(why, wlen, "the TLS handshake with the upstream failed");
+		}
+		SSL_free(ssl);
+		return NULL;
+	}
+	return ssl;
+}
+
+/* --- requests -------------------------------------------------------------------- */
+
+/*
+ * A path the upstream cannot read as another: no dot segments, no
+ * percent-encoded dot, slash or backslash, no backslash, no empty segment.
+ */
+static bool plain_path(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\\' || p[i] == '#')
+			return false;
+		if (p[i] == '%' && i + 2 < n + 2 &&
+		    (!strncasecmp(p + i, "%2e", 3) || !strncasecmp(p + i, "%2f", 3) ||
+		     !strncasecmp(p + i, "%5c", 3) || !strncasecmp(p + i, "%00", 3)))
+			return false;
+		if (p[i] == '/') {
+			size_t k = i + 1;
+
+			while (k < n && p[k] != '/')
+				k++;
+			if (k == i + 1 && k < n)
+				return false;           /* "//" */
+			if ((k - i - 1 == 1 && p[i + 1] == '.') ||
+			    (k - i - 1 == 2 && p[i + 1] == '.' && p[i + 2] == '.'))
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool endpoint_ok(const struct pol_credential *cr, const char *method, const char *path,
+			size_t plen)
+{
+	size_t ml = strlen(method);
+
+	for (size_t i = 0; i < cr->n_endpoints; i++) {
+		const char *e = cr->endpoints[i], *ep;
+		size_t el;
+
+		if (strncmp(e, method, ml) || e[ml] != ' ')
+			continue;
+		ep = e + ml + 1;
+		el = strlen(ep);
+		if (el && ep[el - 1] == '*' ? plen >= el - 1 && !memcmp(ep, path, el - 1)
+					    : plen == el && !memcmp(ep, path, el))
+			return true;
+	}
+	return false;
+}
+
+static bool same_ct(const char *a, size_t al, const char *b, size_t bl)
+{
+	unsigned char d = al != bl;
+
+	for (size_t i = 0; i < al && i < bl; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+int creds_check(const struct creds *c, size_t i, const struct http_request *req, uint16_t port,
+		char *why, size_t wlen)
+{
+	const struct cred_slot *s = &c->v[i];
+	const struct pol_credential *cr = s->cr;
+	const struct http_header *h;
+	size_t plen = strcspn(req->path, "?"), pre = cr->prefix ? strlen(cr->prefix) : 0;
+	char host[256];
+	uint16_t hport;
+
+	if (req->form != HTTP_ORIGIN_FORM) {
+		snprintf(why, wlen, "inside the tunnel, requests are origin-form (/path)");
+		return -403;
+	}
+	if (!req->has_host ||
+	    http_parse_authority(req->host_header, strlen(req->host_header), host, sizeof(host),
+				 &hport, port) < 0 || hport != port || creds_for_host(c, host) != (int)i) {
+		snprintf(why, wlen, "the Host header is not the tunnel's host");
+		return -403;
+	}
+	if (!plain_path(req->path, plen)) {
+		snprintf(why, wlen, "the path has dot segments or encoded separators");
+		return -403;
+	}
+	if (!endpoint_ok(cr, req->method, req->path, plen)) {
+		snprintf(why, wlen, "%s %.*s is not an endpoint of credential %s", req->method,
+			 (int)(plen > 200 ? 200 : plen), req->path, cr->name);
+		return -403;
+	}
+	if (!s->secret) {
+		snprintf(why, wlen, "credential %s has no secret on this host (%s %s is unset)",
+			 cr->name, cr->source_env ? "variable" : "file",
+			 cr->source_env ? cr->source_env : cr->source_file);
+		return -403;
+	}
+	if (http_header_count(req->headers, req->n_headers, cr->header) != 1 ||
+	    !(h = http_header_get(req->headers, req->n_headers, cr->header))) {
+		snprintf(why, wlen, "credential %s is presented in exactly one %s header", cr->name,
+			 cr->header);
+		return -403;
+	}
+	if (h->value_len < pre || strncmp(h->value, cr->prefix ? cr->prefix : "", pre) ||
+	    !same_ct(h->value + pre, h->value_len - pre, s->sentinel, CRED_SENTINEL_LEN)) {
+		snprintf(why, wlen, "the %s header does not hold this session's sentinel for %s",
+			 cr->header, cr->name);
+		return -403;
+	}
+	return 0;
+}
+
+static bool drop_upstream(const struct http_header *h, const char *cred_header)
+{
+	static const char *const drop[] = { "connection", "proxy-connection", "keep-alive",
+					    "proxy-authorization", "proxy-authenticate", "te",
+					    "trailer", "upgrade", "expect", "accept-encoding",
+					    "content-length", "transfer-encoding", NULL };
+
+	if (h->name_len == strlen(cred_header) && !strncasecmp(h->name, cred_header, h->name_len))
+		return true;
+	for (int i = 0; drop[i]; i++)
+		if (h->name_len == strlen(drop[i]) && !strncasecmp(h->name, drop[i], h->name_len))
+			return true;
+	return false;
+}
+
+int creds_upstream_head(const struct creds *c, size_t i, const struct http_request *req,
+			char *out, size_t cap)
+{
+	const struct cred_slot *s = &c->v[i];
+	size_t o = 0;
+	int n;
+
+#define PUT(...) do {							\
+		n = snprintf(out + o, cap - o, __VA_ARGS__);		\
+		if (n < 0 || (size_t)n >= cap - o)			\
+			goto big;					\
+		o += (size_t)n;						\
+	} while (0)
+	PUT("%s %s HTTP/1.1\r\n", req->method, req->path);
+	for (size_t k = 0; k < req->n_headers; k++) {
+		const struct http_header *h = &req->headers[k];
+
+		if (drop_upstream(h, s->cr->header))
+			continue;
+		PUT("%.*s: %.*s\r\n", (int)h->name_len, h->name, (int)h->value_len, h->value);
+	}
+	if (req->chunked)
+		PUT("Transfer-Encoding: chunked\r\n");
+	else if (req->content_length >= 0)
+		PUT("Content-Length: %lld\r\n", (long long)req->content_length);
+	PUT("Accept-Encoding: identity\r\n");
+	if (req->close)
+		PUT("Connection: close\r\n");
+	PUT("%s: %s", s->cr->header, s->cr->prefix ? s->cr->prefix : "");
+	if (cap - o < s->secret_len + 5)
+		goto big;
+	memcpy(out + o, s->secret, s->secret_len);
+	o += s->secret_len;
+	PUT("\r\n\r\n");
+#undef PUT
+	return (int)o;
+big:
+	explicit_bzero(out, cap);
+	return -E2BIG;
+}
