@@ -1,0 +1,314 @@
+#!/bin/bash
+# HTTPS through cordon's proxies (runs on the host), against the same client
+# talking to the same server directly and through squid as a CONNECT proxy,
+# one run: build/tools/bench/proxy_bench is both ends (an HTTPS/1.1
+# keep-alive server answering 1 KB, a client POSTing 1 KB bodies to
+# /v1/messages over kept-alive TLS, SNI and the name verified).  Paths:
+#   - direct: the baseline;
+#   - squid: the peer, a CONNECT proxy (no cache, no access log);
+#   - the egress broker: `cordon http-proxy`, CONNECT judged by the policy,
+#     then the tunnel relayed;
+#   - the credential proxy: `cordon http-proxy` terminating TLS for a
+#     credential host (--upstream-ca, --ca-out, --sentinels-out): the client
+#     sends the sentinel, the server answers 403 unless the real key arrives.
+# Each path: 1 connection (latency: median and p90 per request) and 4
+# connections (throughput), PROXY_BENCH_ROUNDS rounds (5) of
+# PROXY_BENCH_N requests per connection (5000), the paths alternated within
+# a round; each cell is the median of the rounds, and a comparison (added
+# latency, throughput ratio) the median of the rounds' own comparisons, so a
+# machine that drifts between rounds moves both sides of each.  Targets, for
+# each cordon path: >= squid's throughput and <= 1 ms median added latency
+# over direct.
+# squid comes from tools/deps; without it its row says so and the ratios are n/a.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+: "${BUILD:=$here/build}"       # tools/bench/run sets it; alone, the default build
+. "$here/tools/bench/lib.sh"
+cordon=$BUILD/cordon
+bin=$BUILD/tools/bench/proxy_bench
+N=${PROXY_BENCH_N:-5000}
+R=${PROXY_BENCH_ROUNDS:-7}
+
+echo "## HTTPS through a proxy: the egress broker and the credential proxy"
+echo
+if [ ! -x "$bin" ] || [ ! -x "$cordon" ]; then
+    echo "skipped: build $bin and $cordon first (make)"
+    exit 0
+fi
+if ! command -v openssl >/dev/null || ! command -v python3 >/dev/null; then
+    echo "skipped: needs openssl(1) (the test CA) and python3 (a free port for squid)"
+    exit 0
+fi
+
+t=$(mktemp -d /var/tmp/cordon-bench-proxy.XXXXXX)
+chmod 0711 "$t"                 # squid, run as root, works as its own user in $t/squid
+pids=
+stop() {
+    local p
+    for p in $pids; do kill "$p" 2>/dev/null; done
+    for p in $pids; do wait "$p" 2>/dev/null; done
+    pids=
+}
+trap 'stop; rm -rf "$t"' EXIT
+
+# The test CA and the server's certificate (localhost), as tests/host/egress.sh.
+if ! { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=cordon-bench-ca -keyout "$t/ca.key" -out "$t/ca.pem" &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+        -keyout "$t/server.key" -out "$t/server.csr" &&
+    printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n' >"$t/ext" &&
+    openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
+        -days 2 -extfile "$t/ext" -out "$t/server.pem"; } 2>"$t/ca.err"; then
+    echo "skipped: the test CA could not be made: $(tail -n 1 "$t/ca.err")"
+    exit 0
+fi
+# The API key the agent would hold without the credential proxy; every path
+# but the credential proxy's sends it as is, and the server requires it.
+key=sk-bench-$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
+# wait_file FILE PID: until FILE is non-empty (5 s), or PID has exited.
+wait_file() {
+    for _ in $(seq 100); do
+        [ -s "$1" ] && return 0
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+# listening PORT: something accepts on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+"$bin" server --cert "$t/server.pem" --key "$t/server.key" --port-file "$t/up" \
+    --require-header "x-api-key: $key" 2>"$t/server.err" &
+pids="$pids $!"
+if ! wait_file "$t/up" $!; then
+    echo "skipped: the server did not start: $(tail -n 1 "$t/server.err")"
+    exit 0
+fi
+read -r up <"$t/up"
+
+kinds=(direct)
+declare -A name why port ca hdr
+name[direct]="direct (the baseline)"
+name[squid]="squid CONNECT (the peer)"
+name[broker]="\`cordon http-proxy\`: the egress broker (CONNECT, tunnel relayed)"
+name[cred]="\`cordon http-proxy\`: the credential proxy (TLS terminated, key swapped in)"
+ca[direct]=$t/ca.pem
+hdr[direct]="x-api-key: $key"
+
+# --- squid: a CONNECT proxy on loopback, nothing else -------------------------------
+squid_bin=$(command -v squid || { [ -x /usr/sbin/squid ] && echo /usr/sbin/squid; })
+squid_ver=
+if [ -z "$squid_bin" ]; then
+    why[squid]="squid is not installed (tools/deps installs it)"
+else
+    squid_ver=$("$squid_bin" -v 2>/dev/null | sed -n '1s/.*Version //p')
+    mkdir -p "$t/squid"
+    squid_user=
+    if [ "$(id -u)" -eq 0 ]; then
+        # As root squid drops to cache_effective_user; Debian's is proxy.
+        squid_user=$(id -u proxy >/dev/null 2>&1 && echo proxy || echo nobody)
+        chown "$squid_user" "$t/squid"
+    fi
+    # squid will not listen on port 0: take a free port, retry if it is gone.
+    for _ in 1 2 3; do
+        sq=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        cat >"$t/squid.conf" <<EOF
+http_port 127.0.0.1:$sq
+${squid_user:+cache_effective_user $squid_user}
+acl bench_connect method CONNECT
+acl bench_port port $up
+http_access allow localhost bench_connect bench_port
+http_access deny all
+cache deny all
+cache_mem 0 MB
+access_log none
+cache_log $t/squid/cache.log
+pid_filename $t/squid/squid.pid
+coredump_dir $t/squid
+pinger_enable off
+visible_hostname cordon-bench
+shutdown_lifetime 0 seconds
+EOF
+        "$squid_bin" -N -f "$t/squid.conf" >"$t/squid.out" 2>&1 &
+        spid=$!
+        for _ in $(seq 200); do
+            listening "$sq" && break
+            kill -0 $spid 2>/dev/null || break
+            sleep 0.05
+        done
+        if listening "$sq" && kill -0 $spid 2>/dev/null; then
+            pids="$pids $spid"
+            kinds+=(squid)
+            port[squid]=$sq
+            break
+        fi
+        kill $spid 2>/dev/null
+        wait $spid 2>/dev/null
+    done
+    if [ -z "${port[squid]:-}" ]; then
+        why[squid]="squid did not start: $(tail -n 1 "$t/squid/cache.log" 2>/dev/null || tail -n 1 "$t/squid.out")"
+    fi
+fi
+ca[squid]=$t/ca.pem
+hdr[squid]="x-api-key: $key"
+
+# --- the egress broker ----------------------------------------------------------------
+# The policy's shape is tests/host/egress.sh's: the name, and its loopback
+# address listed (an allowlisted name resolving to a non-public address is
+# refused unless the address is listed too).
+cat >"$t/broker.json" <<EOF
+{ "cordon_policy": 1, "name": "proxy-bench-egress",
+  "rules": [
+    { "name": "upstream", "decision": "allow",
+      "net": { "hosts": ["localhost"], "ports": [$up], "via": "egress" } },
+    { "name": "upstream-address", "decision": "allow", "description": "loopback, listed for the benchmark",
+      "net": { "hosts": ["127.0.0.1"], "ports": [$up], "via": "egress" } } ] }
+EOF
+"$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/broker.port" --policy "$t/broker.json" \
+    2>"$t/broker.start" &
+pids="$pids $!"
+if wait_file "$t/broker.port" $!; then
+    read -r "port[broker]" <"$t/broker.port"
+    kinds+=(broker)
+else
+    why[broker]="did not start: $(tail -n 1 "$t/broker.start")"
+fi
+ca[broker]=$t/ca.pem
+hdr[broker]="x-api-key: $key"
+
+# --- the credential proxy -----------------------------------------------------------
+# The agent holds a sentinel; the proxy, trusting the test CA upstream,
+# presents its session CA's certificate for localhost and swaps the real key in.
+if ! "$cordon" http-proxy --help 2>&1 | grep -q -- --ca-out; then
+    why[cred]="not built yet"
+else
+    cat >"$t/cred.json" <<EOF
+{ "cordon_policy": 1, "name": "proxy-bench-credential",
+  "credentials": [
+    { "name": "bench", "env": "BENCH_KEY", "source": { "env": "BENCH_KEY" },
+      "hosts": ["localhost"], "header": "x-api-key", "endpoints": ["POST /v1/messages"] } ],
+  "rules": [
+    { "name": "upstream", "decision": "allow",
+      "net": { "hosts": ["localhost"], "ports": [$up], "via": "credential-proxy" } },
+    { "name": "upstream-address", "decision": "allow", "description": "loopback, listed for the benchmark",
+      "net": { "hosts": ["127.0.0.1"], "ports": [$up], "via": "credential-proxy" } } ] }
+EOF
+    BENCH_KEY=$key "$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/cred.port" \
+        --policy "$t/cred.json" --upstream-ca "$t/ca.pem" --ca-out "$t/cred-ca.pem" \
+        --sentinels-out "$t/sentinels" 2>"$t/cred.start" &
+    pids="$pids $!"
+    if wait_file "$t/cred.port" $! && wait_file "$t/cred-ca.pem" $! && wait_file "$t/sentinels" $! &&
+        sentinel=$(sed -n 's/^BENCH_KEY=//p' "$t/sentinels") && [ -n "$sentinel" ]; then
+        read -r "port[cred]" <"$t/cred.port"
+        kinds+=(cred)
+        hdr[cred]="x-api-key: $sentinel"
+    else
+        why[cred]="did not start: $(tail -n 1 "$t/cred.start")"
+    fi
+    ca[cred]=$t/cred-ca.pem
+fi
+
+# client KIND CONNS: one proxy_bench client run; "ROUND JSON" appended to
+# $t/KIND.CONNS, nothing on failure (stderr kept in $t/KIND.err).
+client() {
+    local kind=$1 conns=$2 out
+    local -a via=()
+    [ -z "${port[$kind]:-}" ] || via=(--proxy "127.0.0.1:${port[$kind]}")
+    if out=$("$bin" client --host localhost --port "$up" "${via[@]}" --cacert "${ca[$kind]}" \
+        --header "${hdr[$kind]}" --requests "$N" --conns "$conns" --body 1024 \
+        --path /v1/messages 2>>"$t/$kind.err") && [ -n "$out" ]; then
+        echo "$r $out" >>"$t/$kind.$conns"
+    else
+        echo "bench: a $kind run (--conns $conns) failed" >&2
+    fi
+}
+for k in "${kinds[@]}"; do : >"$t/$k.1"; : >"$t/$k.4"; done
+nk=${#kinds[@]}
+for ((r = 0; r < R; r++)); do
+    # Rotate the order, so no path always runs first (or after the same one).
+    for ((i = 0; i < nk; i++)); do
+        k=${kinds[(i + r) % nk]}
+        client "$k" 1
+        client "$k" 4
+    done
+done
+
+# field FILE KEY: "ROUND VALUE" lines of a JSON field.
+field() { sed -n "s/^\([0-9]*\) .*\"$2\": \([0-9.]*\).*/\1 \2/p" "$1"; }
+# val KIND CONNS KEY: the median over the rounds, or empty.
+val() {
+    [ -s "$t/$1.$2" ] || return 0
+    field "$t/$1.$2" "$3" | awk '{ print $2 }' | median
+}
+# paired OP KIND BASE CONNS KEY: the median over the rounds both ran of
+# KIND's value over BASE's (OP ratio) or less BASE's (OP diff); or empty.
+paired() {
+    [ -s "$t/$2.$4" ] && [ -s "$t/$3.$4" ] || return 0
+    awk -v op="$1" 'NR == FNR { b[$1] = $2; next }
+        ($1 in b) { if (op == "diff") print $2 - b[$1]; else if (b[$1] > 0) print $2 / b[$1] }' \
+        <(field "$t/$3.$4" "$5") <(field "$t/$2.$4" "$5") | median | grep -v nan
+}
+us() { awk -v v="$1" 'BEGIN { printf "%.0f us", v }'; }
+measured() { [ -s "$t/$1.1" ] && [ -s "$t/$1.4" ]; }
+
+row "path (1 KB POST, 1 KB answer, keep-alive)" "requests/s, 4 connections" \
+    "latency, 1 connection: median (p90)" "added (median)" "throughput vs squid" "target"
+row "---" "---" "---" "---" "---" "---"
+verdicts=()
+for k in direct squid broker cred; do
+    target=
+    [ "$k" = broker ] || [ "$k" = cred ] && target=">= squid, <= 1 ms added"
+    if ! measured "$k"; then
+        row "${name[$k]}" "${why[$k]:-failed}" "" "" "" "$target"
+        [ -z "$target" ] || verdicts+=("${name[$k]}: target >= squid throughput and <= 1 ms added median: not measured (${why[$k]:-failed})")
+        continue
+    fi
+    rps=$(val "$k" 4 rps); p50=$(val "$k" 1 p50_us); p90=$(val "$k" 1 p90_us)
+    add=; x=
+    [ "$k" = direct ] || add=$(paired diff "$k" direct 1 p50_us)
+    [ "$k" = squid ] || x=$(paired ratio "$k" squid 4 rps)
+    added=n/a; vs=n/a
+    [ -z "$add" ] || added=$(awk -v a="$add" 'BEGIN { printf "%+.0f us", a }')
+    [ -z "$x" ] || vs=$(awk -v a="$x" 'BEGIN { printf "%.2fx", a }')
+    [ "$k" != squid ] || vs=1.00x
+    row "${name[$k]}" "$(printf '%.0f' "$rps")" "$(us "$p50") ($(us "$p90"))" "$added" "$vs" "$target"
+    [ -n "$target" ] || continue
+    if [ -z "$x" ]; then
+        met="n/a (no squid to compare with)"
+    elif [ -z "$add" ]; then
+        met="n/a (no direct baseline)"
+    elif awk -v x="$x" -v a="$add" 'BEGIN { exit !(x >= 1 && a <= 1000) }'; then
+        met="met ($(printf '%.2fx' "$x") squid, $added)"
+    else
+        met="not met ($(printf '%.2fx' "$x") squid, $added)"
+    fi
+    verdicts+=("${name[$k]}: target >= squid throughput and <= 1 ms added median: $met")
+done
+echo
+echo "$R rounds on $(nproc) cores, the paths alternated within each round; a round is one"
+echo "run of $N requests on 1 connection (latency, send to whole answer) and one of $N on each"
+echo "of 4 at once (throughput), after 50 untimed warm-up requests per connection; each cell"
+echo "is the median of the rounds; \"added\" and \"vs squid\" are the medians of each round's"
+echo "own difference and ratio (both sides measured seconds apart), so they need not equal the"
+echo "cells' difference or ratio.  TLS 1.3 (OpenSSL), P-256 certificates, loopback, one server"
+echo "thread per connection${squid_ver:+; squid $squid_ver}."
+
+echo
+for v in "${verdicts[@]}"; do echo "$v"; done
+# Each round's figures, and what failed, so a noisy cell can be judged.
+list() { field "$t/$1" "$2" | awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $2 }'; }
+echo
+for k in "${kinds[@]}"; do
+    measured "$k" || continue
+    echo "$k, each round: requests/s $(list "$k.4" rps); median latency (us) $(list "$k.1" p50_us)."
+done
+for k in "${kinds[@]}"; do
+    errs=$(cat "$t/$k.1" "$t/$k.4" 2>/dev/null | sed -n 's/.*"errors": \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+    runs=$(cat "$t/$k.1" "$t/$k.4" 2>/dev/null | wc -l)
+    if [ "$runs" -lt $((2 * R)) ] || [ "$errs" -gt 0 ]; then
+        echo "$k: $((2 * R - runs)) of $((2 * R)) runs failed, $errs requests not answered 200; the last lines of its stderr:"
+        tail -n 3 "$t/$k.err" 2>/dev/null | sed 's/^/    /'
+    fi
+done
+exit 0
