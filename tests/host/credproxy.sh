@@ -274,5 +274,13 @@ ok "llm_tokens: the request that spends it is answered (37 tokens)" grep -q '"us
 ok "  the next is refused (403), the log naming the budget" \
     bash -c "grep -q 'response 403' '$t/budget.out' && grep -q 'llm_tokens budget (30) is spent' '$t/budget.jsonl'"
 
+# --- the request budget -----------------------------------------------------------
+policy "$t/policy.json" "" '{ "egress_requests": 2 }'
+o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --audit "$t/reqs.jsonl" -- sh -c "for i in 1 2 3; do curl -sS -H \"x-api-key: \$TEST_API_KEY\" \
+    -d '{\"from\":\"reqs\"}' $U/v1/messages; echo; done" 2>&1 </dev/null)
+ok "egress_requests 2: one CONNECT and one request inside it, then a 403 naming the budget" \
+    bash -c "[ \"\$(grep -c '\"usage\"' <<<'$o')\" = 1 ] && grep -q 'egress_requests budget (2) is spent' '$t/reqs.jsonl'"
+
 rm -rf "$ws"
 done_testing
