@@ -114,6 +114,7 @@ struct conn {
 	char addr[INET6_ADDRSTRLEN];    /* upstream address used */
 	uint64_t t0_ms;
 	uint64_t up_bytes, down_bytes;
+	char why[160];                  /* why a transfer was cut, if it was */
 };
 
 static uint64_t mono_ms(void)
@@ -365,12 +366,36 @@ static int spend_request(struct hp *hp, char *why, size_t wlen)
 	return -403;
 }
 
-/* false once the byte budget is crossed. */
-static bool spend_bytes(struct hp *hp, uint64_t n)
+/*
+ * false once the byte budget is crossed, with the reason in why.  What
+ * counts: every byte of a request or response the broker moves (heads and
+ * bodies, as relayed or re-framed), not TLS handshakes or record overhead.
+ */
+static bool spend_bytes(struct hp *hp, uint64_t n, char *why, size_t wlen)
 {
 	uint64_t lim = hp->pol->budgets.egress_bytes;
 
-	return atomic_fetch_add(&hp->spent_bytes, n) + n <= lim || !lim;
+	if (!lim || atomic_fetch_add(&hp->spent_bytes, n) + n <= lim)
+		return true;
+	snprintf(why, wlen, "the session's egress_bytes budget (%llu) is spent",
+		 (unsigned long long)lim);
+	return false;
+}
+
+/*
+ * Every byte a plain connection moves goes through here: counted against
+ * the byte budget before it is sent (a transfer crossing it is cut), and
+ * into the connection's totals.  up: toward the upstream.
+ */
+static int conn_send(struct conn *c, bool up, const char *b, size_t n)
+{
+	if (!spend_bytes(c->hp, n, c->why, sizeof(c->why)) || send_all(up ? c->up : c->fd, b, n) < 0)
+		return -EPIPE;
+	if (up)
+		c->up_bytes += n;
+	else
+		c->down_bytes += n;
+	return 0;
 }
 
 /* --- relaying --------------------------------------------------------------------- */
@@ -395,7 +420,7 @@ static void relay(struct conn *c)
 		if (r <= 0)
 			break;
 		for (int i = 0; i < 2; i++) {
-			int from = i ? c->up : c->fd, to = i ? c->fd : c->up;
+			int from = i ? c->up : c->fd, to = i ? c->fd : c->up;  /* i: downstream */
 			ssize_t n;
 
 			if (!p[i].revents)
@@ -413,14 +438,10 @@ static void relay(struct conn *c)
 					up_open = down_open = false;
 				continue;
 			}
-			if (send_all(to, b, (size_t)n) < 0 || !spend_bytes(c->hp, (uint64_t)n)) {
+			if (conn_send(c, !i, b, (size_t)n) < 0) {
 				up_open = down_open = false;
 				break;
 			}
-			if (i)
-				c->down_bytes += (uint64_t)n;
-			else
-				c->up_bytes += (uint64_t)n;
 		}
 	}
 	free(b);
@@ -534,15 +555,14 @@ static void do_connect(struct conn *c, size_t head, json_t *event)
 
 	if (read_hello(c, head, event, sni, sizeof(sni)) < 0)
 		return;
-	if (send_all(c->up, c->buf, c->len) < 0)
-		return;
-	c->up_bytes += c->len;
-	relay(c);
-	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:s,s:I,s:I,s:I}", "conn", (json_int_t)c->id,
-					"event", event, "outcome", "tunnel closed", "sni", sni,
-					"addr", c->addr, "bytes_up", (json_int_t)c->up_bytes,
-					"bytes_down", (json_int_t)c->down_bytes, "ms",
-					(json_int_t)(mono_ms() - c->t0_ms)));
+	if (conn_send(c, true, c->buf, c->len) == 0)
+		relay(c);
+	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
+					(json_int_t)c->id, "event", event, "outcome",
+					c->why[0] ? "cut" : "tunnel closed", "sni", sni, "addr", c->addr,
+					"bytes_up", (json_int_t)c->up_bytes, "bytes_down",
+					(json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms),
+					"reason", c->why[0] ? c->why : NULL));
 }
 
 /* Hop-by-hop and proxy fields never go upstream. */
@@ -583,10 +603,10 @@ static void do_forward(struct conn *c, size_t head, json_t *event)
 		out[o++] = '\n';
 	}
 	o += (size_t)snprintf(out + o, 64, "Connection: close\r\n\r\n");
-	r = send_all(c->up, out, o);
+	r = conn_send(c, true, out, o);
 	free(out);
 	if (r < 0)
-		return;
+		goto done;
 	/* The body as framed by the client (validated), and nothing after it. */
 	if (c->req.chunked) {
 		struct http_chunked ch;
@@ -598,35 +618,32 @@ static void do_forward(struct conn *c, size_t head, json_t *event)
 
 			if (body) {
 				k = http_chunked_scan(&ch, c->buf + head, body);
-				if (k < 0 || send_all(c->up, c->buf + head, (size_t)k) < 0)
-					return;
-				c->up_bytes += (uint64_t)k;
+				if (k < 0 || conn_send(c, true, c->buf + head, (size_t)k) < 0)
+					goto done;
 			}
 			if (ch.done)
 				break;
 			if (wait_readable(c->fd, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
-				return;
+				goto done;
 			head = 0;
 			n = recv(c->fd, c->buf, sizeof(c->buf), 0);
 			if (n <= 0)
-				return;
+				goto done;
 			body = (size_t)n;
 		}
 	} else if (c->req.content_length > 0) {
 		uint64_t left = (uint64_t)c->req.content_length;
 		size_t first = body < left ? body : (size_t)left;
 
-		if (send_all(c->up, c->buf + head, first) < 0)
-			return;
+		if (conn_send(c, true, c->buf + head, first) < 0)
+			goto done;
 		left -= first;
-		c->up_bytes += first;
 		while (left) {
 			ssize_t n = recv(c->fd, c->buf, left < sizeof(c->buf) ? left : sizeof(c->buf), 0);
 
-			if (n <= 0 || send_all(c->up, c->buf, (size_t)n) < 0)
-				return;
+			if (n <= 0 || conn_send(c, true, c->buf, (size_t)n) < 0)
+				goto done;
 			left -= (uint64_t)n;
-			c->up_bytes += (uint64_t)n;
 		}
 	}
 	/* The response, as it comes, until the server closes. */
@@ -636,14 +653,16 @@ static void do_forward(struct conn *c, size_t head, json_t *event)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0 || send_all(c->fd, c->buf, (size_t)n) < 0)
+		if (n <= 0 || conn_send(c, false, c->buf, (size_t)n) < 0)
 			break;
-		c->down_bytes += (uint64_t)n;
 	}
-	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:I,s:I,s:I}", "conn", (json_int_t)c->id,
-					"event", event, "outcome", "forwarded", "addr", c->addr,
-					"bytes_up", (json_int_t)c->up_bytes, "bytes_down",
-					(json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms)));
+done:
+	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
+					(json_int_t)c->id, "event", event, "outcome",
+					c->why[0] ? "cut" : "forwarded", "addr", c->addr, "bytes_up",
+					(json_int_t)c->up_bytes, "bytes_down", (json_int_t)c->down_bytes,
+					"ms", (json_int_t)(mono_ms() - c->t0_ms), "reason",
+					c->why[0] ? c->why : NULL));
 }
 
 /*
@@ -895,7 +914,8 @@ static int ctun_request_body(struct ctun *t)
 			k = http_chunked_scan(&ch, cl->buf, cl->len);
 			if (k < 0)
 				return -EBADMSG;
-			if (tls_send(t->up.ssl, cl->buf, (size_t)k) < 0 || !spend_bytes(t->c->hp, (uint64_t)k))
+			if (!spend_bytes(t->c->hp, (uint64_t)k, t->why, sizeof(t->why)) ||
+			    tls_send(t->up.ssl, cl->buf, (size_t)k) < 0)
 				return -EPIPE;
 			t->up_bytes += (uint64_t)k;
 			tin_consume(cl, (size_t)k);
@@ -908,7 +928,8 @@ static int ctun_request_body(struct ctun *t)
 		if (!cl->len && tin_fill(cl, cl->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
 			return -EPIPE;
 		k = cl->len < left ? cl->len : (size_t)left;
-		if (tls_send(t->up.ssl, cl->buf, k) < 0 || !spend_bytes(t->c->hp, k))
+		if (!spend_bytes(t->c->hp, k, t->why, sizeof(t->why)) ||
+		    tls_send(t->up.ssl, cl->buf, k) < 0)
 			return -EPIPE;
 		t->up_bytes += k;
 		left -= k;
@@ -951,7 +972,13 @@ static int ctun_emit(struct ctun *t, struct sscrub *sc, struct llm_usage_parser 
 	}
 	if (!k)
 		return 0;
-	if (!spend_bytes(t->c->hp, k) || tls_send(t->cl.ssl, p, k) < 0)
+	if (!spend_bytes(t->c->hp, k, t->why, sizeof(t->why))) {
+		/* Nothing of the response sent yet: the agent gets a status and why. */
+		if (!t->down_bytes)
+			tls_reply(t->cl.ssl, 403, t->why);
+		return -EPIPE;
+	}
+	if (tls_send(t->cl.ssl, p, k) < 0)
 		return -EPIPE;
 	t->down_bytes += k;
 	return 0;
@@ -1146,6 +1173,7 @@ static int ctun_request(struct ctun *t)
 		return 0;
 	}
 	tin_consume(&t->cl, (size_t)r);
+	t->why[0] = 0;  /* from here on: why the exchange broke, if it does */
 	if (!t->up.ssl && ctun_upstream(t) < 0) {
 		record(hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 					     event, "outcome", "refused", "reason", t->why));
@@ -1155,6 +1183,10 @@ static int ctun_request(struct ctun *t)
 	}
 	/* The only place the secret is written: into the upstream TLS stream, then wiped. */
 	hl = creds_upstream_head(hp->creds, (size_t)t->ci, t->rq, upstream_head, sizeof(upstream_head));
+	if (hl >= 0 && !spend_bytes(hp, (uint64_t)hl, t->why, sizeof(t->why))) {
+		tls_reply(t->cl.ssl, 403, t->why);
+		hl = -EDQUOT;
+	}
 	r = hl < 0 ? hl : tls_send(t->up.ssl, upstream_head, (size_t)hl);
 	explicit_bzero(upstream_head, sizeof(upstream_head));
 	if (hl >= 0)
@@ -1166,14 +1198,15 @@ static int ctun_request(struct ctun *t)
 	r = r ?: ctun_response(t);
 	if (t->usage.input || t->usage.output)
 		atomic_fetch_add(&hp->spent_tokens, t->usage.input + t->usage.output);
-	record(hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I},s:I}", "conn",
+	record(hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I},s:I,s:s*}", "conn",
 				     (json_int_t)c->id, "event", event, "credential",
 				     creds_at(hp->creds, (size_t)t->ci, &(const char *){ NULL })->name,
 				     "outcome", r < 0 ? "broken" : "forwarded", "status",
 				     r < 0 ? 0 : t->rs.status, "bytes_up", (json_int_t)t->up_bytes,
 				     "bytes_down", (json_int_t)t->down_bytes, "tokens", "input",
 				     (json_int_t)t->usage.input, "output", (json_int_t)t->usage.output,
-				     "ms", (json_int_t)(mono_ms() - t0)));
+				     "ms", (json_int_t)(mono_ms() - t0), "reason",
+				     r < 0 && t->why[0] ? t->why : NULL));
 	json_decref(event);
 	c->up_bytes += t->up_bytes;
 	c->down_bytes += t->down_bytes;

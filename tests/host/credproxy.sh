@@ -282,5 +282,21 @@ o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" -
 ok "egress_requests 2: one CONNECT and one request inside it, then a 403 naming the budget" \
     bash -c "[ \"\$(grep -c '\"usage\"' <<<'$o')\" = 1 ] && grep -q 'egress_requests budget (2) is spent' '$t/reqs.jsonl'"
 
+# --- the byte budget -------------------------------------------------------------
+# One exchange here moves about 510 bytes (upstream head ~230 with the key,
+# body 16, response ~260): with 700 the first is answered; the second is
+# admitted (510 < 700) but its head would cross the budget, so it is
+# refused with 403 before anything goes upstream; the third is refused at once.
+policy "$t/policy.json" "" '{ "egress_bytes": 700 }'
+o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --audit "$t/bytes.jsonl" -- sh -c "for i in 1 2 3; do curl -sS -w ' response %{http_code}' \
+    -H \"x-api-key: \$TEST_API_KEY\" -d '{\"from\":\"bytes\"}' $U/v1/messages; echo; done" 2>&1 </dev/null)
+printf '%s\n' "$o" >"$t/bytes.out"
+ok "egress_bytes 700: the first exchange is answered" \
+    bash -c "[ \"\$(grep -c '\"usage\"' '$t/bytes.out')\" = 1 ]"
+ok "  the next two are refused with 403" bash -c "[ \"\$(grep -c 'response 403' '$t/bytes.out')\" = 2 ]"
+ok "  the log names the budget, counted with the upstream head" \
+    bash -c "grep -q 'egress_bytes budget (700) is spent' '$t/bytes.jsonl' && [ \"\$(grep -c 'from.....bytes' '$t/requests.jsonl')\" = 1 ]"
+
 rm -rf "$ws"
 done_testing

@@ -183,6 +183,30 @@ ok "the slow client gets 408 after the head timeout ($(cat "$t/slow.out"))" grep
 ok "the broker is still up" kill -0 $proxy
 ok "and still serves" grep -q '"path": "/after"' <<<"$(curl -sS -x "$P" --cacert "$t/ca.pem" "https://localhost:$up/after")"
 
+# --- the byte budget: every path is metered ------------------------------------
+# A broker whose egress_bytes budget is 1: the first request on each path
+# (plain forward, CONNECT tunnel) is admitted (nothing spent yet) and cut at
+# its first byte, recorded with the budget's name; the next is refused 403.
+$py - "$t/policy.json" >"$t/bytes-policy.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); p["budgets"] = {"egress_bytes": 1}; print(json.dumps(p))
+PY
+for path in plain connect; do
+    rm -f "$t/bport"
+    "$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/bport" --policy "$t/bytes-policy.json" \
+        --audit "$t/bytes-$path.jsonl" 2>"$t/bytes.err" & bp=$!
+    for _ in $(seq 100); do [ -e "$t/bport" ] && break; sleep 0.05; done
+    read -r bpp <"$t/bport"
+    if [ $path = plain ]; then u=http://localhost:$plain/bytes-$path; else u=https://localhost:$up/bytes-$path; fi
+    curl -s -o /dev/null --max-time 5 -x "http://127.0.0.1:$bpp" --cacert "$t/ca.pem" "$u"
+    o=$(curl -s -o /dev/null -w '%{http_code} %{http_connect}' --max-time 5 -x "http://127.0.0.1:$bpp" \
+        --cacert "$t/ca.pem" "$u")
+    kill $bp; wait $bp 2>/dev/null
+    ok "egress_bytes 1, $path: the first transfer is cut, never reaching the upstream" \
+        bash -c "grep -q '\"outcome\":\"cut\".*egress_bytes budget (1) is spent' '$t/bytes-$path.jsonl' && [ \"\$(grep -c /bytes-$path '$t/requests.jsonl')\" = 0 ]"
+    ok "  the next is refused with 403 ($(echo $o))" grep -q 403 <<<"$o"
+done
+
 # --- in a cordon run session: the broker is the agent's only way out -----------
 if [ "$(id -u)" -eq 0 ] && agent_user; then
     chmod 0755 "$t"; chmod 0644 "$t/ca.pem"
