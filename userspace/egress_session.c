@@ -120,36 +120,26 @@ int egress_session_start(struct sup *s)
 {
 	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", cgid[24];
 	const char *argv[32 + 2 * RUN_MAX_ENV];
-	int fds[2] = { s->egress_listen, s->egress_ca }, n = 0, chan_arg, r;
-	ssize_t len;
+	int fds[2] = { s->egress_listen, s->egress_ca }, n, chan_arg, r;
 	json_t *ready = NULL, *v;
 	const char *k;
 
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0)
-		return -errno;
-	self[len] = '\0';
+	n = helper_argv_start(argv, self, "http-proxy");
+	if (n < 0) {
+		log_err("run: the egress broker: /proc/self/exe: %s", strerror(-n));
+		return n;
+	}
 	snprintf(cgid, sizeof(cgid), "%llu", (unsigned long long)s->cgid);
-	argv[n++] = self;
-	argv[n++] = "http-proxy";
 	argv[n++] = "--listen-fd";
 	argv[n++] = lfd;
 	if (s->egress_ca >= 0) {
 		argv[n++] = "--ca-fd";
 		argv[n++] = cfd;
 	}
-	argv[n++] = "--policy";
-	argv[n++] = s->opt->policy;
-	argv[n++] = "--workspace";
-	argv[n++] = s->workspace;
-	argv[n++] = "--user";
-	argv[n++] = s->user;
+	n = helper_argv_session(s, argv, n);
 	argv[n++] = "--cgroup-id";
 	argv[n++] = cgid;
-	for (int i = 0; i < s->opt->n_vars; i++) {
-		argv[n++] = "--var";
-		argv[n++] = s->opt->vars[i];
-	}
+	n = helper_argv_vars(s, argv, n);
 	argv[n++] = "--channel-fd";
 	chan_arg = n++;
 	argv[n] = NULL;

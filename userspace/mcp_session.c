@@ -90,28 +90,18 @@ int mcp_session_start(struct sup *s)
 {
 	char self[PATH_MAX], lfd[16];
 	const char *argv[48 + 2 * RUN_MAX_ENV];
-	int n = 0, chan_arg, r;
-	ssize_t len;
+	int n, chan_arg, r;
 	json_t *ready = NULL;
 
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0) {
-		r = -errno;
-		log_err("run: --mcp: /proc/self/exe: %s", strerror(-r));
-		return r;
+	n = helper_argv_start(argv, self, "mcp-proxy");
+	if (n < 0) {
+		log_err("run: --mcp: /proc/self/exe: %s", strerror(-n));
+		return n;
 	}
-	self[len] = '\0';
 	snprintf(lfd, sizeof(lfd), "%d", 3);
-	argv[n++] = self;
-	argv[n++] = "mcp-proxy";
 	argv[n++] = "--servers";
 	argv[n++] = s->opt->mcp;
-	argv[n++] = "--policy";
-	argv[n++] = s->opt->policy;
-	argv[n++] = "--workspace";
-	argv[n++] = s->workspace;
-	argv[n++] = "--user";
-	argv[n++] = s->user;
+	n = helper_argv_session(s, argv, n);
 	argv[n++] = "--listen-fd";
 	argv[n++] = lfd;
 	argv[n++] = "--channel-fd";
@@ -120,10 +110,7 @@ int mcp_session_start(struct sup *s)
 	argv[n++] = s->name;
 	argv[n++] = "--audit";
 	argv[n++] = s->audit_path;
-	for (int i = 0; i < s->opt->n_vars; i++) {
-		argv[n++] = "--var";
-		argv[n++] = s->opt->vars[i];
-	}
+	n = helper_argv_vars(s, argv, n);
 	argv[n] = NULL;
 	r = helper_start(s, &s->mcp, argv, chan_arg, &s->mcp_listen, 1, &ready);
 	json_decref(ready);

@@ -205,6 +205,18 @@ int mcp_session_listen(struct sup *s);
 int mcp_session_start(struct sup *s);
 void mcp_session_stop(struct sup *s);
 
+/*
+ * helper.c: a helper's command line, built in the caller's argv (room for
+ * RUN_MAX_ENV --var pairs and its own options), each call returning the
+ * next free index: helper_argv_start() writes cordon's own binary and CMD
+ * (-errno if /proc/self/exe cannot be read; SELF holds PATH_MAX),
+ * helper_argv_session() the session's --policy, --workspace and --user,
+ * helper_argv_vars() its --var NAME=VALUE, in order.  The caller puts its
+ * own options around them.
+ */
+int helper_argv_start(const char *argv[], char self[PATH_MAX], const char *cmd);
+int helper_argv_session(const struct sup *s, const char *argv[], int n);
+int helper_argv_vars(const struct sup *s, const char *argv[], int n);
 /* helper.c: the channel to a helper.  argv[chan_arg] is set to the channel's fd. */
 int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_arg,
 		 const int *fds, int n_fds, json_t **ready);
