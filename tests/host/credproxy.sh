@@ -19,6 +19,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh"
 . "$here/tests/lib_run.sh"
+. "$here/tests/lib_net.sh"
 command -v openssl >/dev/null || skip_all "needs openssl(1) for the test CA"
 command -v curl >/dev/null || skip_all "needs curl"
 py=/usr/bin/python3
@@ -31,17 +32,8 @@ pids=
 trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-    -subj /CN=cordon-test-ca -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null &&
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
-    -keyout "$t/server.key" -out "$t/server.csr" 2>/dev/null &&
-printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n' >"$t/ext" &&
-openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
-    -days 2 -extfile "$t/ext" -out "$t/server.pem" 2>/dev/null ||
-    { echo "Bail out! the test CA"; exit 1; }
-$py "$here/tests/net/upstream.py" "$t" & pids="$pids $!"
-for _ in $(seq 100); do [ -e "$t/ports" ] && break; sleep 0.05; done
-read -r up plain <"$t/ports" || { echo "Bail out! the upstream did not start"; exit 1; }
+# The test CA, and the upstream serving localhost's certificate.
+net_upstream "$t"
 
 # The real key: random, so that finding it anywhere means it leaked.
 REAL=sk-test-$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')

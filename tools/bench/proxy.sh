@@ -24,6 +24,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$here/build}"       # tools/bench/run sets it; alone, the default build
 . "$here/tools/bench/lib.sh"
+. "$here/tests/lib_net.sh"
 cordon=$BUILD/cordon
 bin=$BUILD/tools/bench/proxy_bench
 N=${PROXY_BENCH_N:-5000}
@@ -51,14 +52,8 @@ stop() {
 }
 trap 'stop; rm -rf "$t"' EXIT
 
-# The test CA and the server's certificate (localhost), as tests/host/egress.sh.
-if ! { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-        -subj /CN=cordon-bench-ca -keyout "$t/ca.key" -out "$t/ca.pem" &&
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
-        -keyout "$t/server.key" -out "$t/server.csr" &&
-    printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n' >"$t/ext" &&
-    openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
-        -days 2 -extfile "$t/ext" -out "$t/server.pem"; } 2>"$t/ca.err"; then
+# The test CA and the server's certificate (localhost), as the tests' upstream has.
+if ! net_test_ca "$t" cordon-bench-ca; then
     echo "skipped: the test CA could not be made: $(tail -n 1 "$t/ca.err")"
     exit 0
 fi
