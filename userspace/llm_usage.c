@@ -160,6 +160,13 @@ static void take_json(struct llm_usage *u, const char *text, size_t len)
 	json_t *o;
 
 	/*
+	 * A member named usage is spelt with those five bytes, or with a \u
+	 * escape: a document with neither has none, and is not parsed (most
+	 * streamed events, most non-LLM bodies).
+	 */
+	if (!memmem(text, len, "usage", 5) && !memmem(text, len, "\\u", 2))
+		return;
+	/*
 	 * Integers as reals: a count too large for json_int_t is then one value
 	 * to ignore, not a document that fails to parse.
 	 */

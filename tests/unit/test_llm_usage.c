@@ -166,6 +166,12 @@ static void anthropic_message(void **state)
 	EXPECT(JSON("{\"usage\":{\"input_tokens\":10,\"cache_creation_input_tokens\":200,"
 		    "\"cache_read_input_tokens\":3000,\"output_tokens\":7}}"),
 	       true, 3210, 7, false);
+	/* The member's name spelt with \u escapes is still usage (no fast skip). */
+	EXPECT(JSON("{\"us\\u0061ge\":{\"input_tokens\":4,\"output_tokens\":2}}"), true, 4, 2, false);
+	EXPECT(SSE("data: {\"\\u0075sage\":{\"input_tokens\":6,\"output_tokens\":3}}\n\n"),
+	       true, 6, 3, false);
+	/* No usage at all: nothing. */
+	EXPECT(JSON("{\"id\":\"x\",\"content\":[{\"text\":\"hi\"}]}"), false, 0, 0, false);
 }
 
 static void anthropic_stream(void **state)
