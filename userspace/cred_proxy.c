@@ -503,6 +503,8 @@ SSL *creds_accept(struct creds *c, const char *host, int fd, const char *hello, 
 	}
 	if (sock)
 		BIO_free(sock);
+	/* Whole records per read(2), not a header then a body: half the reads. */
+	SSL_set_read_ahead(ssl, 1);
 	return ssl;
 fail:
 	BIO_free(mem);
@@ -535,6 +537,7 @@ SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t 
 		SSL_free(ssl);
 		return NULL;
 	}
+	SSL_set_read_ahead(ssl, 1);
 	return ssl;
 }
 

@@ -808,25 +808,67 @@ struct tls_in {
 	char *buf;
 	size_t len;
 	size_t cap;
+	uint64_t timeo_ms;              /* the socket's SO_RCVTIMEO now */
 };
 
-/* More bytes (>0), 0 at the end of the stream, -ETIMEDOUT past deadline, <0 errors. */
+/*
+ * Time limits on a tunnel's socket, both ways, before its TLS handshake:
+ * a peer that stalls mid-handshake, mid-record or stops reading costs this
+ * connection's thread at most the idle time per read or write, never for
+ * ever.  (A peer that dribbles a byte just inside each limit can stretch
+ * one record; it ties up only its own session's broker.)
+ */
+static int tin_limit(struct tls_in *t, uint64_t ms)
+{
+	struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+
+	if (setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	t->timeo_ms = ms;
+	return 0;
+}
+
+static int sock_limits(struct tls_in *t)
+{
+	struct timeval tv = { .tv_sec = IDLE_TIMEOUT_MS / 1000 };
+
+	if (setsockopt(t->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return tin_limit(t, IDLE_TIMEOUT_MS);
+}
+
+/*
+ * More bytes (>0), 0 at the end of the stream, -ETIMEDOUT past the
+ * deadline (0: the idle time from now), <0 errors.  The wait is the
+ * socket's receive timeout, not a poll(2) before each read: one system
+ * call per fill on a request/response exchange instead of two.  The
+ * timeout is set only when it changes (the idle time, always the same,
+ * stays; a head's deadline is re-set for each partial read).
+ */
 static ssize_t tin_fill(struct tls_in *t, size_t cap, uint64_t deadline)
 {
+	uint64_t ms = IDLE_TIMEOUT_MS, now;
 	int n, r;
 
 	if (cap > t->cap)
 		cap = t->cap;
 	if (t->len >= cap)
 		return -ENOBUFS;
-	if (!SSL_pending(t->ssl)) {
-		r = wait_readable(t->fd, deadline);
-		if (r <= 0)
-			return r == 0 ? -ETIMEDOUT : r;
+	if (deadline) {
+		now = mono_ms();
+		if (deadline <= now)
+			return -ETIMEDOUT;
+		ms = deadline - now;
 	}
+	if (ms != t->timeo_ms && (r = tin_limit(t, ms)) < 0)
+		return r;
 	n = SSL_read(t->ssl, t->buf + t->len, (int)(cap - t->len));
 	if (n <= 0) {
+		r = SSL_get_error(t->ssl, n);
 		ERR_clear_error();
+		/* The receive timeout: OpenSSL sees EAGAIN as a read to retry. */
+		if (r == SSL_ERROR_WANT_READ || (r == SSL_ERROR_SYSCALL && errno == EAGAIN))
+			return -ETIMEDOUT;
 		return 0;
 	}
 	t->len += (size_t)n;
@@ -854,6 +896,40 @@ static int tls_send(SSL *ssl, const char *b, size_t n)
 	return 0;
 }
 
+/*
+ * Output toward one TLS peer, coalesced: a head and the body that follows
+ * it go out as one record and one write(2) rather than several, which on a
+ * request/response exchange halves the writes and the wake-ups of the peer.
+ * Whoever holds bytes here must flush before it blocks on a read (else a
+ * streamed response would stall in the buffer) and at the end of each
+ * message.  Flushed bytes are wiped: the upstream's carries the secret.
+ */
+struct tls_out {
+	SSL *ssl;
+	char *buf;
+	size_t len, cap;
+};
+
+static int tout_flush(struct tls_out *o)
+{
+	int r = o->len ? tls_send(o->ssl, o->buf, o->len) : 0;
+
+	explicit_bzero(o->buf, o->len);
+	o->len = 0;
+	return r;
+}
+
+static int tout_write(struct tls_out *o, const char *b, size_t n)
+{
+	if (o->len + n > o->cap && tout_flush(o) < 0)
+		return -EPIPE;
+	if (n > o->cap)
+		return tls_send(o->ssl, b, n);
+	memcpy(o->buf + o->len, b, n);
+	o->len += n;
+	return 0;
+}
+
 static void tls_reply(SSL *ssl, int code, const char *why)
 {
 	char b[1024];
@@ -866,6 +942,8 @@ struct ctun {
 	struct conn *c;
 	int ci;                         /* the credential */
 	struct tls_in cl, up;           /* the agent's side, the upstream's */
+	struct tls_out to_cl, to_up;    /* what goes to each, coalesced */
+	struct sscrub sc;               /* the secrets, masked in responses; one stream each */
 	struct http_request *rq;
 	struct http_response rs;
 	char *out;                      /* scrubbed bytes and chunk framing */
@@ -893,7 +971,14 @@ static int ctun_upstream(struct ctun *t)
 	}
 	t->up.fd = c->up;
 	t->up.len = 0;
+	if (sock_limits(&t->up) < 0) {
+		snprintf(t->why, sizeof(t->why), "cannot set the upstream socket's time limits");
+		return -EPROTO;
+	}
 	t->up.ssl = creds_connect(c->hp->creds, c->req.host, c->up, t->why, sizeof(t->why));
+	t->to_up.ssl = t->up.ssl;
+	explicit_bzero(t->to_up.buf, t->to_up.len);
+	t->to_up.len = 0;
 	return t->up.ssl ? 0 : -EPROTO;
 }
 
@@ -909,33 +994,35 @@ static int ctun_request_body(struct ctun *t)
 		while (!ch.done) {
 			ssize_t k;
 
-			if (!cl->len && tin_fill(cl, cl->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+			if (!cl->len && (tout_flush(&t->to_up) < 0 ||
+					 tin_fill(cl, cl->cap, 0) <= 0))
 				return -EPIPE;
 			k = http_chunked_scan(&ch, cl->buf, cl->len);
 			if (k < 0)
 				return -EBADMSG;
 			if (!spend_bytes(t->c->hp, (uint64_t)k, t->why, sizeof(t->why)) ||
-			    tls_send(t->up.ssl, cl->buf, (size_t)k) < 0)
+			    tout_write(&t->to_up, cl->buf, (size_t)k) < 0)
 				return -EPIPE;
 			t->up_bytes += (uint64_t)k;
 			tin_consume(cl, (size_t)k);
 		}
-		return 0;
+		return tout_flush(&t->to_up);
 	}
 	for (uint64_t left = t->rq->content_length > 0 ? (uint64_t)t->rq->content_length : 0; left;) {
 		size_t k;
 
-		if (!cl->len && tin_fill(cl, cl->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+		if (!cl->len && (tout_flush(&t->to_up) < 0 ||
+				 tin_fill(cl, cl->cap, 0) <= 0))
 			return -EPIPE;
 		k = cl->len < left ? cl->len : (size_t)left;
 		if (!spend_bytes(t->c->hp, k, t->why, sizeof(t->why)) ||
-		    tls_send(t->up.ssl, cl->buf, k) < 0)
+		    tout_write(&t->to_up, cl->buf, k) < 0)
 			return -EPIPE;
 		t->up_bytes += k;
 		left -= k;
 		tin_consume(cl, k);
 	}
-	return 0;
+	return tout_flush(&t->to_up);
 }
 
 /* Scrub n bytes of body data and send them, framed as a chunk if chunked. */
@@ -978,10 +1065,18 @@ static int ctun_emit(struct ctun *t, struct sscrub *sc, struct llm_usage_parser 
 			tls_reply(t->cl.ssl, 403, t->why);
 		return -EPIPE;
 	}
-	if (tls_send(t->cl.ssl, p, k) < 0)
+	if (tout_write(&t->to_cl, p, k) < 0)
 		return -EPIPE;
 	t->down_bytes += k;
 	return 0;
+}
+
+/* More of the response; what is ready for the client goes first (streaming). */
+static ssize_t ctun_fill_up(struct ctun *t, size_t cap)
+{
+	if (tout_flush(&t->to_cl) < 0)
+		return -EPIPE;
+	return tin_fill(&t->up, cap, 0);
 }
 
 /*
@@ -993,28 +1088,19 @@ static int ctun_emit(struct ctun *t, struct sscrub *sc, struct llm_usage_parser 
 static int ctun_response(struct ctun *t)
 {
 	struct tls_in *up = &t->up;
-	struct sscrub sc = { 0 };
+	struct sscrub *sc = &t->sc;
 	struct llm_usage_parser usage, *upp = NULL;
 	const struct http_header *ce, *ct;
 	int r, mode;
 	size_t head;
 	bool again = true;
 
-	for (size_t i = 0; i < creds_n_secrets(t->c->hp->creds); i++) {
-		size_t len;
-		const char *v = creds_secret(t->c->hp->creds, i, &len);
-
-		if (v && sscrub_add(&sc, v, len) < 0) {
-			sscrub_free(&sc);
-			return -ENOMEM;
-		}
-	}
 	for (;;) {
 		r = up->len ? http_parse_response(up->buf, up->len, &t->rs, t->why, sizeof(t->why)) : 0;
 		if (r < 0)
 			goto bad;
 		if (r == 0) {
-			ssize_t n = tin_fill(up, HTTP_MAX_HEAD, mono_ms() + IDLE_TIMEOUT_MS);
+			ssize_t n = ctun_fill_up(t, HTTP_MAX_HEAD);
 
 			if (n <= 0) {
 				snprintf(t->why, sizeof(t->why), "the upstream %s",
@@ -1032,7 +1118,7 @@ static int ctun_response(struct ctun *t)
 		if (t->rs.status >= 200)
 			break;
 		/* 1xx: passed on, the real answer follows. */
-		if (ctun_emit(t, &sc, NULL, up->buf, head, false, true) < 0)
+		if (ctun_emit(t, sc, NULL, up->buf, head, false, true) < 0)
 			goto broken;
 		tin_consume(up, head);
 	}
@@ -1053,7 +1139,7 @@ static int ctun_response(struct ctun *t)
 	}
 	if (t->rs.close || mode == HTTP_BODY_CLOSE)
 		again = false;
-	if (ctun_emit(t, &sc, NULL, up->buf, head, false, true) < 0)
+	if (ctun_emit(t, sc, NULL, up->buf, head, false, true) < 0)
 		goto broken;
 	tin_consume(up, head);
 	if (mode == HTTP_BODY_LENGTH || mode == HTTP_BODY_CLOSE) {
@@ -1063,7 +1149,7 @@ static int ctun_response(struct ctun *t)
 			size_t k;
 
 			if (!up->len) {
-				ssize_t n = tin_fill(up, up->cap, mono_ms() + IDLE_TIMEOUT_MS);
+				ssize_t n = ctun_fill_up(t, up->cap);
 
 				if (n <= 0 && mode == HTTP_BODY_CLOSE)
 					break;
@@ -1073,12 +1159,12 @@ static int ctun_response(struct ctun *t)
 			k = up->len < left ? up->len : (size_t)left;
 			if (k > RELAY_BUF)
 				k = RELAY_BUF;
-			if (ctun_emit(t, &sc, upp, up->buf, k, false, false) < 0)
+			if (ctun_emit(t, sc, upp, up->buf, k, false, false) < 0)
 				goto broken;
 			left -= k;
 			tin_consume(up, k);
 		}
-		if (ctun_emit(t, &sc, upp, NULL, 0, false, true) < 0)
+		if (ctun_emit(t, sc, upp, NULL, 0, false, true) < 0)
 			goto broken;
 	} else if (mode == HTTP_BODY_CHUNKED) {
 		struct http_chunked ch;
@@ -1087,7 +1173,7 @@ static int ctun_response(struct ctun *t)
 		while (!ch.done) {
 			uint64_t data;
 
-			if (!up->len && tin_fill(up, up->cap, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+			if (!up->len && ctun_fill_up(t, up->cap) <= 0)
 				goto broken;
 			data = http_chunked_data_left(&ch);
 			if (data) {
@@ -1096,7 +1182,7 @@ static int ctun_response(struct ctun *t)
 				if (k > RELAY_BUF)
 					k = RELAY_BUF;
 				(void)http_chunked_scan(&ch, up->buf, k);
-				if (ctun_emit(t, &sc, upp, up->buf, k, true, false) < 0)
+				if (ctun_emit(t, sc, upp, up->buf, k, true, false) < 0)
 					goto broken;
 				tin_consume(up, k);
 				continue;
@@ -1108,21 +1194,22 @@ static int ctun_response(struct ctun *t)
 			}
 			tin_consume(up, 1);
 		}
-		if (ctun_emit(t, &sc, upp, NULL, 0, true, true) < 0)
+		if (ctun_emit(t, sc, upp, NULL, 0, true, true) < 0)
 			goto broken;
 	}
+	if (tout_flush(&t->to_cl) < 0)
+		goto broken;
 	if (upp) {
 		llm_usage_finish(upp, &t->usage);
 		llm_usage_free(upp);
 	}
-	sscrub_free(&sc);
 	return again ? 1 : 0;
 bad:
-	tls_reply(t->cl.ssl, 502, t->why);
+	if (tout_flush(&t->to_cl) == 0)
+		tls_reply(t->cl.ssl, 502, t->why);
 broken:
 	if (upp)
 		llm_usage_free(upp);
-	sscrub_free(&sc);
 	return -EPIPE;
 }
 
@@ -1151,7 +1238,7 @@ static int ctun_request(struct ctun *t)
 		}
 		if (t->cl.len && !deadline)
 			deadline = mono_ms() + (uint64_t)hp->head_timeout_ms;
-		n = tin_fill(&t->cl, HTTP_MAX_HEAD, deadline ?: mono_ms() + IDLE_TIMEOUT_MS);
+		n = tin_fill(&t->cl, HTTP_MAX_HEAD, deadline);
 		if (n == -ENOBUFS)
 			tls_reply(t->cl.ssl, 431, "request head too large");
 		else if (n == -ETIMEDOUT && deadline)
@@ -1187,7 +1274,7 @@ static int ctun_request(struct ctun *t)
 		tls_reply(t->cl.ssl, 403, t->why);
 		hl = -EDQUOT;
 	}
-	r = hl < 0 ? hl : tls_send(t->up.ssl, upstream_head, (size_t)hl);
+	r = hl < 0 ? hl : tout_write(&t->to_up, upstream_head, (size_t)hl);
 	explicit_bzero(upstream_head, sizeof(upstream_head));
 	if (hl >= 0)
 		t->up_bytes += (uint64_t)hl;
@@ -1233,11 +1320,26 @@ static void do_credential(struct conn *c, size_t head, json_t *event, int ci)
 	t.up.buf = malloc(t.up.cap);
 	t.out = malloc(t.out_cap);
 	t.rq = malloc(sizeof(*t.rq));
-	if (!t.cl.buf || !t.up.buf || !t.out || !t.rq)
+	/* Room for a whole upstream head (HTTP_MAX_HEAD + what cordon adds) and some body. */
+	t.to_cl.cap = t.to_up.cap = HTTP_MAX_HEAD + 4096 + RELAY_BUF;
+	t.to_cl.buf = malloc(t.to_cl.cap);
+	t.to_up.buf = malloc(t.to_up.cap);
+	if (!t.cl.buf || !t.up.buf || !t.out || !t.rq || !t.to_cl.buf || !t.to_up.buf)
 		goto out;
+	/* Every secret is masked in every response, whichever credential the tunnel is for. */
+	for (size_t i = 0; i < creds_n_secrets(c->hp->creds); i++) {
+		size_t len;
+		const char *v = creds_secret(c->hp->creds, i, &len);
+
+		if (v && sscrub_add(&t.sc, v, len) < 0)
+			goto out;
+	}
 	t.cl.fd = c->fd;
+	if (sock_limits(&t.cl) < 0)
+		goto out;
 	t.cl.ssl = creds_accept(c->hp->creds, c->req.host, c->fd, c->buf, c->len, t.why,
 				sizeof(t.why));
+	t.to_cl.ssl = t.cl.ssl;
 	if (!t.cl.ssl) {
 		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 						event, "outcome", "refused", "reason", t.why));
@@ -1260,6 +1362,11 @@ out:
 	free(t.up.buf);
 	free(t.out);
 	free(t.rq);
+	if (t.to_up.buf)
+		explicit_bzero(t.to_up.buf, t.to_up.cap);
+	free(t.to_up.buf);
+	free(t.to_cl.buf);
+	sscrub_free(&t.sc);
 }
 
 static void serve(struct conn *c)

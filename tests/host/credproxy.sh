@@ -274,6 +274,39 @@ o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" -
 ok "egress_requests 2: one CONNECT and one request inside it, then a 403 naming the budget" \
     bash -c "[ \"\$(grep -c '\"usage\"' <<<'$o')\" = 1 ] && grep -q 'egress_requests budget (2) is spent' '$t/reqs.jsonl'"
 
+# --- a slow client inside a tunnel --------------------------------------------------
+# The proxy on its own (`cordon http-proxy`, as the bench runs it): a client
+# that completes the TLS handshake, sends half a request head and stalls
+# gets 408 once the head timeout passes, while others are served meanwhile.
+policy "$t/policy.json"
+REAL_KEY=$REAL "$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/sp.port" --policy "$t/policy.json" \
+    --upstream-ca "$t/ca.pem" --ca-out "$t/sp-ca.pem" --sentinels-out "$t/sp.sent" --head-timeout 1500 \
+    2>"$t/sp.err" & sp=$!
+pids="$pids $sp"
+for _ in $(seq 100); do [ -s "$t/sp.port" ] && [ -s "$t/sp.sent" ] && break; sleep 0.05; done
+read -r spp <"$t/sp.port"
+sent=$(sed -n 's/^TEST_API_KEY=//p' "$t/sp.sent")
+$py - "$spp" "$up" "$t/sp-ca.pem" >"$t/slow.out" 2>&1 <<'PY' & slow=$!
+import socket, ssl, sys, time
+port, up, ca = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(f"CONNECT localhost:{up} HTTP/1.1\r\nHost: localhost:{up}\r\n\r\n".encode())
+assert b" 200 " in s.recv(200)
+c = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname="localhost")
+c.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: localhost\r\n")
+t0 = time.monotonic(); c.settimeout(20)
+try: print(c.recv(200).decode("latin-1").split("\r\n")[0], round(time.monotonic() - t0, 1))
+except Exception as e: print("no answer", e)
+PY
+sleep 0.5
+o=$(curl -sS -x "http://127.0.0.1:$spp" --cacert "$t/sp-ca.pem" -H "x-api-key: $sent" -d '{"from":"meanwhile"}' \
+    "$U/v1/messages" 2>&1)
+ok "while a client stalls inside its tunnel, another is served" grep -q '"usage"' <<<"$o"
+wait $slow
+ok "the stalled client gets 408 after the head timeout ($(cat "$t/slow.out"))" grep -q ' 408 ' "$t/slow.out"
+ok "the proxy is still up" kill -0 $sp
+kill $sp; wait $sp 2>/dev/null
+
 # --- the byte budget -------------------------------------------------------------
 # One exchange here moves about 510 bytes (upstream head ~230 with the key,
 # body 16, response ~260): with 700 the first is answered; the second is
