@@ -29,7 +29,7 @@ endif
 # Linked BPF objects and skeletons are build products, not intermediates.
 .SECONDARY:
 .SUFFIXES:
-.PHONY: all deps test test-unit test-host test-vm demo bench clean
+.PHONY: all deps test test-unit test-host test-vm redteam demo bench clean
 
 WARN := -Wall -Wextra -Werror -Werror=shadow -Werror=missing-prototypes \
         -Werror=format=2 -Wswitch-enum -Wno-unused-parameter
@@ -214,6 +214,12 @@ test-vm: deps
 	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/testrun --build $(BUILD) vm
 
+# The red-team harness: a live session attacked from inside, on this host
+# (fallback posture) and in the VM (full posture), with its negative control.
+redteam: deps
+	$(Q)$(MAKE) --no-print-directory -s all
+	$(Q)tools/testrun --build $(BUILD) --filter redteam host vm
+
 demo: deps
 	$(Q)$(MAKE) --no-print-directory -s all
 	$(Q)tools/demo --build $(BUILD)
@@ -292,6 +298,15 @@ $(BUILD)/tools/bench/proxy_bench: tools/bench/proxy_bench.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lssl -lcrypto -lpthread
+
+# File system work timed inside each sandbox (tools/bench/peers.sh): a
+# stat loop and a timed command, no libcordon.
+all: $(BUILD)/tools/bench/fsloop
+
+$(BUILD)/tools/bench/fsloop: tools/bench/fsloop.c
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
 
 # --- the kernel floor benchmark (tools/bench/floor_vm.sh) ----------------------
 # Runs inside the VM (BPF LSM needs the guest kernel); floor_vm.sh copies it
