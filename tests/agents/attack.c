@@ -170,6 +170,54 @@ static int port_of(int fd)
 					     : ((struct sockaddr_in6 *)&ss)->sin6_port);
 }
 
+/*
+ * echo-serve PORTFILE: a host-side upstream on 127.0.0.1 for the proxy
+ * attacks.  What a proxy relays to it comes back: a TLS record is echoed
+ * (so a client whose ClientHello was relayed sees it return), an HTTP
+ * request gets "200 OK".  Either way the bytes are appended to
+ * PORTFILE.log, so the harness can see that something got through.
+ */
+static int echo_serve(const char *portfile)
+{
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int l = bound(AF_INET, SOCK_STREAM, &a4, sizeof(a4));
+	char tmp[4096], log[4096];
+	FILE *f;
+
+	if (l < 0)
+		return 2;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
+	snprintf(log, sizeof(log), "%s.log", portfile);
+	f = fopen(tmp, "w");
+	if (!f)
+		return 2;
+	fprintf(f, "%d\n", port_of(l));
+	fclose(f);
+	if (rename(tmp, portfile) < 0)
+		return 2;
+	for (;;) {
+		char buf[4096];
+		int c = accept(l, NULL, NULL);
+		ssize_t n;
+
+		if (c < 0)
+			continue;
+		n = recv(c, buf, sizeof(buf), 0);
+		if (n > 0) {
+			f = fopen(log, "a");
+			if (f) {
+				fprintf(f, "%zd bytes, first 0x%02x\n", n, (unsigned char)buf[0]);
+				fclose(f);
+			}
+			if (buf[0] == 0x16)
+				(void)!send(c, buf, (size_t)n, MSG_NOSIGNAL);
+			else
+				(void)!send(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 38, MSG_NOSIGNAL);
+		}
+		close(c);
+	}
+}
+
 static int serve(const char *dir)
 {
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -1132,6 +1180,8 @@ int main(int argc, char **argv)
 	int fd, r;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(a, "echo-serve"))
+		return echo_serve(x);
 	if (!strcmp(a, "serve"))
 		return serve(x);
 	if (!strcmp(a, "su") && argc > 3) {  /* su UID PROG [ARGS]: run as UID, no groups */
@@ -1317,7 +1367,7 @@ int main(int argc, char **argv)
 		return smuggle(atoi(x), y, argv[4]);
 	if (!strcmp(a, "approve") && (argc == 3 || argc == 4))
 		return approve_self(x, argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: attack serve DIR | victim UID | su UID PROG [ARGS] |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
+	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT |\n"

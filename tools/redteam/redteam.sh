@@ -99,6 +99,24 @@ for d in /etc/cron.d "$AGENT_HOME/.config/systemd/user"; do
     mkdir -p "$d" && made="$made $d"
 done
 chown -R "$AGENT" "$AGENT_HOME/.config"
+# The proxy attacks need a host the profile lists: the shipped profile with
+# one upstream on loopback added to its egress allowlist (what a user does
+# to let the agent reach a host), nothing else changed.
+"$attack" echo-serve "$scratch/echo" & pids="$pids $!"
+i=0
+while [ ! -s "$scratch/echo" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+read -r echo_port <"$scratch/echo"
+listed=
+for prof in "$here/policy/profiles/coding-agent.json" /opt/cordon/policy/profiles/coding-agent.json; do
+    [ -f "$prof" ] || continue
+    sed -e 's/"egress_allowlist": \[\]/"egress_allowlist": ["localhost", "127.0.0.1"]/' \
+        -e "s/\"ports\": \[443\], \"via\": \"egress\"/\"ports\": [443, $echo_port], \"via\": \"egress\"/" \
+        "$prof" >"$scratch/listed.json"
+    chmod 0644 "$scratch/listed.json"
+    grep -q "$echo_port" "$scratch/listed.json" && listed=$scratch/listed.json
+    break
+done
+[ -n "$listed" ] || echo "# the shipped profile's source is not here: the proxy attacks are not run"
 # A fake git: `git push` is escalated by the profile (held for a human).
 printf '#!/bin/sh\necho pushed\n' >"$WS/git"
 chmod 0755 "$WS/git"
@@ -311,10 +329,17 @@ for u in $users; do
     session "$u" -- /bin/sh -c 'p=${HTTPS_PROXY##*:}; exec "$1" connect-race "${p%/}" "$2" 300' _ "$a" "$tcp4"
     judge "seccomp-notify race: connect flips to a forbidden port" "cgroup-bpf re-checks" - "*" "$u"
     # --- the proxies ---------------------------------------------------------------
-    session "$u" -- /bin/sh -c 'p=${HTTPS_PROXY##*:}; exec "$1" sni-mismatch "${p%/}" api.anthropic.com 443 evil.example' _ "$a"
-    judge "CONNECT with a TLS server name other than the host" "egress broker" - "*" "$u"
-    session "$u" -- /bin/sh -c 'p=${HTTPS_PROXY##*:}; exec "$1" smuggle "${p%/}" api.anthropic.com 443' _ "$a"
-    judge "request smuggling (Content-Length with chunked)" "egress broker" - "*" "$u"
+    # Against a host the profile lists (the derived profile), so that a
+    # refusal is the check's and not a failed CONNECT.
+    if [ -n "$listed" ]; then
+        session "$u" --policy "$listed" -- /bin/sh -c \
+            'p=${HTTPS_PROXY##*:}; exec "$1" sni-mismatch "${p%/}" localhost "$2" evil.example' _ "$a" "$echo_port"
+        judge "CONNECT to a listed host, TLS server name another" "egress broker (SNI = host)" - "*" "$u"
+        session "$u" --policy "$listed" -- /bin/sh -c \
+            'p=${HTTPS_PROXY##*:}; exec "$1" smuggle "${p%/}" localhost "$2"' _ "$a" "$echo_port"
+        judge "request smuggling to a listed host (Content-Length with chunked)" "egress broker (parser)" \
+            - "*" "$u"
+    fi
     # The key the credential proxy holds (ANTHROPIC_API_KEY in cordon's own
     # environment): the agent is told what to look for, not where.
     echo "$REAL_KEY" >"$WS/needle"; chmod 0644 "$WS/needle"
@@ -352,6 +377,14 @@ pids="$pids $holder"
 sleep 0.2
 out=$(X=$mark "$attack" find-secret env:X 2>&1);  control "no sandbox" "find a key in a process's environment" --
 kill $holder 2>/dev/null
+# The broker with the server name equal to the host: the same path relays
+# (the echo comes back), so the SNI row above is not passing for want of a
+# route.
+if [ -n "$listed" ]; then
+    session "$AGENT" --policy "$listed" -- /bin/sh -c \
+        'p=${HTTPS_PROXY##*:}; exec "$1" sni-mismatch "${p%/}" localhost "$2" localhost' _ "$attack" "$echo_port"
+    control "SNI equal to the host" "CONNECT to a listed host, TLS server name another" --
+fi
 # A policy that allows everything the agent reaches for.
 cat >"$scratch/open.json" <<EOF
 { "cordon_policy": 1, "name": "redteam-open",
