@@ -1499,6 +1499,36 @@ out:
 	return r;
 }
 
+/*
+ * Before serving anyone: can this kernel say which cgroup a client's
+ * socket was made in?  A connection to itself is looked up as a client's
+ * would be.  Without it (no tcp_diag, e.g. modules disabled) every client
+ * would be refused as foreign: say so once and do not start, rather than
+ * run a proxy that refuses all.
+ */
+static int peer_check_works(int listen_fd)
+{
+	struct sockaddr_storage a;
+	socklen_t al = sizeof(a);
+	uint64_t id = 0;
+	int c, s = -1, r;
+
+	if (getsockname(listen_fd, (struct sockaddr *)&a, &al) < 0)
+		return -errno;
+	c = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0)
+		return -errno;
+	if (connect(c, (struct sockaddr *)&a, al) < 0 ||
+	    (s = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		r = -errno;
+	else
+		r = peer_cgroup(s, &id);
+	if (s >= 0)
+		close(s);
+	close(c);
+	return r;
+}
+
 static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
@@ -1832,6 +1862,12 @@ int cmd_http_proxy(int argc, char **argv)
 	}
 	if (hp.listen_fd < 0)
 		goto out;
+	if (hp.cgroup_id && (r = peer_check_works(hp.listen_fd)) < 0) {
+		log_err("http-proxy: cannot tell which cgroup a client's socket belongs to (sock_diag: "
+			"%s; is the tcp_diag module available?): every client would be refused",
+			strerror(-r));
+		goto out;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
