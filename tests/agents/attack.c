@@ -180,26 +180,34 @@ static int port_of(int fd)
 static int echo_serve(const char *portfile)
 {
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int l = bound(AF_INET, SOCK_STREAM, &a4, sizeof(a4));
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct pollfd p[2] = { { .fd = bound(AF_INET, SOCK_STREAM, &a4, sizeof(a4)), .events = POLLIN },
+			       { .fd = -1, .events = POLLIN } };
 	char tmp[4096], log[4096];
 	FILE *f;
 
-	if (l < 0)
+	if (p[0].fd < 0)
 		return 2;
+	/* The same port on ::1 too, where there is one: "localhost" may resolve to either. */
+	a6.sin6_port = htons((uint16_t)port_of(p[0].fd));
+	p[1].fd = bound(AF_INET6, SOCK_STREAM, &a6, sizeof(a6));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
 	snprintf(log, sizeof(log), "%s.log", portfile);
 	f = fopen(tmp, "w");
 	if (!f)
 		return 2;
-	fprintf(f, "%d\n", port_of(l));
+	fprintf(f, "%d\n", port_of(p[0].fd));
 	fclose(f);
 	if (rename(tmp, portfile) < 0)
 		return 2;
 	for (;;) {
 		char buf[4096];
-		int c = accept(l, NULL, NULL);
+		int c;
 		ssize_t n;
 
+		if (poll(p, 2, -1) <= 0)
+			continue;
+		c = accept(p[(p[0].revents & POLLIN) ? 0 : 1].fd, NULL, NULL);
 		if (c < 0)
 			continue;
 		n = recv(c, buf, sizeof(buf), 0);

@@ -45,6 +45,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# cordon's binary by its absolute path (in the VM it is found on PATH).
+case $cordon in /*) ;; *) cordon=$(command -v "$cordon") ;; esac
 if "$cordon" doctor --json | grep -q '"posture": "full"'; then posture=full; else posture=fallback; fi
 echo "# red team: posture $posture, kernel $(uname -r), agent $AGENT (uid $AGENT_UID)"
 
@@ -109,7 +111,7 @@ read -r echo_port <"$scratch/echo"
 listed=
 for prof in "$here/policy/profiles/coding-agent.json" /opt/cordon/policy/profiles/coding-agent.json; do
     [ -f "$prof" ] || continue
-    sed -e 's/"egress_allowlist": \[\]/"egress_allowlist": ["localhost", "127.0.0.1"]/' \
+    sed -e 's/"egress_allowlist": \[\]/"egress_allowlist": ["localhost", "127.0.0.1", "::1"]/' \
         -e "s/\"ports\": \[443\], \"via\": \"egress\"/\"ports\": [443, $echo_port], \"via\": \"egress\"/" \
         "$prof" >"$scratch/listed.json"
     chmod 0644 "$scratch/listed.json"
@@ -131,6 +133,12 @@ session() {
         2>"$scratch/err" </dev/null)
     rc=$?
     err=$(cat "$scratch/err")
+}
+
+# refusals: the session log's last refusals, as TAP diagnostics.
+refusals() {
+    [ -f "${audit:-}" ] || return 0
+    grep -E '"(refused|deny)' "$audit" | tail -n 2 | cut -c1-400 | sed 's/^/# /'
 }
 
 # judge ID LAYER GAP ERRNOS USER: classify $out (the attack's verdict line),
@@ -163,6 +171,7 @@ judge() {
         echo "not ok $_n - [$_who] $_id: FAIL ($_detail)"
         _failed=$((_failed + 1))
         printf '%s\n' "rc=$rc" "$err" | tail -n 4 | sed 's/^/# /'
+        refusals
     else
         echo "ok $_n - [$_who] $_id: $_res ($_detail)"
     fi
@@ -221,20 +230,23 @@ for u in $users; do
     try "$u" "cron job in /etc/cron.d" "file floor" - "$FS" -- "$a" write /etc/cron.d/redteam
     try "$u" "systemd user unit" "file floor" - "$FS" -- \
         "$a" write "$AGENT_HOME/.config/systemd/user/redteam.service"
-    rm -f "$WS/daemon.pid"
-    session "$u" -- "$a" daemon "$WS/daemon.pid" 30
+    # The pid file in /tmp, which the profile opens to the agent as any user.
+    dpid=/tmp/cordon-redteam-daemon.$$.pid
+    rm -f "$dpid"
+    session "$u" -- "$a" daemon "$dpid" 30
     sleep 0.3
     # Alive: it exists and is not a zombie (an init that does not reap
     # leaves the dead one's pid behind).
-    if [ -s "$WS/daemon.pid" ] && [ -e "/proc/$(cat "$WS/daemon.pid")/stat" ] &&
-        ! sed 's/.*) //' "/proc/$(cat "$WS/daemon.pid")/stat" | grep -q '^Z'; then
-        kill "$(cat "$WS/daemon.pid")" 2>/dev/null
+    if [ -s "$dpid" ] && [ -e "/proc/$(cat "$dpid")/stat" ] &&
+        ! sed 's/.*) //' "/proc/$(cat "$dpid")/stat" | grep -q '^Z'; then
+        kill "$(cat "$dpid")" 2>/dev/null
         out="BREACH: a double-forked, setsid daemon outlived its session"
-    elif [ -s "$WS/daemon.pid" ]; then
+    elif [ -s "$dpid" ]; then
         out="contained: - (the daemon died with its session)"
     else
-        out="no pid file: the daemon never ran"
+        out="no pid file: the daemon never ran ($out)"
     fi
+    rm -f "$dpid"
     judge "double fork + setsid, outlive the session" "cgroup (session killed whole)" - "*" "$u"
     try "$u" "move itself out of the session's cgroup" "cgroupfs read-only / floor" - "*" -- \
         "$a" cgroup-escape
@@ -262,7 +274,7 @@ for u in $users; do
     try "$u" "read /proc/PID/mem of a host process" "floor / ptrace checks" - "*" -- "$a" proc-mem "$victim"
     # cordon's supervisor and its proxies: their pids handed in once the session runs.
     rm -f "$WS/pids"
-    "$cordon" run --user "$u" --workspace "$WS" --audit "$scratch/own.jsonl" --approve deny -- /bin/sh -c '
+    "$cordon" run --user "$u" --workspace "$WS" --audit "$scratch/own-$u.jsonl" --approve deny -- /bin/sh -c '
         i=0; while [ ! -s "$1/pids" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
         for p in $(cat "$1/pids"); do
             echo "@ptrace-$p $("$2" ptrace "$p")"
@@ -308,7 +320,7 @@ for u in $users; do
         sleep 1
         "$2" approve "/run/cordon/$CORDON_SESSION/approve.sock"' _ "$WS" "$a"
     judge "approve its own escalated git push" "approval socket (peer cgroup)" - "*" "$u"
-    try "$u" "rewrite the audit log" "file floor" - "$FS" -- "$a" write "$scratch/own.jsonl"
+    try "$u" "rewrite the audit log" "file floor" - "$FS" -- "$a" write "$scratch/own-$u.jsonl"
     try "$u" "rewrite cordon's binary" "file floor" - "$FS ETXTBSY" -- "$a" write "$cordon"
     try "$u" "read the audit keys" "file floor" - "$FS" -- \
         "$a" read "$(find "$CORDON_AUDIT_KEY_DIR" -type f | head -n 1)"
@@ -359,6 +371,7 @@ control() {  # control HOW ID -- CMD...: CMD must print BREACH
     BREACH*) echo "ok $_n - control ($_how) $_cid: breached as it must ($_l)"
              printf '| %s | %s | %s | %s | %s |\n' "$_cid" "control: $_how" "$AGENT" "FAIL (expected)" "$_l" >>"$table" ;;
     *) echo "not ok $_n - control ($_how) $_cid: stayed contained ($_l): the check is blind"
+       refusals
        _failed=$((_failed + 1)) ;;
     esac
 }
