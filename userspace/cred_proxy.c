@@ -74,7 +74,9 @@ struct creds {
 	X509 *ca;
 	EVP_PKEY *leaf_key;     /* one key for every leaf */
 	SSL_CTX *up;            /* toward the upstream, verifying */
-	pthread_mutex_t lock;   /* leaves */
+	bool store_pending;     /* the system's CAs: loaded at the first upstream connection */
+	int store_err;
+	pthread_mutex_t lock;   /* leaves, the store */
 	struct leaf leaves[MAX_LEAVES];
 	size_t n_leaves;
 };
@@ -324,6 +326,25 @@ static SSL_CTX *leaf_ctx(struct creds *c, const char *host)
 	return ctx;
 }
 
+/*
+ * The system's CAs, to verify upstreams with, as OpenSSL's defaults name
+ * them (SSL_CERT_FILE, SSL_CERT_DIR honoured).  The hashed directory is
+ * preferred to the bundle file: a directory lookup reads a CA when a chain
+ * needs it, where the file is parsed whole (some 140 certificates, tens of
+ * milliseconds).  Without the directory: the defaults, file included.
+ */
+static int load_system_store(SSL_CTX *ctx)
+{
+	const char *file = getenv(X509_get_default_cert_file_env());
+	const char *dir = getenv(X509_get_default_cert_dir_env()) ?: X509_get_default_cert_dir();
+
+	if (file && *file)
+		return SSL_CTX_load_verify_locations(ctx, file, NULL) == 1 ? 0 : -EINVAL;
+	if (access(dir, R_OK | X_OK) == 0 && SSL_CTX_load_verify_locations(ctx, NULL, dir) == 1)
+		return 0;
+	return SSL_CTX_set_default_verify_paths(ctx) == 1 ? 0 : -EINVAL;
+}
+
 /* --- setup --------------------------------------------------------------------- */
 
 int creds_init(struct creds **out, const struct policy *pol, const char *upstream_ca,
@@ -362,10 +383,15 @@ int creds_init(struct creds **out, const struct policy *pol, const char *upstrea
 	}
 	if (!r) {
 		SSL_CTX_set_verify(c->up, SSL_VERIFY_PEER, NULL);
-		if (upstream_ca ? SSL_CTX_load_verify_locations(c->up, upstream_ca, NULL) != 1
-				: SSL_CTX_set_default_verify_paths(c->up) != 1) {
-			log_err("%s: cannot load the CAs to verify upstreams with%s%s", who,
-				upstream_ca ? ": " : "", upstream_ca ? upstream_ca : "");
+		/*
+		 * A configured CA now (a mistake shows at once); the system's at the
+		 * first upstream connection (load_system_store): a session's start
+		 * does not wait for a bundle to be parsed.
+		 */
+		if (!upstream_ca) {
+			c->store_pending = true;
+		} else if (SSL_CTX_load_verify_locations(c->up, upstream_ca, NULL) != 1) {
+			log_err("%s: cannot load the CAs to verify upstreams with: %s", who, upstream_ca);
 			r = -EINVAL;
 		}
 	}
@@ -516,8 +542,23 @@ fail:
 
 SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t wlen)
 {
-	SSL *ssl = SSL_new(c->up);
+	SSL *ssl;
 	long v;
+	int err;
+
+	/* Before any SSL_new() from the context: its store is complete when used. */
+	pthread_mutex_lock(&c->lock);
+	if (c->store_pending) {
+		c->store_err = load_system_store(c->up);
+		c->store_pending = false;
+	}
+	err = c->store_err;
+	pthread_mutex_unlock(&c->lock);
+	if (err) {
+		ssl_why(why, wlen, "cannot load the system's CAs to verify the upstream with");
+		return NULL;
+	}
+	ssl = SSL_new(c->up);
 
 	if (!ssl || !SSL_set_fd(ssl, fd) || !SSL_set_tlsext_host_name(ssl, host) ||
 	    !SSL_set1_host(ssl, host)) {
