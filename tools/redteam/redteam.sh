@@ -119,6 +119,14 @@ for prof in "$here/policy/profiles/coding-agent.json" /opt/cordon/policy/profile
     break
 done
 [ -n "$listed" ] || echo "# the shipped profile's source is not here: the proxy attacks are not run"
+# The same with one file a human must release (the escalated-open race).
+asking=
+if [ -n "$listed" ]; then
+    sed -e 's|"rules": \[|"rules": [ { "name": "ask-file", "decision": "escalate", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["read"] } },|' \
+        "$listed" >"$scratch/asking.json"
+    chmod 0644 "$scratch/asking.json"
+    grep -q ask-file "$scratch/asking.json" && asking=$scratch/asking.json
+fi
 # A fake git: `git push` is escalated by the profile (held for a human).
 printf '#!/bin/sh\necho pushed\n' >"$WS/git"
 chmod 0755 "$WS/git"
@@ -340,6 +348,38 @@ for u in $users; do
         "$a" open-race "$WS/allowed" "$key" 300
     session "$u" -- /bin/sh -c 'p=${HTTPS_PROXY##*:}; exec "$1" connect-race "${p%/}" "$2" 300' _ "$a" "$tcp4"
     judge "seccomp-notify race: connect flips to a forbidden port" "cgroup-bpf re-checks" - "*" "$u"
+    # An escalated open: the human approves reading $WS/ask/secret (for the
+    # session) while another thread flips the path to the key; any other
+    # question the race raises (a torn path) is denied.  The supervisor
+    # opens what it judged and hands the descriptor over, so the key never
+    # comes back however the race falls.
+    if [ -n "$asking" ]; then
+        mkdir -p "$WS/ask"; echo ASKED >"$WS/ask/secret"; chown -R "$AGENT" "$WS/ask"
+        "$cordon" run -q --user "$u" --workspace "$WS" --policy "$asking" --approve socket \
+            --audit "$scratch/ask-$u.jsonl" -- "$a" open-race "$WS/ask/secret" "$key" 200 \
+            >"$scratch/ask.out" 2>"$scratch/ask.err" </dev/null &
+        asker=$!
+        i=0
+        while kill -0 $asker 2>/dev/null && [ $i -lt 3000 ]; do
+            line=$("$cordon" pending 2>/dev/null | awk '/^s[0-9a-f]+:[0-9]+ / { print; exit }')
+            set -- $line
+            if [ $# -ge 3 ] && [ "$2 $3" = "read $WS/ask/secret" ]; then
+                "$cordon" approve "$1" --session >/dev/null 2>&1
+            elif [ $# -ge 1 ]; then
+                "$cordon" deny "$1" >/dev/null 2>&1
+            else
+                sleep 0.02; i=$((i + 1))
+            fi
+        done
+        wait $asker
+        rc=$? out=$(cat "$scratch/ask.out") err=$(cat "$scratch/ask.err") audit=$scratch/ask-$u.jsonl
+        judge "seccomp-notify race: an escalated open flips to the key" "emulated open (supervisor)" \
+            - "*" "$u"
+    fi
+    if [ -n "$listed" ]; then
+        session "$u" --policy "$listed" -- "$a" write "$listed"
+        judge "rewrite the session's policy file" "file floor" - "$FS" "$u"
+    fi
     # --- the proxies ---------------------------------------------------------------
     # Against a host the profile lists (the derived profile), so that a
     # refusal is the check's and not a failed CONNECT.
