@@ -19,7 +19,17 @@
  *     reloading the floor each round.
  *  2. The same for busybox find -type f over the tree (a fork and exec per
  *     sample, then mostly lstat and directory opens).
- *  3. Does the event path keep up?  A task in a session opens allowed files
+ *  3. The other two workloads of the host's peers table (tools/bench/
+ *     peers.sh), against the whole of cordon rather than a bare floor
+ *     session: the start latency of `cordon run` (the shipped default
+ *     profile, --require-full-floor) running /bin/true, against /bin/true
+ *     run bare, both timed from fork to wait here; and fork+exec of
+ *     /bin/true, timed inside by tests/agents/attack exec-loop (ns per
+ *     fork+exec), bare and under `cordon run`.  `cordon run` is a host task
+ *     that opens the floor this program pinned; its agent is the unprivileged
+ *     `agent` of the VM.  These run bare and in a session only, and in the
+ *     first rounds only (a thousand fork+execs take seconds under TCG).
+ *  4. Does the event path keep up?  A task in a session opens allowed files
  *     for writing (each open is an event) at a paced rate and at full
  *     speed while this program consumes the session's ring buffer; we
  *     report generated, received, drops (the session's and the global
@@ -30,11 +40,13 @@
  * Every sample also proves its condition: a session task must be refused a
  * canary file a rule denies, a bare or host task must read it, and every
  * open of the loop must succeed, or the program exits 1 before printing
- * any result.
+ * any result.  A `cordon run` round starts with an untimed session whose
+ * agent must find itself in a cgroup below cordon/; every `cordon run`
+ * must exit 0.
  *
  * Output, one line per measurement, for floor_vm.sh to lay out:
  *   INFO|KEY|VALUE
- *   ROW|TEST|CONDITION|MEDIAN_NS|P90_NS|SAMPLES       (ns per pass or run)
+ *   ROW|TEST|CONDITION|MEDIAN_NS|P90_NS|SAMPLES       (ns per pass, run or exec)
  *   SPREAD|TEST|CONDITION|MIN|MEDIAN|MAX              (per-round ratios to bare)
  *   EV|MODE|TARGET_RATE|ELAPSED_NS|GENERATED|FAILED|RECEIVED|SESSION_DROPS|
  *      GLOBAL_DROPS|LAT_MEDIAN_NS|LAT_P99_NS|LAT_MAX_NS
@@ -47,6 +59,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +81,10 @@
 #define OTHER     FIX "/other"
 #define CANARY    OTHER "/r00/canary"
 #define BUSYBOX   "/bin/busybox"
+#define AGENT_WS  FIX "/agent"
+#define CORDON    "/usr/local/bin/cordon"
+#define ATTACK    "/opt/cordon/build/tests/agents/attack"
+#define AGENT     "agent"
 
 #define N_TOP     5
 #define N_MID     2
@@ -101,10 +118,12 @@ static const enum cond order[2][N_CONDS] = {
 enum test {
 	TEST_OPENSTAT = 0,
 	TEST_FIND,
+	TEST_START,             /* `cordon run` from here on, bare and session only */
+	TEST_EXEC,
 	N_TESTS,
 };
 
-static const char *const test_names[N_TESTS] = { "openstat", "find" };
+static const char *const test_names[N_TESTS] = { "openstat", "find", "start", "exec" };
 
 static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
 {
@@ -475,7 +494,7 @@ static int put(int wfd, uint64_t v)
 
 struct job {
 	enum cond cond;
-	unsigned passes;
+	unsigned passes;        /* passes, finds, starts or fork+execs */
 	int devnull;
 };
 
@@ -575,6 +594,159 @@ static int job_find(int wfd, const void *arg)
 			r = 5;
 	}
 	return r;
+}
+
+/* --- the peers' workloads, under `cordon run` -------------------------------- */
+
+/*
+ * cmd as the condition runs it: itself (bare), or as the agent of a
+ * `cordon run` session under the default profile (session), which must
+ * get the BPF LSM floor.  argv has room for 16 pointers.
+ */
+static void agent_argv(const char **argv, enum cond cond, const char *const *cmd)
+{
+	static const char *const run[] = {
+		CORDON, "run", "-q", "--require-full-floor", "--user", AGENT,
+		"--workspace", AGENT_WS, "--",
+	};
+	size_t n = 0;
+
+	if (cond == COND_SESSION)
+		for (size_t i = 0; i < ARRAY_SIZE(run); i++)
+			argv[n++] = run[i];
+	while (*cmd && n < 15)
+		argv[n++] = *cmd++;
+	argv[n] = NULL;
+}
+
+/*
+ * Fork, exec argv with stdout to out_fd (or into buf through a pipe when
+ * out_fd < 0, NUL-terminated), wait.  0 when it exited 0.
+ */
+static int spawn(const char *const *argv, int out_fd, char *buf, size_t len)
+{
+	int pfd[2] = { -1, -1 }, st;
+	size_t n = 0;
+	ssize_t got;
+	pid_t c;
+
+	if (out_fd < 0) {
+		if (pipe2(pfd, O_CLOEXEC) < 0)
+			return -errno;
+		out_fd = pfd[1];
+	}
+	c = fork();
+	if (c < 0) {
+		int e = errno;
+
+		if (pfd[0] >= 0) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		return -e;
+	}
+	if (c == 0) {
+		dup2(out_fd, STDOUT_FILENO);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (pfd[0] >= 0) {
+		close(pfd[1]);
+		while (n + 1 < len && (got = read(pfd[0], buf + n, len - 1 - n)) > 0)
+			n += (size_t)got;
+		buf[n] = 0;
+		close(pfd[0]);
+	}
+	if (waitpid(c, &st, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fputs("floor_bench:", stderr);
+		for (size_t i = 0; argv[i]; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, ": failed (status 0x%x)\n", st);
+		return -ECHILD;
+	}
+	return 0;
+}
+
+/*
+ * Prove the condition before timing it: a bare task reads the canary; the
+ * agent of a `cordon run` session lives in a cgroup below cordon/ (this
+ * first session also pins the network floor, which the floor's reload
+ * took away, so that no timed start pays for it).
+ */
+static int check_agent(enum cond cond)
+{
+	static const char *const cat[] = { "/bin/cat", "/proc/self/cgroup", NULL };
+	const char *argv[16];
+	char out[512];
+
+	if (cond != COND_SESSION)
+		return check_canary(cond);
+	agent_argv(argv, cond, cat);
+	if (spawn(argv, -1, out, sizeof(out)) < 0)
+		return 7;
+	if (!strstr(out, "/" CORDON_CGROUP_PARENT "/")) {
+		fprintf(stderr, "floor_bench: the agent of cordon run is not in a session: %s", out);
+		return 7;
+	}
+	return 0;
+}
+
+/* Wall time of /bin/true, itself or run by cordon, from fork to wait. */
+static int job_start(int wfd, const void *arg)
+{
+	static const char *const truth[] = { "/bin/true", NULL };
+	const struct job *j = arg;
+	const char *argv[16];
+	int r = check_agent(j->cond);
+
+	agent_argv(argv, j->cond, truth);
+	r = r ?: (spawn(argv, j->devnull, NULL, 0) ? 8 : 0);
+	for (unsigned i = 0; i < j->passes && !r; i++) {
+		uint64_t t0 = now_ns();
+
+		r = spawn(argv, j->devnull, NULL, 0) ? 8 : 0;
+		if (!r && put(wfd, now_ns() - t0))
+			r = 5;
+	}
+	return r;
+}
+
+/* One sample: ns per fork+exec of /bin/true over j->passes, timed inside. */
+static int job_exec(int wfd, const void *arg)
+{
+	const struct job *j = arg;
+	const char *argv[16];
+	char n[16], out[64], *end;
+	const char *cmd[] = { ATTACK, "exec-loop", n, NULL };
+	unsigned long long ns;
+
+	snprintf(n, sizeof(n), "%u", j->passes);
+	agent_argv(argv, j->cond, cmd);
+	if (spawn(argv, -1, out, sizeof(out)) < 0)
+		return 9;
+	errno = 0;
+	ns = strtoull(out, &end, 10);
+	if (errno || end == out || (*end && *end != '\n') || !ns) {
+		fprintf(stderr, "floor_bench: attack exec-loop said \"%s\"\n", out);
+		return 9;
+	}
+	return put(wfd, ns) ? 5 : 0;
+}
+
+/* The agent's workspace, its own (the session runs it as that user). */
+static void agent_workspace(void)
+{
+	struct passwd *pw = getpwnam(AGENT);
+
+	if (!pw)
+		die("no user " AGENT " (tools/vmtest creates it)");
+	if (access(CORDON, X_OK) < 0 || access(ATTACK, X_OK) < 0)
+		die(CORDON " or " ATTACK " missing (tools/vmtest copies them from the build)");
+	mkdir_p(AGENT_WS);
+	if (chown(AGENT_WS, pw->pw_uid, pw->pw_gid) < 0)
+		die("chown " AGENT_WS ": %m");
 }
 
 /* --- events ------------------------------------------------------------------ */
@@ -741,13 +913,14 @@ static uint64_t median_of(uint64_t *v, size_t n)
 static void usage(void)
 {
 	fputs("usage: floor_bench [-r ROUNDS] [-p PASSES] [-f FIND_RUNS] [-e EVENT_SECONDS] "
-	      "[-R RATE]...\n", stderr);
+	      "[-R RATE]... [-a AGENT_ROUNDS] [-s STARTS] [-x EXECS]\n", stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned rounds = 12, passes = 3, find_runs = 2, rates[8], n_rates = 0;
+	unsigned agent_rounds = 4, starts = 3, execs = 1000, n_ratios[N_TESTS] = { 0 };
 	double ev_secs = 3;
 	struct series ser[N_TESTS][N_CONDS] = {};
 	double ratios[N_TESTS][N_CONDS][64];
@@ -756,7 +929,7 @@ int main(int argc, char **argv)
 	uint64_t t0, buf[256], lq;
 	int opt, devnull;
 
-	while ((opt = getopt(argc, argv, "r:p:f:e:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:p:f:e:R:a:s:x:")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = (unsigned)atoi(optarg);
@@ -775,12 +948,24 @@ int main(int argc, char **argv)
 				usage();
 			rates[n_rates++] = (unsigned)atoi(optarg);
 			break;
+		case 'a':
+			agent_rounds = (unsigned)atoi(optarg);
+			break;
+		case 's':
+			starts = (unsigned)atoi(optarg);
+			break;
+		case 'x':
+			execs = (unsigned)atoi(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
-	if (!rounds || rounds > 64 || !passes || passes > 64 || !find_runs || find_runs > 64)
+	if (!rounds || rounds > 64 || !passes || passes > 64 || !find_runs || find_runs > 64 ||
+	    !starts || starts > 64 || !execs)
 		usage();
+	if (agent_rounds > rounds)
+		agent_rounds = rounds;
 	if (!n_rates) {
 		rates[n_rates++] = 10000;
 		rates[n_rates++] = 20000;
@@ -796,6 +981,8 @@ int main(int argc, char **argv)
 	printf("INFO|files|%d\n", N_PATHS);
 	printf("INFO|dirs|%d\n", N_DIRS);
 	p = load_policy();
+	if (agent_rounds)
+		agent_workspace();
 
 	/* A floor left by someone else would make "bare" a lie. */
 	(void)floor_unload();
@@ -844,25 +1031,46 @@ int main(int argc, char **argv)
 			n = run_in(cg, job_find, &j, buf, ARRAY_SIZE(buf), "find");
 			series_add(&ser[TEST_FIND][c], buf, n);
 			med[TEST_FIND][c] = median_of(buf, n);
+			/* `cordon run` is a host task: it runs from the host cgroup. */
+			if (r >= agent_rounds || c == COND_HOST)
+				continue;
+			j.passes = starts;
+			n = run_in(hostcg, job_start, &j, buf, ARRAY_SIZE(buf), "start latency");
+			series_add(&ser[TEST_START][c], buf, n);
+			med[TEST_START][c] = median_of(buf, n);
+			j.passes = execs;
+			n = run_in(hostcg, job_exec, &j, buf, ARRAY_SIZE(buf), "fork+exec loop");
+			series_add(&ser[TEST_EXEC][c], buf, n);
+			med[TEST_EXEC][c] = median_of(buf, n);
 		}
 		if (u.f)
 			floor_down(&u);
-		for (int t = 0; t < N_TESTS; t++)
-			for (int c = 0; c < N_CONDS; c++)
-				ratios[t][c][r] = (double)med[t][c] / (double)med[t][COND_BARE];
+		for (int t = 0; t < N_TESTS; t++) {
+			int conds = t >= TEST_START ? COND_HOST : N_CONDS;
+
+			if (t >= TEST_START && r >= agent_rounds)
+				continue;
+			for (int c = 0; c < conds; c++)
+				ratios[t][c][n_ratios[t]] = (double)med[t][c] / (double)med[t][COND_BARE];
+			n_ratios[t]++;
+		}
 	}
 	for (int t = 0; t < N_TESTS; t++) {
+		unsigned nr = n_ratios[t];
+
 		for (int c = 0; c < N_CONDS; c++) {
 			struct series *s = &ser[t][c];
 			uint64_t p90, m = quantiles(s->v, s->n, 0.9, &p90);
 
+			if (!s->n)
+				continue;
 			printf("ROW|%s|%s|%llu|%llu|%zu\n", test_names[t], cond_names[c],
 			       (unsigned long long)m, (unsigned long long)p90, s->n);
-			qsort(ratios[t][c], rounds, sizeof(double), cmp_double);
+			qsort(ratios[t][c], nr, sizeof(double), cmp_double);
 			printf("SPREAD|%s|%s|%.3f|%.3f|%.3f\n", test_names[t], cond_names[c],
-			       ratios[t][c][0], rounds % 2 ? ratios[t][c][rounds / 2] :
-			       (ratios[t][c][rounds / 2 - 1] + ratios[t][c][rounds / 2]) / 2,
-			       ratios[t][c][rounds - 1]);
+			       ratios[t][c][0], nr % 2 ? ratios[t][c][nr / 2] :
+			       (ratios[t][c][nr / 2 - 1] + ratios[t][c][nr / 2]) / 2,
+			       ratios[t][c][nr - 1]);
 			free(s->v);
 		}
 	}
@@ -873,6 +1081,9 @@ int main(int argc, char **argv)
 	printf("INFO|session_create_ms|%.1f\n",
 	       (double)quantiles(session_ns, n_load, 0.5, &lq) / 1e6);
 	printf("INFO|rounds|%u\n", rounds);
+	printf("INFO|agent_rounds|%u\n", agent_rounds);
+	printf("INFO|starts|%u\n", starts);
+	printf("INFO|execs|%u\n", execs);
 	close(devnull);
 	(void)rmdir(hostcg);
 	*strrchr(hostcg, '/') = 0;

@@ -5,7 +5,11 @@
 #   - added latency per notified exec (fork+exec of /bin/true) and per
 #     notified TCP connect (to an allowed loopback listener), in a session
 #     versus the same loop outside: target <= 50 us median;
-#   - the supervisor's RSS during a session: target <= 8 MiB;
+#   - the supervisor's RSS during a session: target <= 8 MiB; and that of
+#     the session's helpers, the egress broker / credential proxy (`cordon
+#     http-proxy`, which the default profile starts when an LLM key is in
+#     cordon's environment) and the MCP proxy (`cordon mcp-proxy`, for
+#     `cordon run --mcp`), in a second session that has both;
 #   - 100 concurrent sessions on this machine: all start, all finish.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -150,6 +154,65 @@ row "---" "---" "---" "---"
 row "the supervisor" "$(awk -v k="$sup_rss" 'BEGIN{printf "%.1f MiB", k/1024}')" \
     "$(awk -v k="$sup_pss" 'BEGIN{printf "%.1f MiB", k/1024}')" "<= 8 MiB"
 row "its watchdog" "" "$(awk -v k="$wd_pss" 'BEGIN{printf "%.1f MiB", k/1024}')" ""
+
+# The helpers: a session with a (dummy) LLM key in cordon's environment, so
+# that the default profile's credentials start the egress broker, and --mcp
+# with one idle MCP server (initialize and an empty tools/list, in POSIX sh;
+# the proxy runs it in a session of its own under the mcp-server profile,
+# which reads its roots: the workspace).
+cat >"$WS/mcp-server.sh" <<'EOF'
+while IFS= read -r l; do
+    id=$(printf '%s\n' "$l" | sed -n 's/^{"jsonrpc":"2.0","id":\([0-9]*\).*/\1/p')
+    case $l in
+    *'"method":"initialize"'*)
+        r='{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"idle","version":"1"}}' ;;
+    *'"method":"tools/list"'*) r='{"tools":[]}' ;;
+    *) continue ;;
+    esac
+    [ -z "$id" ] || printf '{"jsonrpc":"2.0","id":%s,"result":%s}\n' "$id" "$r"
+done
+EOF
+chmod 0755 "$WS/mcp-server.sh"
+echo "{ \"servers\": { \"idle\": { \"command\": [\"/bin/sh\", \"$WS/mcp-server.sh\"] } } }" >"$work/servers.json"
+chmod 0644 "$work/servers.json"
+ANTHROPIC_API_KEY=sk-ant-bench-dummy "$cordon" run -q --user "$AGENT" --workspace "$WS" \
+    --policy "$policy" --approve deny --audit "$work/helpers.jsonl" --mcp "$work/servers.json" \
+    -- /bin/sleep 2 >/dev/null 2>"$work/helpers.err" &
+sup=$!
+sleep 1
+# helper NAME: the pid of the supervisor's child running `cordon NAME`.
+helper() {
+    local p
+    for p in /proc/[0-9]*; do
+        [ "$(awk '/^PPid/ { print $2 }' "$p/status" 2>/dev/null)" = "$sup" ] || continue
+        [ "$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null | sed -n 2p)" = "$1" ] && echo "${p#/proc/}"
+    done
+}
+# mem PID: "RSS|PSS" cells, or why there are none.
+mem() {
+    local rss='' pss=''
+    if [ -n "$1" ]; then
+        rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+        pss=$(awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null)
+    fi
+    if [ -z "$rss" ]; then
+        echo "not running: $(grep -m 1 . "$work/helpers.err" | cut -c1-80)|"
+        return
+    fi
+    awk -v r="$rss" -v p="$pss" 'BEGIN { printf "%.1f MiB|%.1f MiB\n", r / 1024, p / 1024 }'
+}
+IFS='|' read -r sup2_rss sup2_pss <<<"$(mem "$sup")"
+IFS='|' read -r eg_rss eg_pss <<<"$(mem "$(helper http-proxy)")"
+IFS='|' read -r mcp_rss mcp_pss <<<"$(mem "$(helper mcp-proxy)")"
+wait $sup
+row "the supervisor of a session with both helpers" "$sup2_rss" "$sup2_pss" "<= 8 MiB"
+row "its egress broker / credential proxy (\`cordon http-proxy\`, ANTHROPIC_API_KEY set)" \
+    "$eg_rss" "$eg_pss" ""
+row "its MCP proxy (\`cordon mcp-proxy\`, one idle server)" "$mcp_rss" "$mcp_pss" ""
+echo
+echo "RSS: VmRSS of /proc/PID/status, shared library pages included; PSS: Pss of smaps_rollup,"
+echo "which shares them out.  Each helper is the process alone: the MCP server runs in a"
+echo "\`cordon run\` session of its own (a supervisor and a watchdog more), not counted here."
 
 echo
 ok_n=0
