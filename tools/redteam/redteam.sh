@@ -41,6 +41,8 @@ pids=
 cleanup() {
     kill $pids 2>/dev/null
     [ -z "$made" ] || rm -rf $made
+    # What a breached write would have left (the rows say so; nothing stays).
+    rm -f /etc/cordon-redteam /etc/cron.d/redteam "$AGENT_HOME/.config/systemd/user/redteam.service"
     rm -rf "$WS" "$scratch" /var/tmp/cordon-audit.*.jsonl
 }
 trap cleanup EXIT
