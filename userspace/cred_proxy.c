@@ -130,6 +130,19 @@ static char *take_env(const char *name)
 	return v;
 }
 
+void creds_wipe_sources(const struct policy *pol)
+{
+	for (size_t i = 0; i < pol->n_creds; i++)
+		if (pol->creds[i].source_env) {
+			char *v = take_env(pol->creds[i].source_env);
+
+			if (v) {
+				explicit_bzero(v, strlen(v));
+				free(v);
+			}
+		}
+}
+
 static char *take_file(const char *path)
 {
 	char *v = NULL;

@@ -33,6 +33,13 @@ struct creds;
 int creds_init(struct creds **out, const struct policy *pol, const char *upstream_ca,
 	       const char *who);
 void creds_free(struct creds *c);
+/*
+ * Wipe every credential's environment source from this process's
+ * environment, in place: for `cordon run`, once its broker (which took its
+ * own copy) is up, so that the supervisor does not hold the real secrets
+ * for the rest of the session (its /proc/PID/environ, a core dump).
+ */
+void creds_wipe_sources(const struct policy *pol);
 
 /* How many credentials have a secret. */
 size_t creds_available(const struct creds *c);

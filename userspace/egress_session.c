@@ -41,6 +41,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "cred_proxy.h"
 #include "supervisor.h"
 #include "util.h"
 
@@ -161,6 +162,12 @@ int egress_session_start(struct sup *s)
 		s->sentinels = nb;
 	}
 	json_decref(ready);
+	/*
+	 * The broker holds the secrets now; this process's copies (its
+	 * environment, inherited from whoever started cordon) are wiped.  A
+	 * source that is a file stays where the user keeps it.
+	 */
+	creds_wipe_sources(s->pol);
 	close(s->egress_listen);
 	s->egress_listen = -1;
 	if (s->egress_ca >= 0)

@@ -274,6 +274,24 @@ o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" -
 ok "egress_requests 2: one CONNECT and one request inside it, then a 403 naming the budget" \
     bash -c "[ \"\$(grep -c '\"usage\"' <<<'$o')\" = 1 ] && grep -q 'egress_requests budget (2) is spent' '$t/reqs.jsonl'"
 
+# --- the host side keeps no copy it does not need ------------------------------------
+# cordon run inherits the real key in its environment; once its broker has
+# taken its own copy, the supervisor's is wiped (its /proc/PID/environ, a
+# core dump), and the broker wiped the block it inherited.
+policy "$t/policy.json"
+SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    -- sleep 2 >/dev/null 2>&1 </dev/null & sup=$!
+sleep 1
+brk=$(for p in /proc/[0-9]*; do  # the supervisor's child that is the broker
+    grep -q "^PPid:[[:space:]]*$sup\$" "$p/status" 2>/dev/null &&
+        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^$cordon http-proxy" && echo "${p#/proc/}"
+done | head -n 1)
+ok "the supervisor's environment no longer holds the real key" \
+    sh -c "[ -r /proc/$sup/environ ] && ! tr '\\0' '\\n' </proc/$sup/environ | grep -qF '$REAL'"
+ok "  nor the broker's (pid ${brk:-none})" \
+    sh -c "[ -n '$brk' ] && ! tr '\\0' '\\n' </proc/$brk/environ | grep -qF '$REAL'"
+wait $sup
+
 # --- a slow client inside a tunnel --------------------------------------------------
 # The proxy on its own (`cordon http-proxy`, as the bench runs it): a client
 # that completes the TLS handshake, sends half a request head and stalls
