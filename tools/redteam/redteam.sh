@@ -46,6 +46,7 @@ cleanup() {
     rm -rf "$WS" "$scratch" /var/tmp/cordon-audit.*.jsonl
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM   # the EXIT trap then cleans up (planted files outside scratch)
 
 # cordon's binary by its absolute path (in the VM it is found on PATH).
 case $cordon in /*) ;; *) cordon=$(command -v "$cordon") ;; esac
@@ -293,7 +294,9 @@ for u in $users; do
         done' _ "$WS" "$a" >"$scratch/own.out" 2>"$scratch/own.err" </dev/null &
     sup=$!
     sleep 0.5
-    helpers=$(for p in $(procs "cordon http-proxy") $(procs "cordon mcp-proxy"); do echo "$p"; done)
+    # This session's helpers: the supervisor's children that are cordon's proxies.
+    helpers=$(for p in $(procs "cordon http-proxy") $(procs "cordon mcp-proxy"); do
+        grep -q "^PPid:[[:space:]]*$sup\$" "/proc/$p/status" 2>/dev/null && echo "$p"; done)
     echo "$sup $helpers" >"$WS/pids"
     wait $sup
     rc=$?
