@@ -105,6 +105,13 @@ int jrpc_parse(const char *line, size_t len, json_t **msg, json_t **id, char *wh
 	m = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
 	if (!m) {
 		snprintf(why, whylen, "parse error at column %d: %s", e.column, e.text);
+		/*
+		 * jansson quotes the bytes near the error, which may not be UTF-8:
+		 * the reason goes into a JSON answer, so only ASCII text stays.
+		 */
+		for (char *c = why; *c; c++)
+			if ((unsigned char)*c >= 0x80 || (unsigned char)*c < 0x20)
+				*c = '?';
 		return JRPC_PARSE_ERROR;
 	}
 	if (json_is_array(m)) {
@@ -170,7 +177,9 @@ invalid:
 
 json_t *jrpc_error(json_t *id, int code, const char *message, json_t *data)
 {
-	json_t *err = json_pack("{s:i,s:s}", "code", code, "message", message);
+	/* A message that is not UTF-8 still gets an answer, with a generic text. */
+	json_t *err = json_pack("{s:i,s:o}", "code", code, "message",
+				json_string(message) ?: json_string("(a reason that is not UTF-8)"));
 
 	if (err && data)
 		json_object_set_new(err, "data", data);

@@ -204,7 +204,8 @@ raw "$init" '{"jsonrpc":"2.0","id":2,' '[1,2]' '"str"' '{"jsonrpc":"1.0","id":3,
     '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1]}' \
     '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":7}}' \
     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"x\":\"$big\"}}" \
-    '{"jsonrpc":"2.0","id":8,"method":"ping"}' '{"jsonrpc":"2.0","id":9,"id":10,"method":"ping"}'
+    '{"jsonrpc":"2.0","id":8,"method":"ping"}' '{"jsonrpc":"2.0","id":9,"id":10,"method":"ping"}' \
+    $'{"jsonrpc":"2.0","id":11,"i\\ude0\xd5\x9b":1}'
 rq() { python3 -c "import json,sys; L=[json.loads(l) for l in open('$t/raw.out')]; sys.exit(0 if ($1) else 1)"; }
 ok "raw: malformed JSON: -32700" rq "any(m.get('error',{}).get('code') == -32700 for m in L)"
 ok "raw: a batch: -32600" rq "any(m.get('error',{}).get('code') == -32600 and 'batch' in m['error']['message'] for m in L)"
@@ -217,6 +218,8 @@ ok "raw: an oversized message: -32600, and it is not answered as a ping" \
     rq "any('over' in m.get('error',{}).get('message','') for m in L) and not any(m.get('id') == 7 for m in L)"
 ok "raw: the next message after it is served" rq "any(m.get('id') == 8 and m.get('result') == {} for m in L)"
 ok "raw: duplicate keys: -32700" rq "sum(1 for m in L if m.get('error',{}).get('code') == -32700) >= 2"
+ok "raw: malformed, not UTF-8 near the error (found by the fuzzer): -32700 all the same" \
+    rq "sum(1 for m in L if m.get('error',{}).get('code') == -32700) >= 3"
 
 # cordon run --mcp: the SDK client is the agent, inside the session, reaching
 # the session's proxy through `cordon mcp-bridge` (the one socket its floor
