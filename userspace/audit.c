@@ -232,7 +232,7 @@ static bool shadows_own_member(json_t *fields)
 /* --- writing ------------------------------------------------------------------ */
 
 /* Write all of P; *done says how much reached the file if it fails. */
-static int write_all(int fd, const char *p, size_t n, size_t *done)
+static int write_counted(int fd, const char *p, size_t n, size_t *done)
 {
 	*done = 0;
 	while (*done < n) {
@@ -312,7 +312,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	 * only part of the line made it, the file no longer ends where our
 	 * chain does: refuse to extend it.
 	 */
-	r = write_all(a->fd, line, llen, &done);
+	r = write_counted(a->fd, line, llen, &done);
 	if (r < 0) {
 		if (done > 0)
 			a->broken = r;
@@ -502,7 +502,7 @@ static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KE
 		return -errno;
 	hex_encode(key, AUDIT_KEY_LEN, text);
 	text[HEX_LEN] = '\n';
-	r = write_all(fd, text, HEX_LEN + 1, &done);
+	r = write_counted(fd, text, HEX_LEN + 1, &done);
 	OPENSSL_cleanse(text, sizeof(text));
 	if (r < 0)
 		return r;

@@ -81,21 +81,6 @@ struct creds {
 	size_t n_leaves;
 };
 
-static int write_all(int fd, const char *b, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, b, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static void ssl_why(char *why, size_t wlen, const char *what)
 {
 	unsigned long e = ERR_get_error();

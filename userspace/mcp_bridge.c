@@ -22,23 +22,6 @@
 #include "mcp_proxy.h"
 #include "util.h"
 
-/* Write all of buf; -errno on failure. */
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int cmd_mcp_bridge(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : getenv("CORDON_MCP_SOCKET");

@@ -81,6 +81,25 @@ int write_file(const char *path, const char *s)
 	return 0;
 }
 
+int write_all(int fd, const void *buf, size_t n)
+{
+	const char *b = buf;
+
+	while (n) {
+		ssize_t w = write(fd, b, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int unix_listen(const char *path, unsigned owner)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };

@@ -61,6 +61,8 @@ void log_msg(const char *level, const char *fmt, ...) __attribute__((format(prin
 int read_file(const char *path, char **out, size_t max);
 /* Write a string to a file (sysfs, cgroupfs). */
 int write_file(const char *path, const char *s);
+/* Write all of BUF to FD (retrying short writes and EINTR): 0, or -errno (-EIO on a 0 write). */
+int write_all(int fd, const void *buf, size_t n);
 
 /*
  * A listening Unix stream socket at PATH (replacing what is there), mode
