@@ -3,6 +3,15 @@
 # server certificate it signed for "localhost", and the local upstream that
 # serves with it.  Needs openssl(1); net_upstream needs python3.
 
+# net_needs: skip the test (exit 77, naming what is missing) without the
+# tools the fixture and its clients need: openssl(1), curl, python3 (as $py).
+net_needs() {
+    command -v openssl >/dev/null || skip_all "needs openssl(1) for the test CA"
+    command -v curl >/dev/null || skip_all "needs curl"
+    py=/usr/bin/python3
+    [ -x $py ] || skip_all "needs python3"
+}
+
 # net_test_ca DIR [CN]: DIR/ca.pem and DIR/ca.key, a CA named CN
 # (cordon-test-ca), and DIR/server.pem and DIR/server.key, its certificate
 # for localhost (subjectAltName DNS:localhost, not a CA); P-256, valid two

@@ -20,10 +20,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh"
 . "$here/tests/lib_run.sh"
 . "$here/tests/lib_net.sh"
-command -v openssl >/dev/null || skip_all "needs openssl(1) for the test CA"
-command -v curl >/dev/null || skip_all "needs curl"
-py=/usr/bin/python3
-[ -x $py ] || skip_all "needs python3"
+net_needs
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (cordon run)"
 agent_user || skip_all "needs an agent user"
 

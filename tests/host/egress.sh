@@ -11,10 +11,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh"
 . "$here/tests/lib_run.sh"
 . "$here/tests/lib_net.sh"
-command -v openssl >/dev/null || skip_all "needs openssl(1) for the test CA"
-command -v curl >/dev/null || skip_all "needs curl"
-py=/usr/bin/python3
-[ -x $py ] || skip_all "needs python3"
+net_needs
 
 t=$(mktemp -d /var/tmp/cordon-egress.XXXXXX)
 pids=
