@@ -1222,7 +1222,7 @@ static int ctun_request(struct ctun *t)
 	uint64_t t0, deadline = 0;
 	json_t *event, *args;
 	char upstream_head[HTTP_MAX_HEAD + 4096];
-	int r, hl;
+	int r, hl, built;
 
 	/* The head: the first byte may take the idle time, the rest the head timeout. */
 	for (;;) {
@@ -1269,13 +1269,19 @@ static int ctun_request(struct ctun *t)
 		return -EPIPE;
 	}
 	/* The only place the secret is written: into the upstream TLS stream, then wiped. */
-	hl = creds_upstream_head(hp->creds, (size_t)t->ci, t->rq, upstream_head, sizeof(upstream_head));
+	built = creds_upstream_head(hp->creds, (size_t)t->ci, t->rq, upstream_head,
+				    sizeof(upstream_head));
+	hl = built;
 	if (hl >= 0 && !spend_bytes(hp, (uint64_t)hl, t->why, sizeof(t->why))) {
 		tls_reply(t->cl.ssl, 403, t->why);
 		hl = -EDQUOT;
 	}
 	r = hl < 0 ? hl : tout_write(&t->to_up, upstream_head, (size_t)hl);
-	explicit_bzero(upstream_head, sizeof(upstream_head));
+	/*
+	 * What was built, and its NUL (a build that failed wiped the whole
+	 * buffer itself): not all 20 KB on every request.
+	 */
+	explicit_bzero(upstream_head, built < 0 ? 0 : (size_t)built + 1);
 	if (hl >= 0)
 		t->up_bytes += (uint64_t)hl;
 	if (r == 0 && t->rq->expect_continue)
