@@ -83,7 +83,7 @@ fi
 read -r up <"$t/up"
 
 kinds=(direct)
-declare -A name why port ca hdr
+declare -A name why port ca hdr pid nreq
 name[direct]="direct (the baseline)"
 name[squid]="squid CONNECT (the peer)"
 name[broker]="\`cordon http-proxy\`: the egress broker (CONNECT, tunnel relayed)"
@@ -92,40 +92,43 @@ ca[direct]=$t/ca.pem
 hdr[direct]="x-api-key: $key"
 
 # --- squid: a CONNECT proxy on loopback, nothing else -------------------------------
+# And the same squid (Debian's squid-openssl) bumping TLS: it terminates the
+# client's TLS with a certificate for localhost and opens its own to the
+# server, as the credential proxy does (no key swap: the client sends the
+# key).  Not the target's peer: the row says what terminating TLS at both
+# ends costs another proxy on this machine.
 squid_bin=$(command -v squid || { [ -x /usr/sbin/squid ] && echo /usr/sbin/squid; })
 squid_ver=
-if [ -z "$squid_bin" ]; then
-    why[squid]="squid is not installed (tools/deps installs it)"
-else
-    squid_ver=$("$squid_bin" -v 2>/dev/null | sed -n '1s/.*Version //p')
-    mkdir -p "$t/squid"
-    squid_user=
-    if [ "$(id -u)" -eq 0 ]; then
-        # As root squid drops to cache_effective_user; Debian's is proxy.
-        squid_user=$(id -u proxy >/dev/null 2>&1 && echo proxy || echo nobody)
-        chown "$squid_user" "$t/squid"
-    fi
+name[bump]="squid ssl-bump (TLS terminated at both ends, for scale)"
+# start_squid KIND HTTP_PORT_OPTIONS EXTRA_CONF: squid as KIND on a free
+# port; port[KIND] and pid[KIND] set, or why[KIND].
+start_squid() {
+    local kind=$1 opts=$2 extra=$3 d=$t/$1 sq spid _
+    mkdir -p "$d"
+    [ -z "$squid_user" ] || chown "$squid_user" "$d"
     # squid will not listen on port 0: take a free port, retry if it is gone.
     for _ in 1 2 3; do
         sq=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-        cat >"$t/squid.conf" <<EOF
-http_port 127.0.0.1:$sq
+        cat >"$d/squid.conf" <<EOF
+http_port 127.0.0.1:$sq $opts
 ${squid_user:+cache_effective_user $squid_user}
 acl bench_connect method CONNECT
 acl bench_port port $up
 http_access allow localhost bench_connect bench_port
+http_access allow localhost bench_port
 http_access deny all
+$extra
 cache deny all
 cache_mem 0 MB
 access_log none
-cache_log $t/squid/cache.log
-pid_filename $t/squid/squid.pid
-coredump_dir $t/squid
+cache_log $d/cache.log
+pid_filename $d/squid.pid
+coredump_dir $d
 pinger_enable off
-visible_hostname cordon-bench
+visible_hostname cordon-bench-$kind
 shutdown_lifetime 0 seconds
 EOF
-        "$squid_bin" -N -f "$t/squid.conf" >"$t/squid.out" 2>&1 &
+        "$squid_bin" -N -f "$d/squid.conf" >"$d/out" 2>&1 &
         spid=$!
         for _ in $(seq 200); do
             listening "$sq" && break
@@ -134,19 +137,43 @@ EOF
         done
         if listening "$sq" && kill -0 $spid 2>/dev/null; then
             pids="$pids $spid"
-            kinds+=(squid)
-            port[squid]=$sq
-            break
+            kinds+=("$kind")
+            port[$kind]=$sq
+            pid[$kind]=$spid
+            return 0
         fi
         kill $spid 2>/dev/null
         wait $spid 2>/dev/null
     done
-    if [ -z "${port[squid]:-}" ]; then
-        why[squid]="squid did not start: $(tail -n 1 "$t/squid/cache.log" 2>/dev/null || tail -n 1 "$t/squid.out")"
+    why[$kind]="squid did not start: $(tail -n 1 "$d/cache.log" 2>/dev/null || tail -n 1 "$d/out")"
+}
+if [ -z "$squid_bin" ]; then
+    why[squid]="squid is not installed (tools/deps installs it)"
+    why[bump]=${why[squid]}
+else
+    squid_ver=$("$squid_bin" -v 2>/dev/null | sed -n '1s/.*Version //p')
+    squid_user=
+    # As root squid drops to cache_effective_user; Debian's is proxy.
+    [ "$(id -u)" -ne 0 ] || squid_user=$(id -u proxy >/dev/null 2>&1 && echo proxy || echo nobody)
+    start_squid squid "" ""
+    if "$squid_bin" -v | grep -q -- --with-openssl; then
+        mkdir -p "$t/bump-cert"
+        cp "$t/server.pem" "$t/server.key" "$t/bump-cert/"
+        [ -z "$squid_user" ] || chown -R "$squid_user" "$t/bump-cert"
+        start_squid bump \
+            "ssl-bump tls-cert=$t/bump-cert/server.pem tls-key=$t/bump-cert/server.key generate-host-certificates=off" \
+            "ssl_bump bump all
+tls_outgoing_options cafile=$t/ca.pem"
+    else
+        why[bump]="this squid has no TLS (tools/deps installs squid-openssl)"
     fi
 fi
 ca[squid]=$t/ca.pem
 hdr[squid]="x-api-key: $key"
+ca[bump]=$t/ca.pem
+hdr[bump]="x-api-key: $key"
+# squid bumping answers a few hundred requests a second here: a tenth of the runs' length.
+nreq[bump]=$(( N / 10 > 200 ? N / 10 : 200 ))
 
 # --- the egress broker ----------------------------------------------------------------
 # The policy's shape is tests/host/egress.sh's: the name, and its loopback
@@ -163,6 +190,7 @@ EOF
 "$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/broker.port" --policy "$t/broker.json" \
     2>"$t/broker.start" &
 pids="$pids $!"
+pid[broker]=$!
 if wait_file "$t/broker.port" $!; then
     read -r "port[broker]" <"$t/broker.port"
     kinds+=(broker)
@@ -193,6 +221,7 @@ EOF
         --policy "$t/cred.json" --upstream-ca "$t/ca.pem" --ca-out "$t/cred-ca.pem" \
         --sentinels-out "$t/sentinels" 2>"$t/cred.start" &
     pids="$pids $!"
+    pid[cred]=$!
     if wait_file "$t/cred.port" $! && wait_file "$t/cred-ca.pem" $! && wait_file "$t/sentinels" $! &&
         sentinel=$(sed -n 's/^BENCH_KEY=//p' "$t/sentinels") && [ -n "$sentinel" ]; then
         read -r "port[cred]" <"$t/cred.port"
@@ -204,15 +233,23 @@ EOF
     ca[cred]=$t/cred-ca.pem
 fi
 
+# cpu_ticks PID: the process's user and system time so far (all its threads).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+hz=$(getconf CLK_TCK)
 # client KIND CONNS: one proxy_bench client run; "ROUND JSON" appended to
-# $t/KIND.CONNS, nothing on failure (stderr kept in $t/KIND.err).
+# $t/KIND.CONNS, nothing on failure (stderr kept in $t/KIND.err).  With a
+# proxy, the JSON gains the proxy's CPU time per request ("cpu_us").
 client() {
-    local kind=$1 conns=$2 out
+    local kind=$1 conns=$2 out c0= c1= n=${nreq[$1]:-$N}
     local -a via=()
     [ -z "${port[$kind]:-}" ] || via=(--proxy "127.0.0.1:${port[$kind]}")
+    [ -z "${pid[$kind]:-}" ] || c0=$(cpu_ticks "${pid[$kind]}")
     if out=$("$bin" client --host localhost --port "$up" "${via[@]}" --cacert "${ca[$kind]}" \
-        --header "${hdr[$kind]}" --requests "$N" --conns "$conns" --body 1024 \
+        --header "${hdr[$kind]}" --requests "$n" --conns "$conns" --body 1024 \
         --path /v1/messages 2>>"$t/$kind.err") && [ -n "$out" ]; then
+        [ -z "$c0" ] || c1=$(cpu_ticks "${pid[$kind]}")
+        [ -z "$c1" ] || out="${out%\}}, \"cpu_us\": $(awk -v d=$((c1 - c0)) -v hz="$hz" \
+            -v n=$((n * conns)) 'BEGIN { printf "%.1f", d * 1e6 / hz / n }')}"
         echo "$r $out" >>"$t/$kind.$conns"
     else
         echo "bench: a $kind run (--conns $conns) failed" >&2
@@ -248,14 +285,15 @@ us() { awk -v v="$1" 'BEGIN { printf "%.0f us", v }'; }
 measured() { [ -s "$t/$1.1" ] && [ -s "$t/$1.4" ]; }
 
 row "path (1 KB POST, 1 KB answer, keep-alive)" "requests/s, 4 connections" \
-    "latency, 1 connection: median (p90)" "added (median)" "throughput vs squid" "target"
-row "---" "---" "---" "---" "---" "---"
+    "latency, 1 connection: median (p90)" "added (median)" "throughput vs squid" \
+    "proxy CPU per request" "target"
+row "---" "---" "---" "---" "---" "---" "---"
 verdicts=()
-for k in direct squid broker cred; do
+for k in direct squid bump broker cred; do
     target=
     [ "$k" = broker ] || [ "$k" = cred ] && target=">= squid, <= 1 ms added"
     if ! measured "$k"; then
-        row "${name[$k]}" "${why[$k]:-failed}" "" "" "" "$target"
+        row "${name[$k]}" "${why[$k]:-failed}" "" "" "" "" "$target"
         [ -z "$target" ] || verdicts+=("${name[$k]}: target >= squid throughput and <= 1 ms added median: not measured (${why[$k]:-failed})")
         continue
     fi
@@ -267,7 +305,10 @@ for k in direct squid broker cred; do
     [ -z "$add" ] || added=$(awk -v a="$add" 'BEGIN { printf "%+.0f us", a }')
     [ -z "$x" ] || vs=$(awk -v a="$x" 'BEGIN { printf "%.2fx", a }')
     [ "$k" != squid ] || vs=1.00x
-    row "${name[$k]}" "$(printf '%.0f' "$rps")" "$(us "$p50") ($(us "$p90"))" "$added" "$vs" "$target"
+    cpu=
+    [ -z "${pid[$k]:-}" ] || cpu=$(val "$k" 4 cpu_us | grep -v nan)
+    row "${name[$k]}" "$(printf '%.0f' "$rps")" "$(us "$p50") ($(us "$p90"))" "$added" "$vs" \
+        "${cpu:+$(us "$cpu")}" "$target"
     [ -n "$target" ] || continue
     if [ -z "$x" ]; then
         met="n/a (no squid to compare with)"
@@ -287,8 +328,13 @@ echo "of 4 at once (throughput), after 50 untimed warm-up requests per connectio
 echo "is the median of the rounds; \"added\" and \"vs squid\" are the medians of each round's"
 echo "own difference and ratio (both sides measured seconds apart), so they need not equal the"
 echo "cells' difference or ratio.  TLS 1.3 (OpenSSL), P-256 certificates, loopback, one server"
-echo "thread per connection${squid_ver:+; squid $squid_ver}."
+echo "thread per connection${squid_ver:+; squid $squid_ver}.  The ssl-bump runs are a tenth as"
+echo "long (${nreq[bump]} requests).  \"proxy CPU per request\": the proxy process's user and system"
+echo "time over a 4-connection run, divided by its requests (the median of the rounds); with"
+echo "every core busy, the throughput of each path follows what all three processes spend."
 
+x=$(paired ratio cred bump 4 rps)
+[ -z "$x" ] || verdicts+=("for scale: the credential proxy against squid doing the same TLS work (ssl-bump): $(printf '%.2fx' "$x") its throughput")
 echo
 for v in "${verdicts[@]}"; do echo "$v"; done
 # Each round's figures, and what failed, so a noisy cell can be judged.
@@ -296,7 +342,7 @@ list() { field "$t/$1" "$2" | awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $2 }
 echo
 for k in "${kinds[@]}"; do
     measured "$k" || continue
-    echo "$k, each round: requests/s $(list "$k.4" rps); median latency (us) $(list "$k.1" p50_us)."
+    echo "$k, each round: requests/s $(list "$k.4" rps); median latency (us) $(list "$k.1" p50_us)${pid[$k]:+; proxy CPU per request (us) $(list "$k.4" cpu_us)}."
 done
 for k in "${kinds[@]}"; do
     errs=$(cat "$t/$k.1" "$t/$k.4" 2>/dev/null | sed -n 's/.*"errors": \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
