@@ -6,6 +6,9 @@
 # /v1/messages over kept-alive TLS, SNI and the name verified).  Paths:
 #   - direct: the baseline;
 #   - squid: the peer, a CONNECT proxy (no cache, no access log);
+#   - squid bumping TLS (ssl_bump, Debian's squid-openssl): for scale, the
+#     same squid doing the credential proxy's TLS work (its runs a tenth as
+#     long: it is that much slower);
 #   - the egress broker: `cordon http-proxy`, CONNECT judged by the policy,
 #     then the tunnel relayed;
 #   - the credential proxy: `cordon http-proxy` terminating TLS for a
@@ -19,6 +22,8 @@
 # machine that drifts between rounds moves both sides of each.  Targets, for
 # each cordon path: >= squid's throughput and <= 1 ms median added latency
 # over direct.
+# Each proxy's CPU time per request is read from /proc over its 4-connection
+# runs: requests/s moves with the machine, the CPU a request costs much less.
 # squid comes from tools/deps; without it its row says so and the ratios are n/a.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
