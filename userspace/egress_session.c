@@ -117,20 +117,25 @@ int egress_session_listen(struct sup *s)
 	return s->pol->n_creds ? ca_bundle_create(s) : 0;
 }
 
-int egress_session_start(struct sup *s)
+/*
+ * The broker is started as soon as the policy is read and its socket
+ * bound, so that its own start (OpenSSL, the session CA, the bundle: most
+ * of a session's start) runs while the supervisor opens the floor, the log
+ * and the session.  It starts without the session's cgroup, which does not
+ * exist yet: it waits for it on the channel (egress_session_start) and
+ * accepts nothing before, so no connection is served unchecked.
+ */
+int egress_session_spawn(struct sup *s)
 {
-	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", cgid[24];
+	char self[PATH_MAX], lfd[] = "3", cfd[] = "4";
 	const char *argv[32 + 2 * RUN_MAX_ENV];
 	int fds[2] = { s->egress_listen, s->egress_ca }, n, chan_arg, r;
-	json_t *ready = NULL, *v;
-	const char *k;
 
 	n = helper_argv_start(argv, self, "http-proxy");
 	if (n < 0) {
 		log_err("run: the egress broker: /proc/self/exe: %s", strerror(-n));
 		return n;
 	}
-	snprintf(cgid, sizeof(cgid), "%llu", (unsigned long long)s->cgid);
 	argv[n++] = "--listen-fd";
 	argv[n++] = lfd;
 	if (s->egress_ca >= 0) {
@@ -138,13 +143,26 @@ int egress_session_start(struct sup *s)
 		argv[n++] = cfd;
 	}
 	n = helper_argv_session(s, argv, n);
-	argv[n++] = "--cgroup-id";
-	argv[n++] = cgid;
 	n = helper_argv_vars(s, argv, n);
 	argv[n++] = "--channel-fd";
 	chan_arg = n++;
 	argv[n] = NULL;
-	r = helper_start(s, &s->egress, argv, chan_arg, fds, s->egress_ca >= 0 ? 2 : 1, &ready);
+	r = helper_spawn(&s->egress, argv, chan_arg, fds, s->egress_ca >= 0 ? 2 : 1);
+	if (r < 0)
+		log_err("run: the egress broker did not start: %s", strerror(-r));
+	return r;
+}
+
+/* The session's cgroup to the broker, then its sentinels back: it serves from now on. */
+int egress_session_start(struct sup *s)
+{
+	json_t *ready = NULL, *v;
+	const char *k;
+	int r;
+
+	r = helper_send(&s->egress, json_pack("{s:s,s:I}", "op", "session", "cgroup_id",
+					      (json_int_t)s->cgid));
+	r = r ?: helper_ready(&s->egress, &ready);
 	if (r < 0) {
 		json_decref(ready);
 		log_err("run: the egress broker did not start%s", r == -ETIMEDOUT ? " in time" : "");

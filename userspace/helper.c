@@ -11,7 +11,10 @@
  *     lifecycle or seal records); {"op":"escalate","hold":N,"event":E,
  *     "summary":S,"rule":R,"reason":W}: an operation held for the session's
  *     human; {"op":"withdraw","hold":N}: the held operation went away.
- *   supervisor -> helper: {"op":"decision","hold":N,"allow":B,"why":S,...}.
+ *   supervisor -> helper: {"op":"decision","hold":N,"allow":B,"why":S,...};
+ *     to the egress broker, which is started before the session's cgroup
+ *     exists, first {"op":"session","cgroup_id":N}: it says ready, and
+ *     serves, only after it.
  *
  * A held operation is therefore a pending request like a held exec or
  * connect: the terminal prompt, `cordon pending/approve/deny`, batching of
@@ -27,7 +30,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "jsonrpc.h"
@@ -131,15 +136,11 @@ int helper_argv_vars(const struct sup *s, const char *argv[], int n)
 	return n;
 }
 
-int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_arg,
-		 const int *fds, int n_fds, json_t **ready)
+int helper_spawn(struct helper *h, const char *argv[], int chan_arg, const int *fds, int n_fds)
 {
-	int sp[2], all[8], r;
+	int sp[2], all[8];
 	char cfd[16];
-	json_t *msg = NULL;
 
-	(void)s;
-	*ready = NULL;
 	if (n_fds >= (int)ARRAY_SIZE(all) || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno ?: -E2BIG;
 	/* The channel is the helper's fd 3 + n_fds; argv[chan_arg] names it. */
@@ -150,7 +151,8 @@ int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_a
 	h->pid = spawn_helper(argv[0], argv, all, n_fds + 1);
 	close(sp[1]);
 	if (h->pid < 0) {
-		r = h->pid;
+		int r = h->pid;
+
 		h->pid = 0;
 		close(sp[0]);
 		return r;
@@ -161,6 +163,15 @@ int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_a
 		return -ENOMEM;
 	linebuf_init(h->in, CHAN_MAX_LINE);
 	(void)fcntl(h->chan, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+int helper_ready(struct helper *h, json_t **ready)
+{
+	json_t *msg = NULL;
+	int r;
+
+	*ready = NULL;
 	/* The helper said why on stderr if it refused its configuration. */
 	r = chan_line(h, READY_TIMEOUT_MS, &msg);
 	if (r <= 0 || strcmp(json_string_value(json_object_get(msg, "op")) ?: "", "ready")) {
@@ -169,6 +180,35 @@ int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_a
 	}
 	*ready = msg;
 	return 0;
+}
+
+int helper_start(struct helper *h, const char *argv[], int chan_arg, const int *fds, int n_fds,
+		 json_t **ready)
+{
+	int r = helper_spawn(h, argv, chan_arg, fds, n_fds);
+
+	*ready = NULL;
+	return r ?: helper_ready(h, ready);
+}
+
+/*
+ * One message to the helper, without waiting: a few hundred bytes into a
+ * socket the helper drains all the time.  -EPIPE if it could not take it
+ * (gone, or stuck with a full buffer).
+ */
+int helper_send(struct helper *h, json_t *msg)
+{
+	size_t len = 0;
+	char *line = msg ? jrpc_dump(msg, &len) : NULL;
+	int r = -EPIPE;
+
+	json_decref(msg);
+	if (!line)
+		return -ENOMEM;
+	if (h->chan >= 0 && send(h->chan, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len)
+		r = 0;
+	free(line);
+	return r;
 }
 
 /* The rule's description from the session's own policy (the helper's is the same file). */
@@ -275,27 +315,19 @@ void helper_input(struct sup *s, struct helper *h)
 void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, const char *why,
 		   const char *approver)
 {
-	json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:s?}", "op", "decision", "hold", (json_int_t)hold,
-			      "allow", allow, "why", why, "approver", approver);
-	size_t len = 0;
-	char *line = m ? jrpc_dump(m, &len) : NULL;
-
-	json_decref(m);
-	if (h->chan < 0 || !line) {
-		free(line);
+	if (h->chan < 0)
 		return;
-	}
 	/*
-	 * A few hundred bytes into a socket the helper drains all the time: a
-	 * full buffer means it is stuck, and a stuck helper is stopped (its
+	 * A full buffer means it is stuck, and a stuck helper is stopped (its
 	 * held operations then fail; none goes through unjudged).
 	 */
-	if (send(h->chan, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len) {
+	if (helper_send(h, json_pack("{s:s,s:I,s:b,s:s,s:s?}", "op", "decision", "hold",
+				     (json_int_t)hold, "allow", allow, "why", why, "approver",
+				     approver)) == -EPIPE) {
 		log_err("run: the %s stopped reading its channel: stopped", h->what);
 		(void)kill(h->pid, SIGKILL);
 		helper_gone(s, h);
 	}
-	free(line);
 }
 
 struct helper *helper_of_held(struct sup *s, int nr)
@@ -309,15 +341,13 @@ struct helper *helper_of_held(struct sup *s, int nr)
 
 void helper_stop(struct sup *s, struct helper *h)
 {
-	uint64_t end = sup_now_ms() + STOP_TIMEOUT_MS;
-	int status;
-
 	if (h->pid > 0) {
+		h->stop_end = sup_now_ms() + STOP_TIMEOUT_MS;
 		/* SIGTERM: it stops what it started, and sends its last records. */
 		(void)kill(h->pid, SIGTERM);
-		while (h->chan >= 0 && sup_now_ms() < end) {
+		while (h->chan >= 0 && sup_now_ms() < h->stop_end) {
 			json_t *msg;
-			int r = chan_line(h, (int)(end - sup_now_ms()), &msg);
+			int r = chan_line(h, (int)(h->stop_end - sup_now_ms()), &msg);
 
 			if (r < 0)
 				break;
@@ -326,15 +356,35 @@ void helper_stop(struct sup *s, struct helper *h)
 				on_message(s, h, msg);
 			json_decref(msg);
 		}
-		while (waitpid(h->pid, &status, WNOHANG) == 0) {
-			if (sup_now_ms() >= end) {
-				(void)kill(h->pid, SIGKILL);
-				(void)waitpid(h->pid, &status, 0);
-				break;
-			}
-			usleep(20000);
-		}
-		h->pid = 0;
 	}
 	chan_close(h);
+}
+
+void helper_reap(struct helper *h)
+{
+	int status, pidfd;
+
+	if (h->pid <= 0)
+		return;
+	/*
+	 * Its exit, waited for on a pidfd (readable once it has exited)
+	 * rather than by polling in steps.  The pid is this process's
+	 * unreaped child: it names the helper until the waitpid below.
+	 */
+	pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+	while (waitpid(h->pid, &status, WNOHANG) == 0) {
+		uint64_t now = sup_now_ms();
+		struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+		if (now >= h->stop_end) {
+			(void)kill(h->pid, SIGKILL);
+			(void)waitpid(h->pid, &status, 0);
+			break;
+		}
+		if (pidfd < 0 || poll(&p, 1, (int)(h->stop_end - now)) < 0)
+			usleep(1000);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	h->pid = 0;
 }

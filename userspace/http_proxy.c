@@ -89,7 +89,7 @@ struct hp {
 	struct waiter *waiters;
 	atomic_ullong next_hold;
 	bool chan_gone;
-	uint64_t cgroup_id;             /* only sockets made in this cgroup are served; 0: any */
+	uint64_t cgroup_id;             /* only sockets made in this cgroup are served; 0: any (alone) */
 	/* Spent so far, against the policy's budgets (0 there: unlimited). */
 	atomic_ullong spent_requests, spent_bytes, spent_tokens;
 };
@@ -1507,31 +1507,50 @@ out:
 
 /*
  * Before serving anyone: can this kernel say which cgroup a client's
- * socket was made in?  A connection to itself is looked up as a client's
- * would be.  Without it (no tcp_diag, e.g. modules disabled) every client
- * would be refused as foreign: say so once and do not start, rather than
- * run a proxy that refuses all.
+ * socket was made in?  A connection to a listener of its own (the same
+ * family, on loopback, never the session's: a client already waiting
+ * there must get its verdict, not be taken for the probe) is looked up as
+ * a client's would be.  Without it (no tcp_diag, e.g. modules disabled)
+ * every client would be refused as foreign: say so once and do not start,
+ * rather than run a proxy that refuses all.
  */
 static int peer_check_works(int listen_fd)
 {
 	struct sockaddr_storage a;
 	socklen_t al = sizeof(a);
 	uint64_t id = 0;
-	int c, s = -1, r;
+	int l = -1, c = -1, s = -1, r;
 
 	if (getsockname(listen_fd, (struct sockaddr *)&a, &al) < 0)
 		return -errno;
-	c = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c < 0)
-		return -errno;
-	if (connect(c, (struct sockaddr *)&a, al) < 0 ||
-	    (s = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+	if (a.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&a;
+
+		a6->sin6_addr = in6addr_loopback;
+		a6->sin6_port = 0;
+	} else if (a.ss_family == AF_INET) {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&a;
+
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a4->sin_port = 0;
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	if ((l = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    bind(l, (struct sockaddr *)&a, al) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &al) < 0 ||
+	    (c = socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(c, (struct sockaddr *)&a, al) < 0 ||
+	    (s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0)
 		r = -errno;
 	else
 		r = peer_cgroup(s, &id);
 	if (s >= 0)
 		close(s);
-	close(c);
+	if (c >= 0)
+		close(c);
+	if (l >= 0)
+		close(l);
 	return r;
 }
 
@@ -1610,6 +1629,62 @@ static int accept_loop(struct hp *hp)
 	}
 	pthread_attr_destroy(&at);
 	return 0;
+}
+
+/*
+ * In a session: the session's cgroup, from the supervisor, which starts
+ * this before the cgroup exists ({"op":"session","cgroup_id":N}, its first
+ * message).  Read line by line off the socket (peeked, then taken up to
+ * the newline), so nothing of what follows is lost to the reader thread.
+ * Nothing is accepted before it arrives: a connection is never served
+ * without its cgroup checked.  0, or -1 when the channel ended, said
+ * something else, or stayed silent for SESSION_WAIT_MS.
+ */
+#define SESSION_WAIT_MS 30000
+static int session_from_channel(struct hp *hp)
+{
+	char line[256];
+	size_t have = 0;
+	json_t *m, *id;
+	int ok;
+
+	for (;;) {
+		struct pollfd p = { .fd = hp->chan_fd, .events = POLLIN };
+		char *nl;
+		ssize_t n;
+
+		if (poll(&p, 1, SESSION_WAIT_MS) == 0) {
+			log_err("http-proxy: no session from the supervisor in %d s", SESSION_WAIT_MS / 1000);
+			return -1;
+		}
+		n = recv(hp->chan_fd, line + have, sizeof(line) - 1 - have, MSG_PEEK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;      /* the supervisor gave up: it said why */
+		line[have + (size_t)n] = '\0';
+		nl = strchr(line + have, '\n');
+		n = nl ? nl - (line + have) + 1 : n;
+		if (recv(hp->chan_fd, line + have, (size_t)n, 0) != n)
+			return -1;
+		have += (size_t)n;
+		if (nl)
+			break;
+		if (have == sizeof(line) - 1) {
+			log_err("http-proxy: the supervisor's first message is too long");
+			return -1;
+		}
+	}
+	m = json_loadb(line, have, 0, NULL);
+	id = json_object_get(m, "cgroup_id");
+	ok = !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "session") &&
+	     json_is_integer(id) && json_integer_value(id) > 0;
+	if (ok)
+		hp->cgroup_id = (uint64_t)json_integer_value(id);
+	else
+		log_err("http-proxy: the supervisor's first message is not the session's cgroup");
+	json_decref(m);
+	return ok ? 0 : -1;
 }
 
 /* --- the command ---------------------------------------------------------------------- */
@@ -1746,7 +1821,6 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "sentinels-out", required_argument, NULL, 'S' },
 		{ "channel-fd", required_argument, NULL, 'C' },
 		{ "ca-fd", required_argument, NULL, 'F' },
-		{ "cgroup-id", required_argument, NULL, 'G' },
 		/* For cordon run (not in the usage): a listening socket it bound. */
 		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1792,7 +1866,6 @@ int cmd_http_proxy(int argc, char **argv)
 		case 'U': upstream_ca = optarg; break;
 		case 'C': hp.chan_fd = atoi(optarg); break;
 		case 'F': ca_fd = atoi(optarg); break;
-		case 'G': hp.cgroup_id = strtoull(optarg, NULL, 10); break;
 		case 'O': ca_out = optarg; break;
 		case 'S': sentinels_out = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -1868,6 +1941,11 @@ int cmd_http_proxy(int argc, char **argv)
 	}
 	if (hp.listen_fd < 0)
 		goto out;
+	if (hp.chan_fd >= 0) {
+		(void)fcntl(hp.chan_fd, F_SETFD, FD_CLOEXEC);
+		if (session_from_channel(&hp) < 0)
+			goto out;
+	}
 	if (hp.cgroup_id && (r = peer_check_works(hp.listen_fd)) < 0) {
 		log_err("http-proxy: cannot tell which cgroup a client's socket belongs to (sock_diag: "
 			"%s; is the tcp_diag module available?): every client would be refused",
@@ -1880,7 +1958,6 @@ int cmd_http_proxy(int argc, char **argv)
 	if (hp.chan_fd >= 0) {
 		json_t *sent = json_object();
 
-		(void)fcntl(hp.chan_fd, F_SETFD, FD_CLOEXEC);
 		for (size_t i = 0; hp.creds && i < creds_count(hp.creds); i++) {
 			const char *v;
 			const struct pol_credential *cr = creds_at(hp.creds, i, &v);
@@ -1905,5 +1982,16 @@ out:
 		pthread_mutex_unlock(&hp.lock);
 	}
 	creds_free(hp.creds);
+	/*
+	 * Its last record is sent: the supervisor, which reads the channel to
+	 * its end before sealing the session's log, goes on now rather than
+	 * when this process's exit (unmapping its locked memory) closes it.
+	 */
+	if (hp.chan_fd >= 0) {
+		pthread_mutex_lock(&hp.chan_lock);
+		hp.chan_gone = true;
+		(void)shutdown(hp.chan_fd, SHUT_RDWR);
+		pthread_mutex_unlock(&hp.chan_lock);
+	}
 	return ret;
 }

@@ -112,7 +112,7 @@ int mcp_session_start(struct sup *s)
 	argv[n++] = s->audit_path;
 	n = helper_argv_vars(s, argv, n);
 	argv[n] = NULL;
-	r = helper_start(s, &s->mcp, argv, chan_arg, &s->mcp_listen, 1, &ready);
+	r = helper_start(&s->mcp, argv, chan_arg, &s->mcp_listen, 1, &ready);
 	json_decref(ready);
 	if (r < 0) {
 		log_err("run: --mcp %s: the MCP proxy did not start%s", s->opt->mcp,

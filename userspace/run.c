@@ -1095,8 +1095,14 @@ int cmd_run(int argc, char **argv)
 	/* The MCP socket exists before any rule is compiled: the floor keys its grant by inode. */
 	if (opt.mcp && mcp_session_listen(&s) < 0)
 		goto out;
-	/* So does the egress broker's port: the network floor's grant names it. */
-	if (egress_session_wanted(&s) && egress_session_listen(&s) < 0)
+	/*
+	 * So does the egress broker's port: the network floor's grant names it.
+	 * The broker is started now, while this process is single-threaded,
+	 * and readies itself while the floor and the session are made; it is
+	 * told the session's cgroup and waited for before the agent is forked.
+	 */
+	if (egress_session_wanted(&s) &&
+	    (egress_session_listen(&s) < 0 || egress_session_spawn(&s) < 0))
 		goto out;
 	/*
 	 * When the posture cache says this host has no BPF LSM, the fallback's
@@ -1280,6 +1286,9 @@ out:
 		floor_close(s.floor);
 	if (s.net)
 		net_close(s.net);
+	/* The helpers sent their last records and closed their channels; now their exits. */
+	helper_reap(&s.mcp);
+	helper_reap(&s.egress);
 	if (sealing)
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");

@@ -63,6 +63,7 @@ struct helper {
 	const char *record_type;        /* the record type it may write besides "decision" */
 	int held;                       /* HELD_MCP, HELD_HTTP */
 	pid_t pid;
+	uint64_t stop_end;              /* helper_stop(): by when it must have exited */
 	int chan;                       /* supervisor <-> helper, or -1 */
 	void *in;                       /* struct linebuf of the channel */
 };
@@ -217,18 +218,36 @@ void mcp_session_stop(struct sup *s);
 int helper_argv_start(const char *argv[], char self[PATH_MAX], const char *cmd);
 int helper_argv_session(const struct sup *s, const char *argv[], int n);
 int helper_argv_vars(const struct sup *s, const char *argv[], int n);
-/* helper.c: the channel to a helper.  argv[chan_arg] is set to the channel's fd. */
-int helper_start(struct sup *s, struct helper *h, const char *argv[], int chan_arg,
-		 const int *fds, int n_fds, json_t **ready);
+/*
+ * helper.c: the channel to a helper.  helper_spawn() starts it with FDS as
+ * its fds 3... and the channel after them (argv[chan_arg] is set to the
+ * channel's fd), without waiting; helper_ready() waits for its "ready"
+ * (-ETIMEDOUT, or -EINVAL if it exited or said something else: it wrote
+ * why on stderr); helper_start() is both.  helper_send() sends one message
+ * without waiting (-EPIPE: it is gone or not reading).
+ */
+int helper_spawn(struct helper *h, const char *argv[], int chan_arg, const int *fds, int n_fds);
+int helper_ready(struct helper *h, json_t **ready);
+int helper_start(struct helper *h, const char *argv[], int chan_arg, const int *fds, int n_fds,
+		 json_t **ready);
+int helper_send(struct helper *h, json_t *msg);
 void helper_input(struct sup *s, struct helper *h);
 void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, const char *why,
 		   const char *approver);
 struct helper *helper_of_held(struct sup *s, int nr);
+/*
+ * helper_stop(): SIGTERM, and its last records into the log until it
+ * closes the channel; helper_reap(): then its exit, waited for (SIGKILL
+ * STOP_TIMEOUT_MS after the stop), so that the wait overlaps the rest of
+ * the teardown.
+ */
 void helper_stop(struct sup *s, struct helper *h);
+void helper_reap(struct helper *h);
 
 /* egress_session.c: the session's egress broker. */
 bool egress_session_wanted(const struct sup *s);
 int egress_session_listen(struct sup *s);
+int egress_session_spawn(struct sup *s);
 int egress_session_start(struct sup *s);
 void egress_session_stop(struct sup *s);
 

@@ -125,7 +125,7 @@ int unix_listen(const char *path, unsigned owner)
 pid_t spawn_helper(const char *path, const char *const argv[], const int *fds, int n)
 {
 	int hi[8];
-	pid_t pid;
+	pid_t pid, parent;
 	int e = 0;
 
 	if (n > (int)ARRAY_SIZE(hi))
@@ -140,11 +140,18 @@ pid_t spawn_helper(const char *path, const char *const argv[], const int *fds, i
 			return e;
 		}
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/*
+		 * It dies with this process.  A parent that died before the
+		 * prctl sent no signal: the child sees itself reparented, and
+		 * goes too.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(125);
 		(void)setpgid(0, 0);
 		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0)
 			_exit(125);

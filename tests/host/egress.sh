@@ -195,6 +195,24 @@ for path in plain connect; do
     ok "  the next is refused with 403 ($(echo $o))" grep -q 403 <<<"$o"
 done
 
+# --- started by cordon run: the session's cgroup first, on the channel ---------------
+# cordon run starts the broker before the session's cgroup exists and tells
+# it on the channel; it says nothing and serves no one before that.
+ch() { $py "$here/tests/net/chan_helper.py" "$cordon" "$t/policy.json" "$@" 2>&1; }
+o=$(ch bad-first "$plain")
+ok "a first message that is not the session: it exits, never ready ($o)" \
+    grep -q "^no ready exit 125: .*first message is not the session" <<<"$o"
+o=$(ch closed "$plain")
+ok "the channel closed before the session: it exits ($o)" grep -q '^exit 125' <<<"$o"
+if [ -e /proc/self/cgroup ] && grep -q '^0::' /proc/self/cgroup; then
+    o=$(ch queued-own "$plain")
+    ok "a client queued before the session, in its cgroup: served once it is told ($o)" \
+        grep -q '^ready | HTTP/1.1 200' <<<"$o"
+    o=$(ch queued-other "$plain")
+    ok "a client queued before the session, outside it: 403 ($o)" \
+        grep -q '^ready | HTTP/1.1 403' <<<"$o"
+fi
+
 # --- in a cordon run session: the broker is the agent's only way out -----------
 if [ "$(id -u)" -eq 0 ] && agent_user; then
     chmod 0755 "$t"; chmod 0644 "$t/ca.pem"
