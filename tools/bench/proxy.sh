@@ -24,6 +24,9 @@
 # over direct.
 # Each proxy's CPU time per request is read from /proc over its 4-connection
 # runs: requests/s moves with the machine, the CPU a request costs much less.
+# No proxy logs here: squid has no access log, and the cordon proxies run
+# without --audit (in a session each request is also a record in the
+# session's log, written by the supervisor).
 # squid comes from tools/deps; without it its row says so and the ratios are n/a.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)

@@ -94,7 +94,9 @@ else
 fi
 echo
 echo 'Where a start goes (`cordon -v run` prints each phase): the policy (~0.5 ms); then,'
-echo "side by side, the fallback's Landlock ruleset (~1-2 ms, on a thread) and the"
+echo "side by side, the default profile's egress broker and credential proxy (\`cordon"
+echo "http-proxy\`: its exec, OpenSSL and the session CA, ~6 ms of CPU, waited for before"
+echo "the agent is forked), the fallback's Landlock ruleset (~1-2 ms, on a thread) and the"
 echo "supervisor's own work (the pinned floor, the audit log, NSS for the agent's groups,"
 echo "the session's cgroups, the watchdog: ~1.5 ms); the agent readying itself (~0.4 ms),"
 echo "its exec and run under notification, and teardown (~0.5 ms, the audit log's seal and"
