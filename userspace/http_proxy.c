@@ -1637,8 +1637,10 @@ static int accept_loop(struct hp *hp)
  * message).  Read line by line off the socket (peeked, then taken up to
  * the newline), so nothing of what follows is lost to the reader thread.
  * Nothing is accepted before it arrives: a connection is never served
- * without its cgroup checked.  0, or -1 when the channel ended, said
- * something else, or stayed silent for SESSION_WAIT_MS.
+ * without its cgroup checked.  0; -EPIPE: the channel ended (the
+ * supervisor gave up, and said why); -ETIMEDOUT: silent for
+ * SESSION_WAIT_MS; -E2BIG, -EBADMSG: a first message too long, or not the
+ * session's.
  */
 #define SESSION_WAIT_MS 30000
 static int session_from_channel(struct hp *hp)
@@ -1646,45 +1648,40 @@ static int session_from_channel(struct hp *hp)
 	char line[256];
 	size_t have = 0;
 	json_t *m, *id;
-	int ok;
+	int r = -EBADMSG;
 
 	for (;;) {
 		struct pollfd p = { .fd = hp->chan_fd, .events = POLLIN };
 		char *nl;
 		ssize_t n;
 
-		if (poll(&p, 1, SESSION_WAIT_MS) == 0) {
-			log_err("http-proxy: no session from the supervisor in %d s", SESSION_WAIT_MS / 1000);
-			return -1;
-		}
+		if (poll(&p, 1, SESSION_WAIT_MS) == 0)
+			return -ETIMEDOUT;
 		n = recv(hp->chan_fd, line + have, sizeof(line) - 1 - have, MSG_PEEK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -1;      /* the supervisor gave up: it said why */
+			return -EPIPE;
 		line[have + (size_t)n] = '\0';
 		nl = strchr(line + have, '\n');
 		n = nl ? nl - (line + have) + 1 : n;
 		if (recv(hp->chan_fd, line + have, (size_t)n, 0) != n)
-			return -1;
+			return -EPIPE;
 		have += (size_t)n;
 		if (nl)
 			break;
-		if (have == sizeof(line) - 1) {
-			log_err("http-proxy: the supervisor's first message is too long");
-			return -1;
-		}
+		if (have == sizeof(line) - 1)
+			return -E2BIG;
 	}
 	m = json_loadb(line, have, 0, NULL);
 	id = json_object_get(m, "cgroup_id");
-	ok = !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "session") &&
-	     json_is_integer(id) && json_integer_value(id) > 0;
-	if (ok)
+	if (!strcmp(json_string_value(json_object_get(m, "op")) ?: "", "session") &&
+	    json_is_integer(id) && json_integer_value(id) > 0) {
 		hp->cgroup_id = (uint64_t)json_integer_value(id);
-	else
-		log_err("http-proxy: the supervisor's first message is not the session's cgroup");
+		r = 0;
+	}
 	json_decref(m);
-	return ok ? 0 : -1;
+	return r;
 }
 
 /* --- the command ---------------------------------------------------------------------- */
@@ -1943,8 +1940,14 @@ int cmd_http_proxy(int argc, char **argv)
 		goto out;
 	if (hp.chan_fd >= 0) {
 		(void)fcntl(hp.chan_fd, F_SETFD, FD_CLOEXEC);
-		if (session_from_channel(&hp) < 0)
-			goto out;
+		r = session_from_channel(&hp);
+		if (r == -ETIMEDOUT)
+			log_err("http-proxy: no session from the supervisor in %d s",
+				SESSION_WAIT_MS / 1000);
+		else if (r == -E2BIG || r == -EBADMSG)
+			log_err("http-proxy: the supervisor's first message is not the session's cgroup");
+		if (r < 0)
+			goto out;     /* -EPIPE: the supervisor gave up, and said why */
 	}
 	if (hp.cgroup_id && (r = peer_check_works(hp.listen_fd)) < 0) {
 		log_err("http-proxy: cannot tell which cgroup a client's socket belongs to (sock_diag: "
