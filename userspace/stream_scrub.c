@@ -35,7 +35,8 @@
  * event's closing "\n\n" leaves in the feed that brings it unless a secret
  * begins with '\n'.
  *
- * Cost: each byte that can begin a secret (first-byte bitmap) costs a
+ * Cost: each byte that can begin a secret (found by memchr(3) when the
+ * secrets share their first byte, else by a first-byte bitmap) costs a
  * memcmp per secret, as long as the stream agrees with the secret; random
  * keys make that a few bytes unless the stream already holds the key.
  */
@@ -68,6 +69,8 @@ int sscrub_add(struct sscrub *s, const char *secret, size_t len)
 	if (len > s->max_len)
 		s->max_len = len;
 	s->first[(unsigned char)secret[0] >> 6] |= 1ULL << ((unsigned char)secret[0] & 63);
+	s->only_first = s->n == 1 || s->only_first == (unsigned char)secret[0] ?
+			(unsigned char)secret[0] : -1;
 	return 0;
 }
 
@@ -139,7 +142,20 @@ static size_t walk(const struct sscrub *s, const char *buf, size_t len, bool eof
 	while (i < len) {
 		ssize_t d;
 
-		if (!may_begin(s, (unsigned char)buf[i])) {
+		if (s->only_first >= 0) {
+			/*
+			 * One first byte for all (one key, or keys of one vendor's
+			 * prefix): memchr(3) skips to the next candidate a vector
+			 * at a time instead of a bitmap test per byte.
+			 */
+			const char *at = memchr(buf + i, s->only_first, len - i);
+
+			if (!at) {
+				i = len;
+				break;
+			}
+			i = (size_t)(at - buf);
+		} else if (!may_begin(s, (unsigned char)buf[i])) {
 			i++;
 			continue;
 		}

@@ -42,6 +42,7 @@ struct sscrub {
 	size_t n;
 	size_t max_len;                 /* of the secrets */
 	uint64_t first[4];              /* bitmap of the secrets' first bytes */
+	int only_first;                 /* the one first byte they all share, or -1 */
 	bool started;                   /* fed once: no more secrets */
 	/*
 	 * Held-back bytes: held[0..held_len) is a proper prefix of a secret.
