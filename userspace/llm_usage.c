@@ -153,6 +153,24 @@ static void take_usage(struct llm_usage *u, const json_t *usage)
 	u->seen = true;
 }
 
+/*
+ * Whether TEXT may name a member usage: it holds those five bytes, or a \u
+ * escape (which could spell any of them).  One memchr(3) pass over the
+ * u's, not two memmem(3) scans: glibc's memmem takes about a microsecond a
+ * kilobyte for needles this short, on every response.
+ */
+static bool may_hold_usage(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while ((p = memchr(p, 'u', (size_t)(end - p))) != NULL) {
+		if ((p > text && p[-1] == '\\') || (end - p >= 5 && !memcmp(p, "usage", 5)))
+			return true;
+		p++;
+	}
+	return false;
+}
+
 /* One JSON document: an object's usage, wherever the APIs put it. */
 static void take_json(struct llm_usage *u, const char *text, size_t len)
 {
@@ -160,11 +178,10 @@ static void take_json(struct llm_usage *u, const char *text, size_t len)
 	json_t *o;
 
 	/*
-	 * A member named usage is spelt with those five bytes, or with a \u
-	 * escape: a document with neither has none, and is not parsed (most
-	 * streamed events, most non-LLM bodies).
+	 * A document without a member named usage, however spelt, is not
+	 * parsed (most streamed events, most non-LLM bodies).
 	 */
-	if (!memmem(text, len, "usage", 5) && !memmem(text, len, "\\u", 2))
+	if (!may_hold_usage(text, len))
 		return;
 	/*
 	 * Integers as reals: a count too large for json_int_t is then one value
