@@ -143,6 +143,11 @@ static int chan_send(struct hp *hp, json_t *msg)
 	return r;
 }
 
+static bool recording(const struct hp *hp)
+{
+	return hp->chan_fd >= 0 || hp->audit;
+}
+
 static void record(struct hp *hp, const char *type, json_t *fields)
 {
 	if (hp->chan_fd >= 0 && fields) {
@@ -155,6 +160,17 @@ static void record(struct hp *hp, const char *type, json_t *fields)
 	}
 	json_decref(fields);
 }
+
+/*
+ * A record's fields are built only when the record is kept (a session's
+ * channel or --audit): a proxy run without either would otherwise pack,
+ * and free, two JSON documents per request for nobody.
+ */
+#define RECORD(hp, type, ...)							\
+	do {									\
+		if (recording(hp))						\
+			record(hp, type, json_pack(__VA_ARGS__));		\
+	} while (0)
 
 static int send_all(int fd, const char *b, size_t n)
 {
@@ -541,8 +557,8 @@ static int read_hello(struct conn *c, size_t head, json_t *event, char *sni, siz
 	else if (r != 1)
 		snprintf(why, sizeof(why), "the client left before its ClientHello");
 	if (why[0]) {
-		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-						event, "outcome", "refused", "reason", why));
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", why);
 		return -EACCES;
 	}
 	return 0;
@@ -557,12 +573,12 @@ static void do_connect(struct conn *c, size_t head, json_t *event)
 		return;
 	if (conn_send(c, true, c->buf, c->len) == 0)
 		relay(c);
-	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
-					(json_int_t)c->id, "event", event, "outcome",
-					c->why[0] ? "cut" : "tunnel closed", "sni", sni, "addr", c->addr,
-					"bytes_up", (json_int_t)c->up_bytes, "bytes_down",
-					(json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms),
-					"reason", c->why[0] ? c->why : NULL));
+	RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
+	       (json_int_t)c->id, "event", event, "outcome",
+	       c->why[0] ? "cut" : "tunnel closed", "sni", sni, "addr", c->addr,
+	       "bytes_up", (json_int_t)c->up_bytes, "bytes_down",
+	       (json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms),
+	       "reason", c->why[0] ? c->why : NULL);
 }
 
 /* Hop-by-hop and proxy fields never go upstream. */
@@ -657,12 +673,12 @@ static void do_forward(struct conn *c, size_t head, json_t *event)
 			break;
 	}
 done:
-	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
-					(json_int_t)c->id, "event", event, "outcome",
-					c->why[0] ? "cut" : "forwarded", "addr", c->addr, "bytes_up",
-					(json_int_t)c->up_bytes, "bytes_down", (json_int_t)c->down_bytes,
-					"ms", (json_int_t)(mono_ms() - c->t0_ms), "reason",
-					c->why[0] ? c->why : NULL));
+	RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
+	       (json_int_t)c->id, "event", event, "outcome",
+	       c->why[0] ? "cut" : "forwarded", "addr", c->addr, "bytes_up",
+	       (json_int_t)c->up_bytes, "bytes_down", (json_int_t)c->down_bytes,
+	       "ms", (json_int_t)(mono_ms() - c->t0_ms), "reason",
+	       c->why[0] ? c->why : NULL);
 }
 
 /*
@@ -783,13 +799,13 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 	dec = res->decision == CORDON_ALLOW ? "allow" :
 	      res->decision == CORDON_ESCALATE ? "escalate" : "deny";
 	hold = res->decision == CORDON_ESCALATE && c->hp->chan_fd >= 0;
-	record(c->hp, "decision", json_pack("{s:s,s:I,s:O,s:s,s:s?,s:s,s:s}", "raw", "http-proxy",
-					    "conn", (json_int_t)c->id, "event", event, "decision", dec,
-					    "rule", rule, "reason", res->reason, "outcome",
-					    res->decision == CORDON_ALLOW ? "allowed" :
-					    hold ? "held for approval" :
-					    res->decision == CORDON_ESCALATE ?
-					    "refused: no approval channel" : "refused"));
+	RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:s?,s:s,s:s}", "raw", "http-proxy",
+	       "conn", (json_int_t)c->id, "event", event, "decision", dec,
+	       "rule", rule, "reason", res->reason, "outcome",
+	       res->decision == CORDON_ALLOW ? "allowed" :
+	       hold ? "held for approval" :
+	       res->decision == CORDON_ESCALATE ?
+	       "refused: no approval channel" : "refused");
 	if (res->decision == CORDON_ALLOW)
 		return true;
 	if (hold)
@@ -1253,8 +1269,8 @@ static int ctun_request(struct ctun *t)
 	if (creds_check(hp->creds, (size_t)t->ci, t->rq, c->req.port, t->why, sizeof(t->why)) < 0 ||
 	    !judge(c, event, c->req.host, c->req.port, &res, t->why, sizeof(t->why)) ||
 	    spend_request(hp, t->why, sizeof(t->why)) < 0) {
-		record(hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-					     event, "outcome", "refused", "reason", t->why));
+		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", t->why);
 		tls_reply(t->cl.ssl, 403, t->why);
 		json_decref(event);
 		return 0;
@@ -1262,8 +1278,8 @@ static int ctun_request(struct ctun *t)
 	tin_consume(&t->cl, (size_t)r);
 	t->why[0] = 0;  /* from here on: why the exchange broke, if it does */
 	if (!t->up.ssl && ctun_upstream(t) < 0) {
-		record(hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-					     event, "outcome", "refused", "reason", t->why));
+		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", t->why);
 		tls_reply(t->cl.ssl, 502, t->why);
 		json_decref(event);
 		return -EPIPE;
@@ -1291,15 +1307,15 @@ static int ctun_request(struct ctun *t)
 	r = r ?: ctun_response(t);
 	if (t->usage.input || t->usage.output)
 		atomic_fetch_add(&hp->spent_tokens, t->usage.input + t->usage.output);
-	record(hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I},s:I,s:s*}", "conn",
-				     (json_int_t)c->id, "event", event, "credential",
-				     creds_at(hp->creds, (size_t)t->ci, &(const char *){ NULL })->name,
-				     "outcome", r < 0 ? "broken" : "forwarded", "status",
-				     r < 0 ? 0 : t->rs.status, "bytes_up", (json_int_t)t->up_bytes,
-				     "bytes_down", (json_int_t)t->down_bytes, "tokens", "input",
-				     (json_int_t)t->usage.input, "output", (json_int_t)t->usage.output,
-				     "ms", (json_int_t)(mono_ms() - t0), "reason",
-				     r < 0 && t->why[0] ? t->why : NULL));
+	RECORD(hp, "http", "{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I},s:I,s:s*}", "conn",
+	       (json_int_t)c->id, "event", event, "credential",
+	       creds_at(hp->creds, (size_t)t->ci, &(const char *){ NULL })->name,
+	       "outcome", r < 0 ? "broken" : "forwarded", "status",
+	       r < 0 ? 0 : t->rs.status, "bytes_up", (json_int_t)t->up_bytes,
+	       "bytes_down", (json_int_t)t->down_bytes, "tokens", "input",
+	       (json_int_t)t->usage.input, "output", (json_int_t)t->usage.output,
+	       "ms", (json_int_t)(mono_ms() - t0), "reason",
+	       r < 0 && t->why[0] ? t->why : NULL);
 	json_decref(event);
 	c->up_bytes += t->up_bytes;
 	c->down_bytes += t->down_bytes;
@@ -1347,18 +1363,18 @@ static void do_credential(struct conn *c, size_t head, json_t *event, int ci)
 				sizeof(t.why));
 	t.to_cl.ssl = t.cl.ssl;
 	if (!t.cl.ssl) {
-		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-						event, "outcome", "refused", "reason", t.why));
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", t.why);
 		goto out;
 	}
 	while ((r = ctun_request(&t)) == 1)
 		;
 	SSL_shutdown(t.cl.ssl);
-	record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s,s:I,s:I,s:I}", "conn", (json_int_t)c->id,
-					"event", event, "outcome", "tunnel closed", "sni", sni,
-					"bytes_up", (json_int_t)c->up_bytes, "bytes_down",
-					(json_int_t)c->down_bytes, "ms",
-					(json_int_t)(mono_ms() - c->t0_ms)));
+	RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s,s:I,s:I,s:I}", "conn", (json_int_t)c->id,
+	       "event", event, "outcome", "tunnel closed", "sni", sni,
+	       "bytes_up", (json_int_t)c->up_bytes, "bytes_down",
+	       (json_int_t)c->down_bytes, "ms",
+	       (json_int_t)(mono_ms() - c->t0_ms));
 out:
 	if (t.up.ssl)
 		SSL_free(t.up.ssl);
@@ -1404,24 +1420,24 @@ static void serve(struct conn *c)
 			snprintf(why, sizeof(why), ci < 0 ? "%s is reached through the credential proxy, "
 				 "and no credential names it" : "%s is reached over TLS (CONNECT) only",
 				 c->req.host);
-			record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id,
-							"event", event, "outcome", "refused", "reason",
-							why));
+			RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id,
+			       "event", event, "outcome", "refused", "reason",
+			       why);
 			reply(c, 403, why);
 			goto out;
 		}
 	}
 	if (spend_request(c->hp, why, sizeof(why)) < 0) {
-		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-						event, "outcome", "refused", "reason", why));
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", why);
 		reply(c, 403, why);
 		goto out;
 	}
 	why[0] = '\0';
 	r = open_upstream(c, why, sizeof(why));
 	if (r < 0) {
-		record(c->hp, "http", json_pack("{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-						event, "outcome", "refused", "reason", why));
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", why);
 		reply(c, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, why);
 		goto out;
 	}
@@ -1561,9 +1577,9 @@ static void *conn_thread(void *arg)
 	uint64_t cg = 0;
 
 	if (hp->cgroup_id && (peer_cgroup(c->fd, &cg) < 0 || cg != hp->cgroup_id)) {
-		record(hp, "http", json_pack("{s:I,s:s,s:I}", "conn", (json_int_t)c->id, "outcome",
-					     "refused: a client outside the session", "cgroup",
-					     (json_int_t)cg));
+		RECORD(hp, "http", "{s:I,s:s,s:I}", "conn", (json_int_t)c->id, "outcome",
+		       "refused: a client outside the session", "cgroup",
+		       (json_int_t)cg);
 		reply(c, 403, "this proxy serves one cordon session, and this client is not in it");
 	} else {
 		serve(c);
