@@ -637,6 +637,7 @@ static void visit_tool(const struct cands *c, const char *server, const char *to
 	const struct policy *p = c->p;
 	const struct pol_index *x = p->idx;
 	const char *servers[2] = { server, "*" }, *tools[2] = { tool, "*" };
+	size_t sl[2] = { strlen(server), 1 }, tl[2] = { strlen(tool), 1 };
 	char key[600];
 
 	if (c->linear || !x) {
@@ -646,7 +647,7 @@ static void visit_tool(const struct cands *c, const char *server, const char *to
 		return;
 	}
 	/* A name the index cannot key (over-long) is enumerated in full: never skipped. */
-	if (strlen(server) + strlen(tool) + 2 > sizeof(key)) {
+	if (sl[0] + tl[0] + 2 > sizeof(key)) {
 		const struct cands all = { p, true };
 
 		visit_tool(&all, server, tool, fn, ctx);
@@ -655,9 +656,11 @@ static void visit_tool(const struct cands *c, const char *server, const char *to
 	for (int a = 0; a < 2; a++)
 		for (int b = 0; b < 2; b++) {
 			const struct slot *s;
-			int n = snprintf(key, sizeof(key), "%s.%s", servers[a], tools[b]);
-
-			s = smap_get(&x->tools, key, (size_t)n);
+			/* "server.tool" by hand: snprintf(3) here was most of a lookup's cost. */
+			memcpy(key, servers[a], sl[a]);
+			key[sl[a]] = '.';
+			memcpy(key + sl[a] + 1, tools[b], tl[b]);
+			s = smap_get(&x->tools, key, sl[a] + 1 + tl[b]);
 			if (s)
 				for (uint32_t k = 0; k < s->n; k++)
 					fn(&p->rules[s->ids[k]], ctx);
