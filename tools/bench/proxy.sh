@@ -283,11 +283,20 @@ val() {
 }
 # paired OP KIND BASE CONNS KEY: the median over the rounds both ran of
 # KIND's value over BASE's (OP ratio) or less BASE's (OP diff); or empty.
-paired() {
+# each_round OP KIND BASE CONNS KEY: the rounds' own comparisons, one a line.
+each_round() {
     [ -s "$t/$2.$4" ] && [ -s "$t/$3.$4" ] || return 0
     awk -v op="$1" 'NR == FNR { b[$1] = $2; next }
         ($1 in b) { if (op == "diff") print $2 - b[$1]; else if (b[$1] > 0) print $2 / b[$1] }' \
-        <(field "$t/$3.$4" "$5") <(field "$t/$2.$4" "$5") | median | grep -v nan
+        <(field "$t/$3.$4" "$5") <(field "$t/$2.$4" "$5")
+}
+paired() { each_round "$@" | median | grep -v nan; }
+# spread KIND: how the rounds' throughput ratios against squid fall, for a
+# verdict near 1.00x: "rounds 0.89x to 1.12x, 4 of 7 at or above squid".
+spread() {
+    each_round ratio "$1" squid 4 rps | sort -g | awk '
+        NR == 1 { lo = $1 } { hi = $1; n++; if ($1 >= 1) up++ }
+        END { if (n) printf "rounds %.2fx to %.2fx, %d of %d at or above squid", lo, hi, up, n }'
 }
 us() { awk -v v="$1" 'BEGIN { printf "%.0f us", v }'; }
 measured() { [ -s "$t/$1.1" ] && [ -s "$t/$1.4" ]; }
@@ -323,9 +332,9 @@ for k in direct squid bump broker cred; do
     elif [ -z "$add" ]; then
         met="n/a (no direct baseline)"
     elif awk -v x="$x" -v a="$add" 'BEGIN { exit !(x >= 1 && a <= 1000) }'; then
-        met="met ($(printf '%.2fx' "$x") squid, $added)"
+        met="met ($(printf '%.2fx' "$x") squid, $added; $(spread "$k"))"
     else
-        met="not met ($(printf '%.2fx' "$x") squid, $added)"
+        met="not met ($(printf '%.2fx' "$x") squid, $added; $(spread "$k"))"
     fi
     verdicts+=("${name[$k]}: target >= squid throughput and <= 1 ms added median: $met")
 done
