@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The credential proxy's request side (userspace/cred_proxy.c), without
+ * sockets: which requests creds_check lets through, and the exact head
+ * creds_upstream_head sends upstream (the sentinel out, the real secret in
+ * its configured header and prefix, hop-by-hop and proxy fields dropped,
+ * identity encoding asked for, framing re-stated), and that a head which
+ * does not fit is refused with the buffer wiped, at every size.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cred_proxy.h"
+#include "http.h"
+#include "policy.h"
+
+#define KEY_A "sk-ant-api03-unit-test-key-AAAAAAAAAAAAAAAAAAAA"
+#define KEY_B "sk-proj-unit-test-key-BBBBBBBBBBBBBBBBBBBBBBBB"
+
+static const char policy_text[] =
+	"{ \"cordon_policy\": 1, \"name\": \"cred-unit\",\n"
+	"  \"credentials\": [\n"
+	"    { \"name\": \"anthropic\", \"env\": \"ANTHROPIC_API_KEY\",\n"
+	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_A\" }, \"hosts\": [\"api.anthropic.test\"],\n"
+	"      \"header\": \"x-api-key\", \"endpoints\": [\"POST /v1/messages\"] },\n"
+	"    { \"name\": \"openai\", \"env\": \"OPENAI_API_KEY\",\n"
+	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_B\" }, \"hosts\": [\"api.openai.test\"],\n"
+	"      \"header\": \"authorization\", \"prefix\": \"Bearer \",\n"
+	"      \"endpoints\": [\"POST /v1/*\"] } ],\n"
+	"  \"rules\": [\n"
+	"    { \"name\": \"llm\", \"decision\": \"allow\",\n"
+	"      \"net\": { \"hosts\": [\"api.anthropic.test\", \"api.openai.test\"], \"ports\": [443],\n"
+	"               \"via\": \"credential-proxy\" } } ] }\n";
+
+struct fixture {
+	struct policy *pol;
+	struct creds *c;
+	struct http_request rq;
+	char head[HTTP_MAX_HEAD + 4096];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct pol_diags d = { 0 };
+	struct pol_vars none = { 0 };
+
+	if (!f)
+		return -1;
+	setenv("CORDON_UNIT_KEY_A", KEY_A, 1);
+	setenv("CORDON_UNIT_KEY_B", KEY_B, 1);
+	if (pol_load_text(policy_text, sizeof(policy_text) - 1, "cred-unit.json", &none, &f->pol,
+			  &d) < 0) {
+		pol_diags_print(&d, "cred-unit.json", stderr);
+		pol_diags_free(&d);
+		free(f);
+		return -1;
+	}
+	pol_diags_free(&d);
+	if (creds_init(&f->c, f->pol, NULL, "test_cred_proxy") < 0) {
+		pol_free(f->pol);
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	if (!f)
+		return 0;
+	creds_free(f->c);
+	pol_free(f->pol);
+	free(f);
+	return 0;
+}
+
+static const char *sentinel(const struct fixture *f, size_t i)
+{
+	const char *s = NULL;
+
+	assert_non_null(creds_at(f->c, i, &s));
+	assert_non_null(s);
+	return s;
+}
+
+/* Parse a head with "%S" standing for credential i's sentinel. */
+static void request(struct fixture *f, const char *tmpl, size_t i)
+{
+	char raw[4096], why[256];
+	const char *at = strstr(tmpl, "%S");
+	int n;
+
+	if (at)
+		n = snprintf(raw, sizeof(raw), "%.*s%s%s", (int)(at - tmpl), tmpl, sentinel(f, i),
+			     at + 2);
+	else
+		n = snprintf(raw, sizeof(raw), "%s", tmpl);
+	assert_true(n > 0 && (size_t)n < sizeof(raw));
+	if (http_parse_request(raw, (size_t)n, &f->rq, why, sizeof(why)) != n)
+		fail_msg("the test's request did not parse: %s", why);
+}
+
+static void check(struct fixture *f, size_t i, int want)
+{
+	char why[256] = "";
+	int r = creds_check(f->c, i, &f->rq, 443, why, sizeof(why));
+
+	if (r != want)
+		fail_msg("creds_check: %d (%s), want %d", r, why, want);
+	if (r < 0)
+		assert_true(why[0] != '\0');
+}
+
+static void expect_head(struct fixture *f, size_t i, const char *want)
+{
+	int n = creds_upstream_head(f->c, i, &f->rq, f->head, sizeof(f->head));
+
+	if (n < 0 || (size_t)n != strlen(want) || memcmp(f->head, want, (size_t)n))
+		fail_msg("upstream head (%d):\n%.*s\nwant:\n%s", n, n < 0 ? 0 : n, f->head, want);
+	assert_int_equal(f->head[n], '\0');
+}
+
+static void head_swaps_the_key_and_drops_hop_by_hop(void **state)
+{
+	struct fixture *f = *state;
+
+	request(f, "POST /v1/messages HTTP/1.1\r\n"
+		   "Host: api.anthropic.test\r\n"
+		   "User-Agent: agent/1.0\r\n"
+		   "x-api-key: %S\r\n"
+		   "Content-Type: application/json\r\n"
+		   "Connection: keep-alive\r\n"
+		   "Keep-Alive: timeout=5\r\n"
+		   "Proxy-Connection: keep-alive\r\n"
+		   "Proxy-Authorization: Basic Zm9vOmJhcg==\r\n"
+		   "TE: trailers\r\n"
+		   "Accept-Encoding: gzip, br\r\n"
+		   "Expect: 100-continue\r\n"
+		   "anthropic-version: 2023-06-01\r\n"
+		   "Content-Length: 17\r\n"
+		   "\r\n", 0);
+	check(f, 0, 0);
+	expect_head(f, 0, "POST /v1/messages HTTP/1.1\r\n"
+			  "Host: api.anthropic.test\r\n"
+			  "User-Agent: agent/1.0\r\n"
+			  "Content-Type: application/json\r\n"
+			  "anthropic-version: 2023-06-01\r\n"
+			  "Content-Length: 17\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "x-api-key: " KEY_A "\r\n"
+			  "\r\n");
+}
+
+static void head_with_prefix_chunked_and_close(void **state)
+{
+	struct fixture *f = *state;
+
+	request(f, "POST /v1/chat/completions?stream=1 HTTP/1.1\r\n"
+		   "Host: api.openai.test:443\r\n"
+		   "Authorization: Bearer %S\r\n"
+		   "Transfer-Encoding: chunked\r\n"
+		   "Connection: close\r\n"
+		   "\r\n", 1);
+	check(f, 1, 0);
+	expect_head(f, 1, "POST /v1/chat/completions?stream=1 HTTP/1.1\r\n"
+			  "Host: api.openai.test:443\r\n"
+			  "Transfer-Encoding: chunked\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "Connection: close\r\n"
+			  "authorization: Bearer " KEY_B "\r\n"
+			  "\r\n");
+	/* No body at all: no framing stated. */
+	request(f, "POST /v1/embeddings HTTP/1.1\r\nHost: api.openai.test\r\n"
+		   "Authorization: Bearer %S\r\n\r\n", 1);
+	check(f, 1, 0);
+	expect_head(f, 1, "POST /v1/embeddings HTTP/1.1\r\n"
+			  "Host: api.openai.test\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "authorization: Bearer " KEY_B "\r\n"
+			  "\r\n");
+}
+
+/* A head that does not fit, at every size short of it: -E2BIG, nothing of the key left. */
+static void head_too_large_is_refused_and_wiped(void **state)
+{
+	struct fixture *f = *state;
+	int full;
+
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\nContent-Length: 2\r\n\r\n", 0);
+	full = creds_upstream_head(f->c, 0, &f->rq, f->head, sizeof(f->head));
+	assert_true(full > 0);
+	for (size_t cap = 1; cap <= (size_t)full + 1; cap++) {
+		char *b = malloc(cap);
+		int n;
+
+		assert_non_null(b);
+		memset(b, 'x', cap);
+		n = creds_upstream_head(f->c, 0, &f->rq, b, cap);
+		if (cap <= (size_t)full) {
+			assert_int_equal(n, -E2BIG);
+			for (size_t k = 0; k < cap; k++)
+				if (b[k])
+					fail_msg("cap %zu: byte %zu left as 0x%02x", cap, k,
+						 (unsigned char)b[k]);
+		} else {
+			assert_int_equal(n, full);
+			assert_memory_equal(b, f->head, (size_t)full);
+			assert_int_equal(b[full], '\0');
+		}
+		free(b);
+	}
+}
+
+static void check_refuses(void **state)
+{
+	struct fixture *f = *state;
+
+	/* Another session's (or credential's) sentinel, or none. */
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\n\r\n", 1);
+	check(f, 0, -403);
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: " KEY_A "\r\n\r\n", 0);
+	check(f, 0, -403);
+	/* The sentinel twice, or in the wrong header. */
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\nx-api-key: x\r\n\r\n", 0);
+	check(f, 0, -403);
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "authorization: %S\r\n\r\n", 0);
+	check(f, 0, -403);
+	/* The prefix missing. */
+	request(f, "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		   "Authorization: %S\r\n\r\n", 1);
+	check(f, 1, -403);
+	/* Not an endpoint: another method, another path, dot segments. */
+	request(f, "GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\n\r\n", 0);
+	check(f, 0, -403);
+	request(f, "POST /v1/messages/batches HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\n\r\n", 0);
+	check(f, 0, -403);
+	request(f, "POST /v1/../admin HTTP/1.1\r\nHost: api.openai.test\r\n"
+		   "Authorization: Bearer %S\r\n\r\n", 1);
+	check(f, 1, -403);
+	/* Host: another credential's host, another port. */
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.openai.test\r\n"
+		   "x-api-key: %S\r\n\r\n", 0);
+	check(f, 0, -403);
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test:8443\r\n"
+		   "x-api-key: %S\r\n\r\n", 0);
+	check(f, 0, -403);
+	/* The same request with all right: through. */
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\n\r\n", 0);
+	check(f, 0, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(head_swaps_the_key_and_drops_hop_by_hop),
+		cmocka_unit_test(head_with_prefix_chunked_and_close),
+		cmocka_unit_test(head_too_large_is_refused_and_wiped),
+		cmocka_unit_test(check_refuses),
+	};
+
+	return cmocka_run_group_tests_name("cred_proxy", tests, setup, teardown);
+}
