@@ -21,7 +21,9 @@
 # latency, throughput ratio) the median of the rounds' own comparisons, so a
 # machine that drifts between rounds moves both sides of each.  Targets, for
 # each cordon path: >= squid's throughput and <= 1 ms median added latency
-# over direct.
+# over direct; a verdict also gives the range of the rounds' own ratios
+# against squid and how many were at or above it, since one near 1.00x is
+# decided by the noise.
 # Each proxy's CPU time per request is read from /proc over its 4-connection
 # runs: requests/s moves with the machine, the CPU a request costs much less.
 # No proxy logs here: squid has no access log, and the cordon proxies run
