@@ -15,7 +15,7 @@
 #     credential host (--upstream-ca, --ca-out, --sentinels-out): the client
 #     sends the sentinel, the server answers 403 unless the real key arrives.
 # Each path: 1 connection (latency: median and p90 per request) and 4
-# connections (throughput), PROXY_BENCH_ROUNDS rounds (5) of
+# connections (throughput), PROXY_BENCH_ROUNDS rounds (7) of
 # PROXY_BENCH_N requests per connection (5000), the paths alternated within
 # a round; each cell is the median of the rounds, and a comparison (added
 # latency, throughput ratio) the median of the rounds' own comparisons, so a
