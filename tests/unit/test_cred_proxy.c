@@ -226,46 +226,46 @@ static void head_too_large_is_refused_and_wiped(void **state)
 static void check_refuses(void **state)
 {
 	struct fixture *f = *state;
+	/* A head (%S: the sentinel of credential `as`), judged for credential `on`. */
+	static const struct {
+		const char *head;
+		size_t as, on;
+		int want;
+	} cases[] = {
+		/* Another credential's sentinel, or the real key itself. */
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-api-key: %S\r\n\r\n", 1, 0, -403 },
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-api-key: " KEY_A "\r\n\r\n", 0, 0, -403 },
+		/* The header twice, or the sentinel in another header. */
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-api-key: %S\r\nx-api-key: x\r\n\r\n", 0, 0, -403 },
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "authorization: %S\r\n\r\n", 0, 0, -403 },
+		/* The prefix missing. */
+		{ "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Authorization: %S\r\n\r\n", 1, 1, -403 },
+		/* Not an endpoint: another method, a longer path, dot segments. */
+		{ "GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
+		{ "POST /v1/messages/batches HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
+		{ "POST /v1/../admin HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Authorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		/* Host: another credential's host, another port. */
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test:8443\r\n"
+		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
+		/* The same request with all right: through. */
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-api-key: %S\r\n\r\n", 0, 0, 0 },
+	};
 
-	/* Another session's (or credential's) sentinel, or none. */
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "x-api-key: %S\r\n\r\n", 1);
-	check(f, 0, -403);
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "x-api-key: " KEY_A "\r\n\r\n", 0);
-	check(f, 0, -403);
-	/* The sentinel twice, or in the wrong header. */
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "x-api-key: %S\r\nx-api-key: x\r\n\r\n", 0);
-	check(f, 0, -403);
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "authorization: %S\r\n\r\n", 0);
-	check(f, 0, -403);
-	/* The prefix missing. */
-	request(f, "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
-		   "Authorization: %S\r\n\r\n", 1);
-	check(f, 1, -403);
-	/* Not an endpoint: another method, another path, dot segments. */
-	request(f, "GET /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "x-api-key: %S\r\n\r\n", 0);
-	check(f, 0, -403);
-	request(f, "POST /v1/messages/batches HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "x-api-key: %S\r\n\r\n", 0);
-	check(f, 0, -403);
-	request(f, "POST /v1/../admin HTTP/1.1\r\nHost: api.openai.test\r\n"
-		   "Authorization: Bearer %S\r\n\r\n", 1);
-	check(f, 1, -403);
-	/* Host: another credential's host, another port. */
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.openai.test\r\n"
-		   "x-api-key: %S\r\n\r\n", 0);
-	check(f, 0, -403);
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test:8443\r\n"
-		   "x-api-key: %S\r\n\r\n", 0);
-	check(f, 0, -403);
-	/* The same request with all right: through. */
-	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
-		   "x-api-key: %S\r\n\r\n", 0);
-	check(f, 0, 0);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		request(f, cases[k].head, cases[k].as);
+		check(f, cases[k].on, cases[k].want);
+	}
 }
 
 int main(void)
