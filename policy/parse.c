@@ -72,7 +72,7 @@ void pol_diags_print(const struct pol_diags *ds, const char *file, FILE *f)
 
 const char *pol_vars_get(const struct pol_vars *vars, const char *name)
 {
-	for (size_t i = 0; i < vars->n; i++)
+	for (size_t i = 0; vars && i < vars->n; i++)
 		if (!strcmp(vars->v[i].name, name))
 			return vars->v[i].value;
 	return NULL;
@@ -1578,7 +1578,7 @@ static int load(const char *text, size_t len, const char *file, const char *real
 		return -ENOMEM;
 	}
 	c.p = p;
-	for (size_t i = 0; i < vars->n; i++)
+	for (size_t i = 0; vars && i < vars->n; i++)
 		(void)pol_vars_set(&p->vars, vars->v[i].name, vars->v[i].value);
 	p->file = strdup(file);
 	parse_root(&c, root, p);

@@ -255,7 +255,8 @@ void pol_vars_free(struct pol_vars *vars);
  * Parse, validate and index a policy from text.  Returns 0 and *out, or
  * -EINVAL with every problem in *diags (never a partial policy).  Warnings
  * (shadowed rules) may accompany success.  `file` is used for messages and
- * as the policy file invariant.
+ * as the policy file invariant.  `vars`: the variables a policy may use, or
+ * NULL for none.
  */
 int pol_load_text(const char *text, size_t len, const char *file,
 		  const struct pol_vars *vars, struct policy **out,

@@ -50,13 +50,12 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct pol_diags d = { 0 };
-	struct pol_vars none = { 0 };
 
 	if (!f)
 		return -1;
 	setenv("CORDON_UNIT_KEY_A", KEY_A, 1);
 	setenv("CORDON_UNIT_KEY_B", KEY_B, 1);
-	if (pol_load_text(policy_text, sizeof(policy_text) - 1, "cred-unit.json", &none, &f->pol,
+	if (pol_load_text(policy_text, sizeof(policy_text) - 1, "cred-unit.json", NULL, &f->pol,
 			  &d) < 0) {
 		pol_diags_print(&d, "cred-unit.json", stderr);
 		pol_diags_free(&d);

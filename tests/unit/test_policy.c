@@ -815,6 +815,28 @@ static void shipped_profiles_load(void **state)
 	}
 }
 
+/* No variables at all (NULL): a policy without ${...} loads; one with them is an error, not a crash. */
+static void null_vars_are_none(void **state)
+{
+	static const char plain[] = HDR "{\"name\": \"tmp\", \"decision\": \"allow\", "
+				    "\"fs\": {\"paths\": [\"/tmp\"], \"rights\": [\"read\"]}}]}";
+	static const char with_var[] = HDR "{\"name\": \"ws\", \"decision\": \"allow\", "
+				       "\"fs\": {\"paths\": [\"${WORKSPACE}\"], \"rights\": [\"all\"]}}]}";
+	struct pol_diags ds = {};
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(pol_load_text(plain, strlen(plain), "t.json", NULL, &p, &ds), 0);
+	pol_free(p);
+	pol_diags_free(&ds);
+	p = NULL;
+	assert_int_equal(pol_load_text(with_var, strlen(with_var), "t.json", NULL, &p, &ds), -EINVAL);
+	assert_null(p);
+	assert_true(ds.n_errors > 0);
+	assert_null(pol_vars_get(NULL, "WORKSPACE"));
+	pol_diags_free(&ds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -835,6 +857,7 @@ int main(void)
 		cmocka_unit_test(shipped_profiles_load),
 		cmocka_unit_test(wildcards_expand_as_glob_does),
 		cmocka_unit_test(canon_memo_agrees_with_canon_path),
+		cmocka_unit_test(null_vars_are_none),
 	};
 	return cmocka_run_group_tests_name("policy", tests, setup, teardown);
 }
