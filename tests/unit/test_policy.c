@@ -815,7 +815,10 @@ static void shipped_profiles_load(void **state)
 	}
 }
 
-/* No variables at all (NULL): a policy without ${...} loads; one with them is an error, not a crash. */
+/*
+ * No variables at all (NULL): a policy without ${...} loads; one with them
+ * is an error, not a crash.
+ */
 static void null_vars_are_none(void **state)
 {
 	static const char plain[] = HDR "{\"name\": \"tmp\", \"decision\": \"allow\", "
