@@ -245,21 +245,34 @@ fi
 
 # cpu_ticks PID: the process's user and system time so far (all its threads).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+# machine_ticks: "BUSY IDLE", the whole machine's time so far (/proc/stat's
+# first line: busy is user, system and interrupts; idle includes iowait;
+# steal, the host running something else, is neither).
+machine_ticks() { awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8, $5 + $6; exit }' /proc/stat; }
 hz=$(getconf CLK_TCK)
 # client KIND CONNS: one proxy_bench client run; "ROUND JSON" appended to
-# $t/KIND.CONNS, nothing on failure (stderr kept in $t/KIND.err).  With a
-# proxy, the JSON gains the proxy's CPU time per request ("cpu_us").
+# $t/KIND.CONNS, nothing on failure (stderr kept in $t/KIND.err).  The JSON
+# gains the whole machine's busy CPU time per request ("all_us": client,
+# proxy, server and the kernel's network work) and its idle share
+# ("idle_pct"); with a proxy, also the proxy's own CPU time per request
+# ("cpu_us").
 client() {
-    local kind=$1 conns=$2 out c0= c1= n=${nreq[$1]:-$N}
+    local kind=$1 conns=$2 out c0= c1= m0 m1 n=${nreq[$1]:-$N}
     local -a via=()
     [ -z "${port[$kind]:-}" ] || via=(--proxy "127.0.0.1:${port[$kind]}")
     [ -z "${pid[$kind]:-}" ] || c0=$(cpu_ticks "${pid[$kind]}")
+    m0=$(machine_ticks)
     if out=$("$bin" client --host localhost --port "$up" "${via[@]}" --cacert "${ca[$kind]}" \
         --header "${hdr[$kind]}" --requests "$n" --conns "$conns" --body 1024 \
         --path /v1/messages 2>>"$t/$kind.err") && [ -n "$out" ]; then
+        m1=$(machine_ticks)
         [ -z "$c0" ] || c1=$(cpu_ticks "${pid[$kind]}")
         [ -z "$c1" ] || out="${out%\}}, \"cpu_us\": $(awk -v d=$((c1 - c0)) -v hz="$hz" \
             -v n=$((n * conns)) 'BEGIN { printf "%.1f", d * 1e6 / hz / n }')}"
+        out="${out%\}}, $(awk -v a="$m0" -v b="$m1" -v hz="$hz" -v n=$((n * conns)) 'BEGIN {
+            split(a, x, " "); split(b, y, " "); busy = y[1] - x[1]; idle = y[2] - x[2]
+            printf "\"all_us\": %.1f, \"idle_pct\": %.1f", busy * 1e6 / hz / n,
+                (busy + idle > 0 ? 100 * idle / (busy + idle) : 0) }')}"
         echo "$r $out" >>"$t/$kind.$conns"
     else
         echo "bench: a $kind run (--conns $conns) failed" >&2
@@ -305,14 +318,14 @@ measured() { [ -s "$t/$1.1" ] && [ -s "$t/$1.4" ]; }
 
 row "path (1 KB POST, 1 KB answer, keep-alive)" "requests/s, 4 connections" \
     "latency, 1 connection: median (p90)" "added (median)" "throughput vs squid" \
-    "proxy CPU per request" "target"
-row "---" "---" "---" "---" "---" "---" "---"
+    "proxy CPU per request" "all CPU per request (idle)" "target"
+row "---" "---" "---" "---" "---" "---" "---" "---"
 verdicts=()
 for k in direct squid bump broker cred; do
     target=
     [ "$k" = broker ] || [ "$k" = cred ] && target=">= squid, <= 1 ms added"
     if ! measured "$k"; then
-        row "${name[$k]}" "${why[$k]:-failed}" "" "" "" "" "$target"
+        row "${name[$k]}" "${why[$k]:-failed}" "" "" "" "" "" "$target"
         [ -z "$target" ] || verdicts+=("${name[$k]}: target >= squid throughput and <= 1 ms added median: not measured (${why[$k]:-failed})")
         continue
     fi
@@ -326,8 +339,9 @@ for k in direct squid bump broker cred; do
     [ "$k" != squid ] || vs=1.00x
     cpu=
     [ -z "${pid[$k]:-}" ] || cpu=$(val "$k" 4 cpu_us | grep -v nan)
+    all=$(val "$k" 4 all_us | grep -v nan); idle=$(val "$k" 4 idle_pct | grep -v nan)
     row "${name[$k]}" "$(printf '%.0f' "$rps")" "$(us "$p50") ($(us "$p90"))" "$added" "$vs" \
-        "${cpu:+$(us "$cpu")}" "$target"
+        "${cpu:+$(us "$cpu")}" "${all:+$(us "$all") ($(printf '%.0f' "$idle")%)}" "$target"
     [ -n "$target" ] || continue
     if [ -z "$x" ]; then
         met="n/a (no squid to compare with)"
@@ -349,8 +363,11 @@ echo "own difference and ratio (both sides measured seconds apart), so they need
 echo "cells' difference or ratio.  TLS 1.3 (OpenSSL), P-256 certificates, loopback, one server"
 echo "thread per connection${squid_ver:+; squid $squid_ver}.  The ssl-bump runs are a tenth as"
 echo "long (${nreq[bump]} requests).  \"proxy CPU per request\": the proxy process's user and system"
-echo "time over a 4-connection run, divided by its requests (the median of the rounds); with"
-echo "every core busy, the throughput of each path follows what all three processes spend."
+echo "time over a 4-connection run, divided by its requests (the median of the rounds).  \"all"
+echo "CPU per request\": the whole machine's busy time over the same run (client, proxy, server"
+echo "and the kernel's loopback work), divided by its requests, and the share of it idle: with"
+echo "little idle, the path is bound by the CPU it spends, and its throughput follows that sum;"
+echo "with much idle, it is bound by its wake-ups (each hop waits for a thread to be woken)."
 
 x=$(paired ratio cred bump 4 rps)
 [ -z "$x" ] || verdicts+=("for scale: the credential proxy against squid doing the same TLS work (ssl-bump): $(printf '%.2fx' "$x") its throughput")
@@ -361,7 +378,7 @@ list() { field "$t/$1" "$2" | awk '{ printf "%s%.0f", (NR > 1 ? ", " : ""), $2 }
 echo
 for k in "${kinds[@]}"; do
     measured "$k" || continue
-    echo "$k, each round: requests/s $(list "$k.4" rps); median latency (us) $(list "$k.1" p50_us)${pid[$k]:+; proxy CPU per request (us) $(list "$k.4" cpu_us)}."
+    echo "$k, each round: requests/s $(list "$k.4" rps); median latency (us) $(list "$k.1" p50_us)${pid[$k]:+; proxy CPU per request (us) $(list "$k.4" cpu_us)}; all CPU per request (us) $(list "$k.4" all_us), idle (%) $(list "$k.4" idle_pct)."
 done
 for k in "${kinds[@]}"; do
     errs=$(cat "$t/$k.1" "$t/$k.4" 2>/dev/null | sed -n 's/.*"errors": \([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
