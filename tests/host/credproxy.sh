@@ -58,7 +58,8 @@ policy() {  # policy FILE [EXTRA_RULES_JSON] [BUDGETS_JSON]
   "credentials": [
     { "name": "test-llm", "env": "TEST_API_KEY", "source": { "env": "REAL_KEY" },
       "hosts": ["localhost"], "header": "x-api-key",
-      "endpoints": ["POST /v1/messages", "GET /v1/echo-key", "GET /v1/echo-chunked"] }
+      "endpoints": ["POST /v1/messages", "GET /v1/echo-key", "GET /v1/echo-chunked",
+                     "GET /v1/echo-gzip-ce", "GET /v1/echo-gzip-te", "GET /v1/echo-key-ce"] }
   ]$budgets }
 EOF
     chmod 0644 "$1"
@@ -97,6 +98,9 @@ fetch(process.env.U + "/v1/messages", { method: "POST", body: JSON.stringify({ f
 fi
 echo "echo: \$(curl -sS -i -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-key | tr -d '\r' | tr '\n' ' ')"
 echo "chunked: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-chunked)"
+for e in gzip-ce gzip-te key-ce; do
+    echo "\$e: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-\$e | tr -cd '[:print:]')"
+done
 echo "endpoint: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/admin)"
 echo "traversal: \$(curl -sS --path-as-is -H "x-api-key: \$TEST_API_KEY" \$U/v1/messages/../admin -d x)"
 echo "other-sentinel: \$(curl -sS -H 'x-api-key: cordon-sentinel-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' -d x \$U/v1/messages)"
@@ -172,6 +176,14 @@ ok "a response echoing the key comes back scrubbed, body and header" \
     bash -c "grep -q 'cordon:redacted' <<<'$(line echo)' && ! grep -q 'X-Echo: sk-' <<<'$(line echo)'"
 ok "  a chunked response with the key split across chunks too ($(line chunked))" \
     grep -q '^chunked: key=\[cordon:redacted\]\**;$' <<<"$(line chunked)"
+# A compressed body hides the key from the scrubber, and the agent can
+# decompress it itself: however the upstream labels it, it is refused.
+ok "an answer gzipped under a second Content-Encoding field: 502, not passed on" \
+    grep -q 'cannot be scrubbed' <<<"$(line gzip-ce)"
+ok "an answer gzipped as Transfer-Encoding: gzip, chunked: 502, not passed on" \
+    grep -q 'cannot be scrubbed' <<<"$(line gzip-te)"
+ok "an answer whose Content-Encoding is the key: 502, which does not quote it" \
+    bash -c "grep -q 'cannot be scrubbed' <<<'$(line key-ce)' && ! grep -qF -- '$REAL' <<<'$(line key-ce)'"
 ok "an endpoint off the allowlist: 403 naming it" grep -q 'GET /v1/admin is not an endpoint' <<<"$(line endpoint)"
 ok "a dot-segment path: 403" grep -q 'dot segments' <<<"$(line traversal)"
 ok "another sentinel: 403" grep -q "does not hold this session's sentinel" <<<"$(line other-sentinel)"

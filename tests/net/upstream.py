@@ -11,9 +11,13 @@
 # server-sent events 400 ms apart when the JSON body asks "stream": true;
 # /v1/echo-key answers with the credential it received, in the body and a
 # header, and /v1/echo-chunked the same, chunked, the key split across
-# chunks (what the scrubber must catch); anything else answers
+# chunks (what the scrubber must catch); /v1/echo-gzip-ce the key gzipped,
+# labelled by two Content-Encoding fields, identity then gzip;
+# /v1/echo-gzip-te the key gzipped as "Transfer-Encoding: gzip, chunked";
+# /v1/echo-key-ce the key as its Content-Encoding (what the credential
+# proxy must refuse, and not quote); anything else answers
 # {"ok": true, "path": ...}.
-import json, os, ssl, sys, threading, time
+import gzip, json, os, ssl, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 d = sys.argv[1]
@@ -74,6 +78,25 @@ class H(BaseHTTPRequestHandler):
             for part in (data[:mid], data[mid:]):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
             self.wfile.write(b"0\r\n\r\n")
+            return
+        if self.path in ("/v1/echo-gzip-ce", "/v1/echo-gzip-te", "/v1/echo-key-ce"):
+            packed = gzip.compress(json.dumps({"received": key}).encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if self.path == "/v1/echo-gzip-te":
+                self.send_header("Transfer-Encoding", "gzip, chunked")
+                self.end_headers()
+                self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(packed), packed))
+                return
+            if self.path == "/v1/echo-gzip-ce":
+                self.send_header("Content-Encoding", "identity")
+                self.send_header("Content-Encoding", "gzip")
+            else:
+                self.send_header("Content-Encoding", key)
+                packed = b"{}"
+            self.send_header("Content-Length", str(len(packed)))
+            self.end_headers()
+            self.wfile.write(packed)
             return
         if self.path.startswith("/v1/messages"):
             out = json.dumps({"type": "message", "content": [{"type": "text", "text": "hi"}],
