@@ -584,16 +584,22 @@ SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t 
 
 /*
  * A path the upstream cannot read as another: no dot segments, no
- * percent-encoded dot, slash or backslash, no backslash, no empty segment.
+ * percent-encoded dot, slash, backslash or semicolon, no backslash, no
+ * semicolon, no empty segment.  The semicolon: servlet containers (Tomcat,
+ * Jetty, Spring) drop a segment's ";parameters" before they resolve dot
+ * segments, so "/v1/models/..;/admin" passes a wildcard endpoint under
+ * "/v1/models/" here and is "/v1/admin" there, with the real key.  No API
+ * a credential is for needs path parameters.
  */
 static bool plain_path(const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '\\' || p[i] == '#')
+		if (p[i] == '\\' || p[i] == '#' || p[i] == ';')
 			return false;
 		if (p[i] == '%' && i + 2 < n + 2 &&
 		    (!strncasecmp(p + i, "%2e", 3) || !strncasecmp(p + i, "%2f", 3) ||
-		     !strncasecmp(p + i, "%5c", 3) || !strncasecmp(p + i, "%00", 3)))
+		     !strncasecmp(p + i, "%5c", 3) || !strncasecmp(p + i, "%00", 3) ||
+		     !strncasecmp(p + i, "%3b", 3)))
 			return false;
 		if (p[i] == '/') {
 			size_t k = i + 1;

@@ -251,6 +251,13 @@ static void check_refuses(void **state)
 		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
 		{ "POST /v1/../admin HTTP/1.1\r\nHost: api.openai.test\r\n"
 		  "Authorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		/* Segments a servlet container reads as dot segments (";params" dropped). */
+		{ "POST /v1/models/..;/admin HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Authorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		{ "POST /v1/x/..%3B/..%3b/admin HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Authorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		{ "POST /v1/chat;v=1/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Authorization: Bearer %S\r\n\r\n", 1, 1, -403 },
 		/* Host: another credential's host, another port. */
 		{ "POST /v1/messages HTTP/1.1\r\nHost: api.openai.test\r\n"
 		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
@@ -259,6 +266,8 @@ static void check_refuses(void **state)
 		/* The same request with all right: through. */
 		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
 		  "x-api-key: %S\r\n\r\n", 0, 0, 0 },
+		{ "POST /v1/chat/completions?x=a;b HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Authorization: Bearer %S\r\n\r\n", 1, 1, 0 },
 	};
 
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
