@@ -17,7 +17,10 @@
  *  - chmod, chown, setxattr, utimes: Landlock has no right for them (DAC and
  *    dropped capabilities are all that stand);
  *  - connect to pathname Unix sockets: Landlock judges creating the socket
- *    file, not connecting to an existing one;
+ *    file, not connecting to an existing one (the supervisor judges the
+ *    path of a connect; datagrams sent to a path are not judged, and a
+ *    connect address rewritten after the supervisor read it is not either:
+ *    posture.c's unix-socket-by-object says so);
  *  - descriptors open before the domain is applied keep their access;
  *  - ioctl is judged by request number only (TIOCSTI, TIOCLINUX), never on
  *    the object it reaches;
@@ -483,7 +486,7 @@ static void static_lacks(struct fallback_report *rep)
 	lack(rep, "metadata", "chmod, chown, setxattr and utimes are not judged (no Landlock "
 	     "right)");
 	lack(rep, "unix-pathname", "connect to an existing pathname Unix socket is not judged "
-	     "by object");
+	     "by object, and a datagram sent to one is not judged");
 	lack(rep, "inherited-fds", "descriptors open before the domain keep their access");
 	lack(rep, "ioctl-object", "ioctl is judged by request number, not on the object");
 	lack(rep, "net-address", "Landlock restricts TCP ports only; addresses and UDP are "

@@ -57,7 +57,11 @@ static const struct lack no_lsm[] = {
 	  "pathname Unix sockets judged by inode in the kernel: the supervisor "
 	  "judges the canonical path and connects on a copy of the socket, so a "
 	  "symlink swapped in after its check (by a task that may create entries "
-	  "in that directory) is followed, within the agent's own DAC rights" },
+	  "in that directory) is followed; a datagram sent to a pathname socket "
+	  "(sendto, sendmsg) is not judged at all; and a connect whose address "
+	  "reads as abstract or not Unix when judged, rewritten to a path by "
+	  "another thread before the kernel reads it, reaches that path unjudged "
+	  "(all within the agent's own DAC rights)" },
 	{ "capable",
 	  "per-capability denial in the kernel for root in the sandbox: "
 	  "capabilities are dropped at start instead" },
