@@ -1001,6 +1001,25 @@ out:
 	return rc < 0 ? fail(why, whylen, 502, l.bad, err) : 0;
 }
 
+bool http_response_identity(const struct http_response *r)
+{
+	for (size_t i = 0; i < r->n_headers; i++) {
+		const struct http_header *h = &r->headers[i];
+		bool te = ieq(h->name, h->name_len, "transfer-encoding");
+		struct list l;
+		const char *e;
+		size_t n, k = 0;
+
+		if (!te && !ieq(h->name, h->name_len, "content-encoding"))
+			continue;
+		list_init(&l, h);
+		while (list_next(&l, &e, &n))
+			if ((te && ++k > 1) || !ieq(e, n, te ? "chunked" : "identity"))
+				return false;
+	}
+	return true;
+}
+
 int http_response_body_mode(const struct http_response *r, const char *request_method)
 {
 	const char *m = request_method ? request_method : "";

@@ -108,6 +108,14 @@ enum {
 int http_response_body_mode(const struct http_response *r, const char *request_method);
 
 /*
+ * Whether the body arrives as its own bytes once de-chunked: every element
+ * of every Content-Encoding field is identity, and a Transfer-Encoding is
+ * the lone coding chunked (the parser also accepts "gzip, chunked", which
+ * plain forwarding passes on).
+ */
+bool http_response_identity(const struct http_response *r);
+
+/*
  * "host[:port]" or "[v6][:port]": lower-cased host without brackets or
  * trailing dot into host; the port, or default_port (0 = port required).
  * 0 or -EINVAL.  Refuses userinfo ('@'), an empty host, a bad, zero,

@@ -1096,47 +1096,6 @@ static ssize_t ctun_fill_up(struct ctun *t, size_t cap)
 }
 
 /*
- * Whether a response's body reaches the scrubber as the bytes the client
- * will read.  Attack: the upstream (or whoever answers as it) echoes the
- * real key in a compressed body; scrubbed as raw bytes nothing matches,
- * and the agent decompresses it itself (it needs no HTTP client that
- * decodes).  So every Content-Encoding field, and every element of each,
- * must be identity, and a Transfer-Encoding must be the single coding
- * chunked (the parser accepts "gzip, chunked" for plain forwarding).
- * Identity is asked for upstream; a server that ignores that is refused.
- * What this cannot close: a key the upstream re-encodes in a form the
- * scrubber does not list (base64, split across fields); no upstream the
- * policy trusts with the key has reason to.
- */
-static bool scrubbable_coding(const struct http_response *rs)
-{
-	for (size_t i = 0; i < rs->n_headers; i++) {
-		const struct http_header *h = &rs->headers[i];
-		const char *v = h->value, *end = h->value + h->value_len;
-		bool te = h->name_len == 17 && !strncasecmp(h->name, "transfer-encoding", 17);
-
-		if (!te && !(h->name_len == 16 && !strncasecmp(h->name, "content-encoding", 16)))
-			continue;
-		/* Each comma-separated element, optional whitespace trimmed. */
-		for (const char *e = v; e <= end;) {
-			const char *c = memchr(e, ',', (size_t)(end - e)), *b = e, *f = c ? c : end;
-
-			while (b < f && (*b == ' ' || *b == '\t'))
-				b++;
-			while (f > b && (f[-1] == ' ' || f[-1] == '\t'))
-				f--;
-			if (te ? (f - b != 7 || strncasecmp(b, "chunked", 7) || c)
-			       : (f - b != 8 || strncasecmp(b, "identity", 8)))
-				return false;
-			if (!c)
-				break;
-			e = c + 1;
-		}
-	}
-	return true;
-}
-
-/*
  * The response, streamed: the head and every body byte pass the scrubber
  * (same-length masks, so Content-Length holds; a chunked body is re-framed
  * around the scrubbed data, trailers dropped) as they arrive.  1: the
@@ -1179,8 +1138,19 @@ static int ctun_response(struct ctun *t)
 			goto broken;
 		tin_consume(up, head);
 	}
-	if (!scrubbable_coding(&t->rs)) {
-		/* Not the upstream's words: an error the proxy writes is not scrubbed. */
+	/*
+	 * The body must reach the scrubber as the bytes the client will read.
+	 * Attack: the upstream (or whoever answers as it) echoes the real key
+	 * in a compressed body, labelled by a second Content-Encoding field or
+	 * by "Transfer-Encoding: gzip, chunked"; scrubbed as raw bytes nothing
+	 * matches, and the agent decompresses it itself.  Identity is asked
+	 * for upstream; a server that ignores that is refused.  What this
+	 * cannot close: a key the upstream re-encodes in a form the scrubber
+	 * does not list (base64); no upstream the policy trusts with the key
+	 * has reason to.  The reason is not the upstream's words: an error
+	 * the proxy writes is not scrubbed.
+	 */
+	if (!http_response_identity(&t->rs)) {
 		snprintf(t->why, sizeof(t->why), "the upstream sent an encoded response (a content or "
 			 "transfer coding other than identity and chunked), which cannot be scrubbed");
 		goto bad;

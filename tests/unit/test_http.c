@@ -1000,6 +1000,37 @@ static void response_refusals_are_502(void **state)
 	assert_int_equal(resp(f, buf, sizeof(buf)), -502);
 }
 
+static void response_identity(void **state)
+{
+	struct fx *f = *state;
+	static const struct {
+		const char *fields;
+		bool identity;
+	} t[] = {
+		{ "Content-Length: 0\r\n", true },
+		{ "Content-Encoding: identity\r\nContent-Length: 0\r\n", true },
+		{ "Content-Encoding: IDENTITY , identity\r\nContent-Length: 0\r\n", true },
+		{ "Transfer-Encoding: chunked\r\n", true },
+		{ "Transfer-Encoding: Chunked\r\nContent-Encoding: identity\r\n", true },
+		{ "Content-Encoding: gzip\r\nContent-Length: 0\r\n", false },
+		{ "Content-Encoding: identity\r\nContent-Encoding: gzip\r\nContent-Length: 0\r\n",
+		  false },
+		{ "Content-Encoding: identity, br\r\nContent-Length: 0\r\n", false },
+		{ "Content-Encoding:\r\nContent-Length: 0\r\n", false },
+		{ "Transfer-Encoding: gzip, chunked\r\n", false },
+	};
+	char head[256];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int n = snprintf(head, sizeof(head), "HTTP/1.1 200 OK\r\n%s\r\n", t[i].fields);
+
+		if (resp(f, head, (size_t)n) != n)
+			fail_msg("%s: not parsed: %s", t[i].fields, f->why);
+		if (http_response_identity(&f->s) != t[i].identity)
+			fail_msg("%s: want %s", t[i].fields, t[i].identity ? "identity" : "encoded");
+	}
+}
+
 static void response_body_modes(void **state)
 {
 	static const struct {
@@ -1291,6 +1322,7 @@ int main(void)
 		T(response_heads),
 		T(response_reason_truncated),
 		T(response_refusals_are_502),
+		T(response_identity),
 		T(response_body_modes),
 		T(chunked_valid),
 		T(chunked_message_ends_inside_the_buffer),
