@@ -15,7 +15,8 @@
  *     CGNAT, multicast, v4-mapped forms of those) must itself be listed by an
  *     allowing rule, as must any IP literal a client names.  So an
  *     allowlisted name that resolves (or is rebound) to 169.254.169.254 or
- *     127.0.0.1 is refused.
+ *     127.0.0.1 is refused.  Every resolved address is judged as well, so a
+ *     rule denying an address or CIDR holds whichever name resolves into it.
  *   - Fronting: inside a CONNECT tunnel the first bytes must be a TLS
  *     ClientHello whose server name is the CONNECT host (no name, another
  *     name, or no TLS at all: the tunnel is closed before a byte reaches the
@@ -335,15 +336,27 @@ static int open_upstream(struct conn *c, char *why, size_t wlen)
 		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
 			continue;
 		addr_text(ai->ai_addr, c->addr, sizeof(c->addr));
-		if (!addr_public(ai->ai_addr)) {
-			pr.host = c->addr;
-			pol_eval(c->hp->pol, &pr, &pres);
-			if (pres.decision != CORDON_ALLOW) {
-				snprintf(why, wlen, "%s resolves to %s, a non-public address no rule "
-					 "lists", c->req.host, c->addr);
-				fd = -EACCES;
-				continue;
-			}
+		/*
+		 * Every address is judged, public ones too: a rule that denies
+		 * (or escalates) an address or CIDR is the strongest decision
+		 * about a connection that lands there, whatever name led to it.
+		 * A public address no rule names rides on the name's allow; a
+		 * non-public one must itself be allowed.
+		 */
+		pr.host = c->addr;
+		pol_eval(c->hp->pol, &pr, &pres);
+		if (pres.decision != CORDON_ALLOW && (pres.rule || pres.invariant)) {
+			snprintf(why, wlen, "%s resolves to %s, which %s%s%s does not allow",
+				 c->req.host, c->addr, pres.rule ? "rule '" : "invariant ",
+				 pres.rule ? pres.rule->name : pres.invariant, pres.rule ? "'" : "");
+			fd = -EACCES;
+			continue;
+		}
+		if (pres.decision != CORDON_ALLOW && !addr_public(ai->ai_addr)) {
+			snprintf(why, wlen, "%s resolves to %s, a non-public address no rule "
+				 "lists", c->req.host, c->addr);
+			fd = -EACCES;
+			continue;
 		}
 		fd = connect_to(ai->ai_addr, ai->ai_addrlen);
 		if (fd >= 0)

@@ -195,6 +195,49 @@ for path in plain connect; do
     ok "  the next is refused with 403 ($(echo $o))" grep -q 403 <<<"$o"
 done
 
+# --- an allowed name resolving into a CIDR a rule denies ----------------------------
+# In a network and mount namespace of its own: "pub.test" (an /etc/hosts
+# entry bound over the real one) is 203.0.113.7 and 203.0.113.8, public
+# addresses on the namespace's loopback, with a plain server on each.  The
+# name is allowed, 203.0.113.7/32 is denied: the broker must not land there
+# (strongest decision wins) and goes on to the address no rule names.
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null; then
+    printf '127.0.0.1 localhost\n203.0.113.7 pub.test\n203.0.113.8 pub.test\n203.0.113.7 denied.test\n' >"$t/hosts"
+    cat >"$t/cidr-policy.json" <<EOF
+{ "cordon_policy": 1, "name": "egress-cidr",
+  "rules": [
+    { "name": "pub", "decision": "allow", "net": { "hosts": ["pub.test", "denied.test"], "ports": [8080], "via": "egress" } },
+    { "name": "no-seven", "decision": "deny", "net": { "hosts": ["203.0.113.7/32"] } }
+  ] }
+EOF
+    cat >"$t/cidr.sh" <<EOF
+mount --bind '$t/hosts' /etc/hosts && ip link set lo up &&
+    ip addr add 203.0.113.7/32 dev lo && ip addr add 203.0.113.8/32 dev lo || exit 1
+s=
+for a in 7 8; do
+    mkdir -p '$t'/srv\$a && echo served-by-\$a >'$t'/srv\$a/who
+    $py -m http.server --bind 203.0.113.\$a --directory '$t'/srv\$a 8080 >/dev/null 2>&1 & s="\$s \$!"
+done
+'$cordon' http-proxy --listen 127.0.0.1:0 --port-file '$t/cport' --policy '$t/cidr-policy.json' \
+    --audit '$t/cidr.jsonl' 2>'$t/cidr.err' & s="\$s \$!"
+for _ in \$(seq 100); do
+    [ -e '$t/cport' ] && curl -s -o /dev/null http://203.0.113.7:8080/who &&
+        curl -s -o /dev/null http://203.0.113.8:8080/who && break
+    sleep 0.05
+done
+read -r cp <'$t/cport'
+for h in pub.test denied.test; do
+    echo \$h \$(curl -s --max-time 5 -w ' %{http_code}' -x http://127.0.0.1:\$cp http://\$h:8080/who)
+done
+kill \$s
+EOF
+    o=$(unshare --net --mount bash "$t/cidr.sh" 2>&1)
+    ok "an allowed name with addresses in and out of a denied CIDR: the one no rule names ($(echo $o))" \
+        grep -q '^pub.test served-by-8 200$' <<<"$o"
+    ok "  an allowed name whose only address is in it: 403, naming the rule" \
+        bash -c "grep -q '^denied.test .*403\$' <<<'$o' && grep -q \"203.0.113.7, which rule 'no-seven' does not allow\" '$t/cidr.jsonl'"
+fi
+
 # --- started by cordon run: the session's cgroup first, on the channel ---------------
 # cordon run starts the broker before the session's cgroup exists and tells
 # it on the channel; it says nothing and serves no one before that.
