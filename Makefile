@@ -63,7 +63,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 SKELS      := probe floor net
 probe_BPF  := bpf/probe.bpf.c
 floor_BPF  := bpf/files.bpf.c bpf/exec.bpf.c bpf/hardening.bpf.c bpf/unix.bpf.c
-net_BPF    := bpf/net.bpf.c
+net_BPF    := bpf/net.bpf.c bpf/exec_recheck.bpf.c
 
 LOADER_SRC := $(wildcard loader/*.c)
 USER_SRC   := $(wildcard userspace/*.c)

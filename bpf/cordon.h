@@ -215,6 +215,8 @@ struct cordon_net_config {
 	__u32 n_links;        /* programs attached and pinned as links (userspace only) */
 	__u64 parent_id;      /* cgroup id of <cgroup2>/cordon, at session_level - 1 */
 	__u64 build_id;       /* hash of the loaded BPF object: a stale one is reloaded */
+	__u32 exec_recheck;   /* the exec recheck's programs are attached (userspace only) */
+	__u32 pad;
 };
 
 /*
@@ -291,5 +293,84 @@ struct cordon_net_event {
 	__u8  addr[16];       /* network byte order, as judged */
 	char comm[CORDON_COMM_LEN];
 };
+
+/*
+ * The exec recheck (bpf/exec_recheck.bpf.c): what the supervisor judged an
+ * exec on, armed for the calling thread (key: its tid in the initial PID
+ * namespace) before the exec is let go on, and compared by the kernel with
+ * what the exec actually received once the new image is in place.
+ *
+ * The strings are compared as keyed SipHash-2-4 values: the key is random
+ * per load and lives in a map only root outside the sandbox can read, so an
+ * agent cannot build two argument lists with the same value.
+ */
+#define CORDON_EXEC_EXPECT_MAX 65536
+#define CORDON_EXEC_NAME_MAX   4352   /* bprm->filename: "/dev/fd/N/" + PATH_MAX */
+
+enum cordon_exec_flags {
+	CORDON_EXEC_INODE = 1u << 0,  /* compare the binary's inode number and fs magic */
+	CORDON_EXEC_DEV   = 1u << 1,  /* and its device (where stat reports the sb's) */
+};
+
+struct cordon_exec_key {
+	__u64 k[2];
+};
+
+struct cordon_exec_expect {
+	__u64 argv_hash;      /* [arg_start, arg_end): every string, NULs included */
+	__u64 tail_hash;      /* from argv[1] on: what an interpreter exec keeps */
+	__u64 name_hash;      /* the path as the kernel forms bprm->filename */
+	__u64 ino;
+	__u32 argv_len;
+	__u32 tail_len;
+	__u32 name_len;
+	__u32 dev;            /* kernel encoding: major << 20 | minor */
+	__u64 magic;          /* s_magic of the binary's filesystem */
+	__u32 flags;          /* enum cordon_exec_flags */
+	__u32 killed;         /* set by the kernel side when it killed the task */
+};
+
+/* SipHash-2-4, one implementation for both sides (little-endian words). */
+struct cordon_sip {
+	__u64 v0, v1, v2, v3;
+};
+
+#define CORDON_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+
+static inline void cordon_sip_round(struct cordon_sip *s)
+{
+	s->v0 += s->v1; s->v1 = CORDON_ROTL(s->v1, 13); s->v1 ^= s->v0; s->v0 = CORDON_ROTL(s->v0, 32);
+	s->v2 += s->v3; s->v3 = CORDON_ROTL(s->v3, 16); s->v3 ^= s->v2;
+	s->v0 += s->v3; s->v3 = CORDON_ROTL(s->v3, 21); s->v3 ^= s->v0;
+	s->v2 += s->v1; s->v1 = CORDON_ROTL(s->v1, 17); s->v1 ^= s->v2; s->v2 = CORDON_ROTL(s->v2, 32);
+}
+
+static inline void cordon_sip_init(struct cordon_sip *s, const struct cordon_exec_key *k)
+{
+	s->v0 = k->k[0] ^ 0x736f6d6570736575ULL;
+	s->v1 = k->k[1] ^ 0x646f72616e646f6dULL;
+	s->v2 = k->k[0] ^ 0x6c7967656e657261ULL;
+	s->v3 = k->k[1] ^ 0x7465646279746573ULL;
+}
+
+static inline void cordon_sip_word(struct cordon_sip *s, __u64 m)
+{
+	s->v3 ^= m;
+	cordon_sip_round(s);
+	cordon_sip_round(s);
+	s->v0 ^= m;
+}
+
+/* last: the 0-7 bytes after the last whole word, little-endian; len: all bytes. */
+static inline __u64 cordon_sip_final(struct cordon_sip *s, __u64 last, __u64 len)
+{
+	cordon_sip_word(s, last | (len << 56));
+	s->v2 ^= 0xff;
+	cordon_sip_round(s);
+	cordon_sip_round(s);
+	cordon_sip_round(s);
+	cordon_sip_round(s);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
 
 #endif /* CORDON_H */

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -34,7 +35,9 @@ struct net {
 	struct net_bpf *skel;       /* NULL when opened from pins */
 	struct bpf_link *links[16];
 	size_t n_links;
-	int fd_config, fd_rules, fd_events, fd_counters;
+	int fd_config, fd_rules, fd_events, fd_counters, fd_exec_key, fd_exec_expect;
+	bool exec_recheck;          /* its programs are loaded and attached */
+	struct cordon_exec_key exec_key;
 	struct ring_buffer *rb;
 	net_event_fn fn;
 	void *ctx;
@@ -50,6 +53,8 @@ static const struct {
 	M("rules", fd_rules),
 	M("events", fd_events),
 	M("counters", fd_counters),
+	M("exec_key", fd_exec_key),
+	M("exec_expect", fd_exec_expect),
 #undef M
 };
 
@@ -129,7 +134,49 @@ static int open_pinned(struct net *n)
 		return r;
 	if (!cfg.n_links || (uint32_t)r != cfg.n_links)
 		return -ENOENT;
+	n->exec_recheck = cfg.exec_recheck;
+	if (bpf_map_lookup_elem(n->fd_exec_key, &zero, &n->exec_key))
+		return -errno;
 	return 0;
+}
+
+static bool is_exec_recheck(const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
+}
+
+/*
+ * Load the object; where the kernel refuses the exec recheck's programs
+ * (no tp_btf or bpf_loop, or lockdown=confidentiality, which withholds
+ * bpf_probe_read_kernel), load the network floor without them: the
+ * supervisor then keeps its weaker rule (refuse argv-based allows when
+ * another task shares the caller's memory) and the posture says so.
+ */
+static int open_and_load(struct net *n, struct cordon_net_config *cfg)
+{
+	for (int with = 1; with >= 0; with--) {
+		struct bpf_program *prog;
+		int r;
+
+		n->skel = net_bpf__open();
+		if (!n->skel)
+			return -errno;
+		n->skel->rodata->session_level = cfg->session_level;
+		n->skel->rodata->parent_id = cfg->parent_id;
+		bpf_object__for_each_program(prog, n->skel->obj)
+			if (is_exec_recheck(prog))
+				bpf_program__set_autoload(prog, with);
+		r = net_bpf__load(n->skel);
+		if (!r) {
+			cfg->exec_recheck = (uint32_t)with;
+			return 0;
+		}
+		net_bpf__destroy(n->skel);
+		n->skel = NULL;
+		if (!with)
+			return r;
+	}
+	return -EINVAL;
 }
 
 static int load(struct net *n)
@@ -149,14 +196,16 @@ static int load(struct net *n)
 	cgfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgfd < 0)
 		return -errno;
-	n->skel = net_bpf__open();
-	if (!n->skel)
-		return -errno;
-	n->skel->rodata->session_level = cfg.session_level;
-	n->skel->rodata->parent_id = cfg.parent_id;
-	r = net_bpf__load(n->skel);
+	r = open_and_load(n, &cfg);
 	if (r)
 		return r;
+	n->exec_recheck = cfg.exec_recheck;
+	if (getrandom(&n->exec_key, sizeof(n->exec_key), 0) != sizeof(n->exec_key))
+		return -EIO;
+	n->fd_exec_key = bpf_map__fd(n->skel->maps.exec_key);
+	n->fd_exec_expect = bpf_map__fd(n->skel->maps.exec_expect);
+	if (bpf_map_update_elem(n->fd_exec_key, &zero, &n->exec_key, 0))
+		return -errno;
 	n->fd_config = bpf_map__fd(n->skel->maps.net_config);
 	n->fd_rules = bpf_map__fd(n->skel->maps.net_rules);
 	n->fd_events = bpf_map__fd(n->skel->maps.net_events);
@@ -172,8 +221,11 @@ static int load(struct net *n)
 
 		if (n->n_links >= ARRAY_SIZE(n->links))
 			return -E2BIG;
+		if (!bpf_program__autoload(prog))
+			continue;
 		/* A link, not a legacy attach: it detaches when its last reference goes. */
-		link = bpf_program__attach_cgroup(prog, cgfd);
+		link = is_exec_recheck(prog) ? bpf_program__attach(prog)
+					     : bpf_program__attach_cgroup(prog, cgfd);
 		if (!link)
 			return -errno;
 		n->links[n->n_links++] = link;
@@ -603,4 +655,54 @@ void net_event_str(const struct cordon_net_event *e, char *out, size_t len)
 	else
 		snprintf(out, len, "[%s]:%u", inet_ntop(AF_INET6, e->addr, a, sizeof(a)) ?: "?",
 			 e->port);
+}
+
+/* --- the exec recheck ------------------------------------------------------- */
+
+bool net_exec_recheck(const struct net *n)
+{
+	return n && n->exec_recheck;
+}
+
+const struct cordon_exec_key *net_exec_key(const struct net *n)
+{
+	return &n->exec_key;
+}
+
+uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	struct cordon_sip s;
+	uint64_t m, last = 0;
+	size_t i;
+
+	cordon_sip_init(&s, k);
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&m, p + i, 8);
+		cordon_sip_word(&s, m);
+	}
+	for (size_t j = 0; i + j < len; j++)
+		last |= (uint64_t)p[i + j] << (8 * j);
+	return cordon_sip_final(&s, last, len);
+}
+
+int net_exec_arm(struct net *n, uint32_t tid, const struct cordon_exec_expect *e)
+{
+	if (!net_exec_recheck(n))
+		return -EOPNOTSUPP;
+	if (bpf_map_update_elem(n->fd_exec_expect, &tid, e, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int net_exec_killed(struct net *n, uint32_t tid)
+{
+	struct cordon_exec_expect e;
+
+	if (bpf_map_lookup_elem(n->fd_exec_expect, &tid, &e))
+		return -errno;
+	if (!e.killed)
+		return 0;
+	(void)bpf_map_delete_elem(n->fd_exec_expect, &tid);
+	return 1;
 }

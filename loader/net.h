@@ -13,6 +13,8 @@
 #ifndef CORDON_NET_H
 #define CORDON_NET_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "cordon.h"
 
@@ -77,5 +79,22 @@ const char *net_op_name(uint32_t op);
 const char *net_reason_name(uint32_t reason);
 /* "1.2.3.4:80" or "[::1]:80" (socket events: "family F type T proto P"). */
 void net_event_str(const struct cordon_net_event *e, char *out, size_t len);
+
+/*
+ * The exec recheck (bpf/exec_recheck.bpf.c), loaded with the network floor
+ * where the kernel accepts its programs.  net_exec_recheck: whether it is
+ * attached.  net_exec_hash: the keyed hash both sides compute (SipHash-2-4
+ * under the key net_exec_key returns).  net_exec_arm: what the supervisor
+ * judged an exec of thread tid (in the initial PID namespace) on, written
+ * before the exec is let go on (-EOPNOTSUPP without the recheck, -E2BIG
+ * when full).  net_exec_killed: 1 if the kernel killed tid's exec for not
+ * matching (the record is then removed), 0 if the expectation still waits,
+ * -ENOENT if it was met or its thread exited.
+ */
+bool net_exec_recheck(const struct net *n);
+const struct cordon_exec_key *net_exec_key(const struct net *n);
+uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t len);
+int net_exec_arm(struct net *n, uint32_t tid, const struct cordon_exec_expect *e);
+int net_exec_killed(struct net *n, uint32_t tid);
 
 #endif /* CORDON_NET_H */

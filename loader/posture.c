@@ -112,6 +112,24 @@ static const struct lack no_floor[] = {
 	{ "filesystem", "filesystem confinement: neither BPF LSM nor Landlock is available" },
 };
 
+/* Found at session start, in any posture (userspace/run.c). */
+const struct lack posture_no_exec_recheck = {
+	"exec-recheck",
+	"an exec's argv and binary compared by the kernel with what was judged "
+	"(tp_btf, bpf_loop and bpf_probe_read_kernel refused, or cordon is not in the "
+	"initial PID namespace): argv-based allows are refused while another task "
+	"shares the caller's memory, but argv in a MAP_SHARED or file mapping, or a "
+	"symlink swapped after the check, is not caught" };
+
+void posture_add(struct posture *p, const struct lack *l)
+{
+	for (int i = 0; i < p->n_lacks; i++)
+		if (p->lacks[i] == l)
+			return;
+	if (p->n_lacks < POSTURE_MAX_LACKS)
+		p->lacks[p->n_lacks++] = l;
+}
+
 static bool have(const struct posture *p, enum mech m)
 {
 	return p->mech[m].state == MECH_AVAILABLE;

@@ -55,6 +55,10 @@ struct posture {
 	bool root;
 };
 
+/* A lack found after probing (at session start); added once. */
+extern const struct lack posture_no_exec_recheck;
+void posture_add(struct posture *p, const struct lack *l);
+
 const char *mech_name(enum mech m);
 const char *mech_label(enum mech m);
 const char *posture_name(enum posture_level l);

@@ -156,14 +156,19 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		if (!notify_valid(s->listener, h->notif))
 			continue;
 		/*
-		 * An exec held for a human is argv-based by nature: it may only
-		 * run if no other task can have rewritten its arguments.
+		 * An exec held for a human is argv-based by nature: the kernel
+		 * must run exactly the argv the human saw.  The exec recheck kills
+		 * it otherwise; without the recheck it may only run if no other
+		 * task can have rewritten its arguments.
 		 */
-		if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat) &&
-		    notify_memory_shared(h->pid, s->cgroup) != 0) {
-			ok = false;
-			why = "approved, but another task shares the caller's memory (argv could "
-			      "have been rewritten)";
+		if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat)) {
+			if (!s->exec_recheck && notify_memory_shared(h->pid, s->cgroup) != 0) {
+				ok = false;
+				why = "approved, but another task shares the caller's memory (argv "
+				      "could have been rewritten)";
+			} else if (sup_exec_arm(s, h, &why) < 0) {
+				ok = false;
+			}
 		}
 		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" :
 			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL, p->event,

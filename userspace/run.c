@@ -384,13 +384,29 @@ static int open_floor(struct sup *s)
 		log_err("run: cannot load the network floor (cgroup-bpf): %s", strerror(-r));
 		return r;
 	}
+	/*
+	 * The exec recheck keys expectations by the kernel's thread ids: the
+	 * ids seccomp reports here are those only in the initial PID
+	 * namespace (its /proc/self/ns/pid inode is fixed, PROC_PID_INIT_INO).
+	 */
+	{
+		struct stat st;
+
+		s->exec_recheck = net_exec_recheck(s->net) && stat("/proc/self/ns/pid", &st) == 0 &&
+				  st.st_ino == 0xEFFFFFFCu;
+		if (!s->exec_recheck)
+			posture_add(&s->posture, &posture_no_exec_recheck);
+	}
 	return 0;
 }
 
 static void print_posture(const struct sup *s)
 {
 	if (s->posture.level == POSTURE_FULL) {
-		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)", s->name);
+		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,
+		    s->posture.n_lacks ? ", and these protections are MISSING:" : "");
+		for (int i = 0; i < s->posture.n_lacks; i++)
+			say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
 		return;
 	}
 	say(s, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "

@@ -10,10 +10,12 @@
  * change after the supervisor reads it.
  *   - exec: an allow is answered CONTINUE because the floor judges the
  *     binary the kernel actually opens (BPF LSM bprm_check / Landlock
- *     EXECUTE).  The arguments are not re-judged by anything, so an allow
- *     that depends on them (git, npm, curl...: the recognisers) is refused
- *     while another task shares the caller's memory and could rewrite argv
- *     between the read and the kernel's copy.
+ *     EXECUTE) and the exec recheck (bpf/exec_recheck.bpf.c) has the
+ *     kernel compare the argv, the path and the binary it received with
+ *     what was judged, killing the exec before it runs if they differ.
+ *     Where the recheck cannot load, an allow that depends on argv (git,
+ *     npm, curl...: the recognisers) is refused while another task shares
+ *     the caller's memory (a MAP_SHARED page is then not caught: declared).
  *   - connect (inet): an allow is CONTINUEd because the cgroup-bpf program
  *     judges the address the kernel receives.  An approved escalation (which
  *     the kernel floor denies, as it cannot wait for a human) is performed by
@@ -34,6 +36,9 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -44,6 +49,7 @@
 #include "budget.h"
 #include "cgroup.h"
 #include "floor.h"
+#include "net.h"
 #include "notify.h"
 #include "supervisor.h"
 #include "util.h"
@@ -341,12 +347,141 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 			(void)notify_return(s->listener, h->notif, 0, -r == ESRCH ? EPERM : -r);
 		return;
 	}
-	/* exec: the floor re-checks the binary; argv is re-checked for sharing. */
+	/* exec: the floor re-checks the binary; the exec recheck (armed by the caller), the rest. */
 	(void)why;
 	(void)notify_continue(s->listener, h->notif);
 }
 
 /* --- exec ----------------------------------------------------------------- */
+
+/*
+ * What the exec recheck compares (bpf/exec_recheck.bpf.c), built from what
+ * was judged: argv as read (with the "" the kernel puts in an empty argv),
+ * the path as the kernel forms bprm->filename from execve/execveat's
+ * arguments, and the binary's inode and filesystem where stat reports the
+ * kernel's own numbers (ext2/3/4, XFS, tmpfs; btrfs: inode only, its
+ * devices are per subvolume).  Elsewhere (overlayfs, FUSE, network
+ * filesystems) no inode is compared, and the kernel's comparison says so
+ * in its comment.
+ */
+static int exec_expect_build(const struct sup *s, bool at, int dirfd, const char *path,
+			     char *const *argv, const char *canon, struct cordon_exec_expect *e)
+{
+	const struct cordon_exec_key *k = net_exec_key(s->net);
+	char name[PATH_MAX + 32];
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, len0 = 1;
+	struct statfs sf;
+	struct stat st;
+	int n;
+
+	memset(e, 0, sizeof(*e));
+	if (!at || dirfd == AT_FDCWD || path[0] == '/')
+		n = snprintf(name, sizeof(name), "%s", path);
+	else if (!path[0])
+		n = snprintf(name, sizeof(name), "/dev/fd/%d", dirfd);
+	else
+		n = snprintf(name, sizeof(name), "/dev/fd/%d/%s", dirfd, path);
+	if (n < 0 || (size_t)n >= sizeof(name) || (size_t)n >= CORDON_EXEC_NAME_MAX)
+		return -ENAMETOOLONG;
+	for (int i = 0; argv && argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	buf = malloc(len + 1);
+	if (!buf)
+		return -ENOMEM;
+	if (!len) {
+		buf[0] = '\0';         /* the kernel runs an empty argv as { "" } */
+		len = 1;
+	} else {
+		size_t o = 0;
+
+		for (int i = 0; argv[i]; i++) {
+			size_t l = strlen(argv[i]) + 1;
+
+			memcpy(buf + o, argv[i], l);
+			o += l;
+		}
+		len0 = strlen(argv[0]) + 1;
+	}
+	e->name_len = (uint32_t)n;
+	e->name_hash = net_exec_hash(k, name, (size_t)n);
+	e->argv_len = (uint32_t)len;
+	e->argv_hash = net_exec_hash(k, buf, len);
+	e->tail_len = (uint32_t)(len - len0);
+	e->tail_hash = net_exec_hash(k, buf + len0, len - len0);
+	if (stat(canon, &st) == 0 && statfs(canon, &sf) == 0) {
+		switch ((unsigned long)sf.f_type) {
+		case EXT4_SUPER_MAGIC:
+		case XFS_SUPER_MAGIC:
+		case TMPFS_MAGIC:
+			e->flags = CORDON_EXEC_INODE | CORDON_EXEC_DEV;
+			break;
+		case BTRFS_SUPER_MAGIC:
+			e->flags = CORDON_EXEC_INODE;
+			break;
+		}
+		e->ino = st.st_ino;
+		e->magic = (unsigned long)sf.f_type;
+		e->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
+	}
+	return 0;
+}
+
+int sup_exec_arm(struct sup *s, const struct held *h, const char **why)
+{
+	struct armed_exec *a;
+	int r;
+
+	if (!s->exec_recheck)
+		return 0;
+	r = net_exec_arm(s->net, (uint32_t)h->pid, &h->exec);
+	if (r < 0) {
+		*why = "the exec recheck could not be armed (unknown means deny)";
+		return r;
+	}
+	/* Watched for the record of a kill; the oldest gives way when full. */
+	if (s->n_armed == (int)ARRAY_SIZE(s->armed))
+		memmove(s->armed, s->armed + 1, sizeof(s->armed) - sizeof(s->armed[0]));
+	else
+		s->n_armed++;
+	a = &s->armed[s->n_armed - 1];
+	a->tid = h->pid;
+	a->t_ms = sup_now_ms();
+	comm_of(h->pid, a->comm, sizeof(a->comm));
+	snprintf(a->summary, sizeof(a->summary), "%s", h->summary);
+	return 0;
+}
+
+/*
+ * Record the execs the kernel killed for not being what was judged; forget
+ * the ones it let run (their expectation is gone) and, after a while, the
+ * ones that failed (ENOENT on a PATH search: the expectation waits for the
+ * thread's next exec or its exit, and the kernel side still holds it).
+ */
+static void sweep_armed(struct sup *s)
+{
+	uint64_t now = sup_now_ms();
+
+	for (int i = 0; i < s->n_armed;) {
+		struct armed_exec *a = &s->armed[i];
+		int r = net_exec_killed(s->net, (uint32_t)a->tid);
+
+		if (r == 1) {
+			json_t *raw = json_pack("{s:s}", "argv", a->summary);
+
+			record_as(s, a->tid, a->comm, "execve", raw, NULL, "deny", NULL,
+				  "killed by the kernel at exec: the argv or binary it received is not "
+				  "what was judged (rewritten after the check)", NULL);
+			json_decref(raw);
+		}
+		if (r != 0 || now - a->t_ms > 2000) {
+			memmove(a, a + 1, (size_t)(s->n_armed - i - 1) * sizeof(*a));
+			s->n_armed--;
+			continue;
+		}
+		i++;
+	}
+}
 
 static int fd_path(pid_t pid, int fd, char *out, size_t len)
 {
@@ -518,16 +653,29 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		if (sup_session_approved(s, event))
 			res.decision = CORDON_ALLOW;
 	}
-	if (res.decision == CORDON_ALLOW &&
+	summary_argv(argv, summary, sizeof(summary));
+	snprintf(h.summary, sizeof(h.summary), "%s", summary);
+	if (res.decision != CORDON_DENY && s->exec_recheck &&
+	    exec_expect_build(s, at, dirfd, path, argv, canon, &h.exec) < 0) {
+		why = "the exec recheck cannot describe this exec (unknown means deny)";
+		res.decision = CORDON_DENY;
+	}
+	/*
+	 * Without the exec recheck nothing in the kernel compares argv again:
+	 * an allow that rests on it is refused while another task could
+	 * rewrite it.  With it, the kernel kills an exec that differs.
+	 */
+	if (res.decision == CORDON_ALLOW && !s->exec_recheck &&
 	    argv_sensitive(s, canon, argv ? argv[0] : NULL) &&
 	    notify_memory_shared(req->pid, s->cgroup) != 0) {
 		why = "the decision rests on argv, and another task shares the caller's memory "
 		      "(it could rewrite argv after the check)";
 		res.decision = CORDON_DENY;
 	}
+	if (res.decision == CORDON_ALLOW && sup_exec_arm(s, &h, &why) < 0)
+		res.decision = CORDON_DENY;
 	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		raw = exec_raw(canon, argv);
-		summary_argv(argv, summary, sizeof(summary));
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event, "escalate",
 			   rule_name(&res), res.reason, NULL);
 		escalate(s, &h, event, summary, &res);
@@ -1088,6 +1236,8 @@ int sup_loop(struct sup *s, int *status)
 			if (left < timeout)
 				timeout = left;
 		}
+		if (s->n_armed && timeout > 50)
+			timeout = 50;   /* a killed exec is recorded promptly */
 		p[i_listen = n++] = (struct pollfd){ .fd = s->listener, .events = POLLIN };
 		p[i_sig = n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		if (s->approve_sock >= 0)
@@ -1155,6 +1305,8 @@ int sup_loop(struct sup *s, int *status)
 		}
 		now = sup_now_ms();
 		approve_tick(s);
+		if (s->n_armed)
+			sweep_armed(s);
 		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
 			snprintf(s->stop_reason, sizeof(s->stop_reason),
 				 "wall_time budget spent (%llu s)",
@@ -1182,6 +1334,8 @@ int sup_loop(struct sup *s, int *status)
 				 which, detail);
 	}
 	/* Drain what the floor reported before the agent exited. */
+	if (s->n_armed)
+		sweep_armed(s);
 	if (ffd >= 0)
 		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
 	if (s->pty_master >= 0) {

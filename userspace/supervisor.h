@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "cordon.h"
 #include "policy.h"
 #include "posture.h"
 
@@ -89,6 +90,8 @@ struct pending {
 		char path[PATH_MAX];            /* open: the canonical path judged */
 		int oflags;
 		unsigned omode;
+		struct cordon_exec_expect exec; /* exec: what the kernel must receive */
+		char summary[128];              /* exec: the judged argv, for a kill's record */
 	} held[16];
 	int n_held;
 	bool prompted;
@@ -162,9 +165,31 @@ struct sup {
 	char ca_path[PATH_MAX];         /* the bundle the agent trusts; "" if none */
 	char *sentinels;                /* "ENV=SENTINEL" lines for the agent, or NULL */
 	struct helper egress;
+	/*
+	 * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
+	 * attached and this supervisor sees the kernel's thread ids (the
+	 * initial PID namespace).  Execs let go on, watched until the kernel
+	 * has met or killed them, for the audit record of a kill.
+	 */
+	bool exec_recheck;
+	struct armed_exec {
+		pid_t tid;
+		uint64_t t_ms;
+		char comm[16];
+		char summary[128];
+	} armed[64];
+	int n_armed;
 };
 
 uint64_t sup_now_ms(void);
+
+/*
+ * Before an exec held in h is let go on: arm the exec recheck with what was
+ * judged (h->exec).  0 when armed or when the recheck is off (the callers
+ * then keep the weaker rule: no argv-based allow while another task shares
+ * the caller's memory); otherwise -errno, with the reason in why.
+ */
+int sup_exec_arm(struct sup *s, const struct held *h, const char **why);
 
 /* The event loop: returns when the agent has exited; *status is its wait status. */
 int sup_loop(struct sup *s, int *status);

@@ -287,26 +287,9 @@ static int serve(const char *dir)
  * sockaddr between an allowed and a forbidden port (connect).
  */
 #include <pthread.h>
-static char race_arg[8] = "status";
 static struct sockaddr_in race_sa;
 static volatile int race_stop;
 static uint16_t race_ports[2];
-
-static void *flip_argv(void *unused)
-{
-	(void)unused;
-	while (!race_stop) {
-		memcpy(race_arg, "push\0\0", 6);
-		__asm__ volatile("" ::: "memory");     /* every store happens */
-		for (volatile int k = 0; k < 500; k++)
-			;
-		memcpy(race_arg, "status", 6);
-		__asm__ volatile("" ::: "memory");     /* every store happens */
-		for (volatile int k = 0; k < 500; k++)
-			;
-	}
-	return NULL;
-}
 
 static void *flip_port(void *unused)
 {
@@ -325,16 +308,231 @@ static void *flip_port(void *unused)
 	return NULL;
 }
 
-static int argv_race(const char *git)
+/*
+ * argv-race GIT N thread|shared: N execs of GIT (a script that prints
+ * "ran ARG1", or this program installed as "git"), each from a fresh child, with argv[1] flipping between
+ * "status" and "push" while the exec is judged and performed: by a second
+ * thread of the child (thread), or by another process through a MAP_SHARED
+ * page holding the string (shared: the caller alone in its address space).
+ * A breach is a push that ran; the tally says how each exec ended.
+ */
+static void flip_forever(char *arg)
 {
-	char *av[] = { (char *)"git", race_arg, (char *)"origin", (char *)"main", NULL };
-	pthread_t t;
+	for (;;) {
+		memcpy(arg, "push\0\0", 6);
+		__asm__ volatile("" ::: "memory");     /* every store happens */
+		for (volatile int k = 0; k < 500; k++)
+			;
+		memcpy(arg, "status", 6);
+		__asm__ volatile("" ::: "memory");     /* every store happens */
+		for (volatile int k = 0; k < 500; k++)
+			;
+	}
+}
 
-	pthread_create(&t, NULL, flip_argv, NULL);
-	for (int i = 0; i < 20; i++)    /* each try is judged on what was read then */
-		execv(git, av);
-	race_stop = 1;
-	return verdict(-1, errno, "20 execs while another thread rewrites argv");
+static int flip_started;
+
+static void *flip_thread(void *arg)
+{
+	__atomic_fetch_add(&flip_started, 1, __ATOMIC_SEQ_CST);
+	flip_forever(arg);
+	return NULL;
+}
+
+static int argv_race(const char *git, int n, const char *mode)
+{
+	bool shared = !strcmp(mode, "shared");
+	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			  (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+	int ran_push = 0, ran_status = 0, killed = 0, refused = 0;
+	pid_t flipper = -1;
+
+	if (page == MAP_FAILED)
+		return verdict(-1, errno, "mmap");
+	memcpy(page, "status", 7);
+	if (shared) {
+		flipper = fork();
+		if (flipper == 0)
+			flip_forever(page);
+	}
+	for (int i = 0; i < n; i++) {
+		char *av[] = { (char *)"git", page, (char *)"origin", (char *)"main", NULL };
+		char out[64] = "";
+		int p[2], st = 0;
+		pid_t c;
+
+		if (pipe(p) < 0)
+			break;
+		c = fork();
+		if (c == 0) {
+			pthread_t t;
+
+			dup2(p[1], 1);
+			close(p[0]);
+			close(p[1]);
+			/* Two rewriters: the one the exec's wake-up preempts is not the only one. */
+			for (int k = 0; !shared && k < 2; k++)
+				if (pthread_create(&t, NULL, flip_thread, page) == 0)
+					while (__atomic_load_n(&flip_started, __ATOMIC_SEQ_CST) <= k)
+						;       /* the rewriting runs before the exec */
+			execv(git, av);
+			_exit(126);
+		}
+		close(p[1]);
+		for (size_t o = 0; o < sizeof(out) - 1;) {
+			ssize_t r = read(p[0], out + o, sizeof(out) - 1 - o);
+
+			if (r <= 0)
+				break;
+			o += (size_t)r;
+		}
+		close(p[0]);
+		waitpid(c, &st, 0);
+		if (!strcmp(out, "ran push\n"))
+			ran_push++;
+		else if (!strcmp(out, "ran status\n"))
+			ran_status++;
+		else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+			killed++;
+		else
+			refused++;      /* refused, or a torn string ran */
+	}
+	if (flipper > 0) {
+		kill(flipper, SIGKILL);
+		waitpid(flipper, NULL, 0);
+	}
+	if (ran_push)
+		return breach("%d of %d execs ran the push (%d status, %d killed at exec, %d other)",
+			      ran_push, n, ran_status, killed, refused);
+	return held("%d of %d execs ran the status, %d killed at exec, %d other, none the push",
+		    ran_status, n, killed, refused);
+}
+
+/*
+ * exec-forms DIR: not an attack: each way a real program execs, from a
+ * fresh child, must run as asked under the exec recheck (its path as the
+ * kernel forms it, argv as copied, interpreters).  DIR: a directory the
+ * agent may write and run in.  Prints "forms: N of M ran" and the ones
+ * that did not.
+ */
+static char *const *form_argv;
+static void *form_thread(void *unused)
+{
+	(void)unused;
+	execv("/bin/echo", form_argv);
+	_exit(126);
+}
+
+static int exec_forms(const char *dir)
+{
+	static const char *names[] = { "execve", "fexecve", "execveat-dirfd", "thread",
+				       "long-argv", "script-with-arg", "script-empty-argv",
+				       "symlink" };
+	char script[512], script2[512], link[512];
+	int ran = 0, n = (int)(sizeof(names) / sizeof(names[0]));
+	FILE *f;
+
+	snprintf(script, sizeof(script), "%s/form-script", dir);
+	snprintf(script2, sizeof(script2), "%s/form-script2", dir);
+	snprintf(link, sizeof(link), "%s/form-link", dir);
+	f = fopen(script, "w");
+	if (f) {
+		fputs("#!/bin/sh -e\necho f5 \"$1\"\n", f);
+		fclose(f);
+	}
+	f = fopen(script2, "w");
+	if (f) {
+		fputs("#!/bin/sh\necho f6\n", f);
+		fclose(f);
+	}
+	chmod(script, 0755);
+	chmod(script2, 0755);
+	unlink(link);
+	if (symlink("/bin/echo", link) < 0)
+		return verdict(-1, errno, "symlink");
+	for (int i = 0; i < n; i++) {
+		static char big[4000][12];
+		static char *bigv[4002];
+		char *av[] = { (char *)"echo", (char *)"f0", NULL }, out[128] = "", want[32];
+		int p[2], st = 0;
+		size_t o = 0;
+		pid_t c;
+
+		snprintf(want, sizeof(want), "f%d", i);
+		if (pipe(p) < 0)
+			break;
+		c = fork();
+		if (c == 0) {
+			char *sv[] = { script, (char *)"arg", NULL }, *empty[] = { NULL };
+			pthread_t t;
+			int fd;
+
+			dup2(p[1], 1);
+			close(p[0]);
+			close(p[1]);
+			av[1] = want;
+			switch (i) {
+			case 0:
+				execv("/bin/echo", av);
+				break;
+			case 1:
+				fd = open("/bin/echo", O_RDONLY | O_CLOEXEC);
+				fexecve(fd, av, environ);
+				break;
+			case 2:
+				fd = open("/bin", O_DIRECTORY | O_RDONLY);
+				syscall(SYS_execveat, fd, "echo", av, environ, 0);
+				break;
+			case 3:
+				form_argv = av;
+				pthread_create(&t, NULL, form_thread, NULL);
+				pthread_join(t, NULL);
+				break;
+			case 4:
+				bigv[0] = (char *)"echo";
+				bigv[1] = want;
+				for (int k = 0; k < 4000; k++) {
+					snprintf(big[k], sizeof(big[k]), "x%09d", k);
+					bigv[k + 2] = big[k];
+				}
+				execv("/bin/echo", bigv);
+				break;
+			case 5:
+				execv(script, sv);
+				break;
+			case 6:
+				syscall(SYS_execve, script2, empty, environ);
+				break;
+			case 7:
+				execv(link, av);
+				break;
+			}
+			_exit(126);
+		}
+		close(p[1]);
+		for (;;) {
+			char buf[4096];
+			ssize_t r = read(p[0], buf, sizeof(buf));
+			size_t k = r > 0 ? (size_t)r : 0;
+
+			if (r <= 0)
+				break;
+			if (k > sizeof(out) - 1 - o)
+				k = sizeof(out) - 1 - o;
+			memcpy(out + o, buf, k);        /* the start is kept, the rest drained */
+			o += k;
+		}
+		close(p[0]);
+		waitpid(c, &st, 0);
+		if (WIFEXITED(st) && !WEXITSTATUS(st) && !strncmp(out, want, strlen(want)) &&
+		    (i != 5 || !strncmp(out, "f5 arg\n", 7)) &&
+		    (i != 4 || !strncmp(out, "f4 x000000000 ", 14)))
+			ran++;
+		else
+			printf("not run: %s (status %d, said '%.40s')\n", names[i], st, out);
+	}
+	printf("forms: %d of %d ran\n", ran, n);
+	return ran == n ? 0 : 1;
 }
 
 /* open-race A B N: N opens of A while a thread flips the path to B; prints what was read. */
@@ -1188,6 +1386,11 @@ int main(int argc, char **argv)
 	int fd, r;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
+	/* Installed as "git": an ELF that says what it was asked (argv-race). */
+	if (argc > 0 && !strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "git")) {
+		printf("ran %s\n", a);
+		return 0;
+	}
 	if (!strcmp(a, "echo-serve"))
 		return echo_serve(x);
 	if (!strcmp(a, "serve"))
@@ -1341,8 +1544,10 @@ int main(int argc, char **argv)
 		p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 		return verdict(p == MAP_FAILED ? -1 : 0, errno, "mmap PROT_EXEC");
 	}
-	if (!strcmp(a, "argv-race"))
-		return argv_race(x);
+	if (!strcmp(a, "exec-forms"))
+		return exec_forms(x);
+	if (!strcmp(a, "argv-race"))    /* argv-race GIT N thread|shared */
+		return argv_race(x, atoi(y), argc > 4 ? argv[4] : "thread");
 	if (!strcmp(a, "open-race"))
 		return open_race(x, y, argc > 4 ? atoi(argv[4]) : 200);
 	if (!strcmp(a, "connect-race"))
@@ -1378,7 +1583,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
-		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT |\n"
+		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT N thread|shared |\n"
 		"  connect-race ALLOWED FORBIDDEN [N] | open-race A B [N] | sleep S |\n"
 		"  iouring-read FILE | iouring-connect HOST PORT | memfd-exec |\n"
 		"  execveat-empty FILE | daemon PIDFILE SECONDS | cgroup-escape |\n"
