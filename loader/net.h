@@ -94,6 +94,13 @@ void net_event_str(const struct cordon_net_event *e, char *out, size_t len);
 bool net_exec_recheck(const struct net *n);
 const struct cordon_exec_key *net_exec_key(const struct net *n);
 uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t len);
+/*
+ * The expectation of an exec judged on path (execve's, or execveat's with
+ * dirfd), argv (NULL-terminated, as read) and canon (the canonical path of
+ * the binary judged).  -ENAMETOOLONG, -ENOMEM.
+ */
+int net_exec_expect(const struct net *n, bool at, int dirfd, const char *path, char *const *argv,
+		    const char *canon, struct cordon_exec_expect *e);
 int net_exec_arm(struct net *n, uint32_t tid, const struct cordon_exec_expect *e);
 int net_exec_killed(struct net *n, uint32_t tid);
 

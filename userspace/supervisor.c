@@ -36,9 +36,6 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
-#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -354,79 +351,6 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 
 /* --- exec ----------------------------------------------------------------- */
 
-/*
- * What the exec recheck compares (bpf/exec_recheck.bpf.c), built from what
- * was judged: argv as read (with the "" the kernel puts in an empty argv),
- * the path as the kernel forms bprm->filename from execve/execveat's
- * arguments, and the binary's inode and filesystem where stat reports the
- * kernel's own numbers (ext2/3/4, XFS, tmpfs; btrfs: inode only, its
- * devices are per subvolume).  Elsewhere (overlayfs, FUSE, network
- * filesystems) no inode is compared, and the kernel's comparison says so
- * in its comment.
- */
-static int exec_expect_build(const struct sup *s, bool at, int dirfd, const char *path,
-			     char *const *argv, const char *canon, struct cordon_exec_expect *e)
-{
-	const struct cordon_exec_key *k = net_exec_key(s->net);
-	char name[PATH_MAX + 32];
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, len0 = 1;
-	struct statfs sf;
-	struct stat st;
-	int n;
-
-	memset(e, 0, sizeof(*e));
-	if (!at || dirfd == AT_FDCWD || path[0] == '/')
-		n = snprintf(name, sizeof(name), "%s", path);
-	else if (!path[0])
-		n = snprintf(name, sizeof(name), "/dev/fd/%d", dirfd);
-	else
-		n = snprintf(name, sizeof(name), "/dev/fd/%d/%s", dirfd, path);
-	if (n < 0 || (size_t)n >= sizeof(name) || (size_t)n >= CORDON_EXEC_NAME_MAX)
-		return -ENAMETOOLONG;
-	for (int i = 0; argv && argv[i]; i++)
-		len += strlen(argv[i]) + 1;
-	buf = malloc(len + 1);
-	if (!buf)
-		return -ENOMEM;
-	if (!len) {
-		buf[0] = '\0';         /* the kernel runs an empty argv as { "" } */
-		len = 1;
-	} else {
-		size_t o = 0;
-
-		for (int i = 0; argv[i]; i++) {
-			size_t l = strlen(argv[i]) + 1;
-
-			memcpy(buf + o, argv[i], l);
-			o += l;
-		}
-		len0 = strlen(argv[0]) + 1;
-	}
-	e->name_len = (uint32_t)n;
-	e->name_hash = net_exec_hash(k, name, (size_t)n);
-	e->argv_len = (uint32_t)len;
-	e->argv_hash = net_exec_hash(k, buf, len);
-	e->tail_len = (uint32_t)(len - len0);
-	e->tail_hash = net_exec_hash(k, buf + len0, len - len0);
-	if (stat(canon, &st) == 0 && statfs(canon, &sf) == 0) {
-		switch ((unsigned long)sf.f_type) {
-		case EXT4_SUPER_MAGIC:
-		case XFS_SUPER_MAGIC:
-		case TMPFS_MAGIC:
-			e->flags = CORDON_EXEC_INODE | CORDON_EXEC_DEV;
-			break;
-		case BTRFS_SUPER_MAGIC:
-			e->flags = CORDON_EXEC_INODE;
-			break;
-		}
-		e->ino = st.st_ino;
-		e->magic = (unsigned long)sf.f_type;
-		e->dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev));
-	}
-	return 0;
-}
-
 int sup_exec_arm(struct sup *s, const struct held *h, const char **why)
 {
 	struct armed_exec *a;
@@ -656,7 +580,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	summary_argv(argv, summary, sizeof(summary));
 	snprintf(h.summary, sizeof(h.summary), "%s", summary);
 	if (res.decision != CORDON_DENY && s->exec_recheck &&
-	    exec_expect_build(s, at, dirfd, path, argv, canon, &h.exec) < 0) {
+	    net_exec_expect(s->net, at, dirfd, path, argv, canon, &h.exec) < 0) {
 		why = "the exec recheck cannot describe this exec (unknown means deny)";
 		res.decision = CORDON_DENY;
 	}
