@@ -499,6 +499,38 @@ static json_t *exec_event(char **argv, const char *cwd)
 	return event;
 }
 
+/*
+ * A path as the task means it: /proc/self, /proc/thread-self and /dev/fd
+ * (and /dev/stdin, stdout, stderr) name the task's own process, not the
+ * supervisor's, so they become /proc/TID/... before they are canonicalised
+ * here (busybox sh runs its applets as /proc/self/exe; programs re-exec
+ * themselves so).  Without this the binary judged was cordon's own, and
+ * the exec recheck, comparing inodes, killed the exec.  What remains: a
+ * symlink elsewhere that points into /proc/self is still resolved as the
+ * supervisor; the recheck then kills the exec (fails closed).
+ */
+static int as_task(pid_t pid, const char *path, char *out, size_t len)
+{
+	static const struct {
+		const char *from, *to;
+	} own[] = {
+		{ "/proc/self", "" }, { "/proc/thread-self", "" }, { "/dev/fd", "/fd" },
+		{ "/dev/stdin", "/fd/0" }, { "/dev/stdout", "/fd/1" }, { "/dev/stderr", "/fd/2" },
+	};
+	int n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		size_t l = strlen(own[i].from);
+
+		if (strncmp(path, own[i].from, l) || (path[l] && path[l] != '/'))
+			continue;
+		n = snprintf(out, len, "/proc/%d%s%s", (int)pid, own[i].to, path + l);
+		return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	}
+	n = snprintf(out, len, "%s", path);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 static json_t *exec_raw(const char *canon, char **argv)
 {
 	json_t *raw = json_pack("{s:s}", "path", canon), *av = json_array();
@@ -534,10 +566,12 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (r >= 0)
 		r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 	if (r >= 0) {
+		char own[PATH_MAX];
+
 		if (at && (flags & AT_EMPTY_PATH) && !path[0])
 			r = fd_path(req->pid, dirfd, canon, sizeof(canon));
-		else if (path[0] == '/')
-			r = pol_canon_path(path, "/", canon, sizeof(canon));
+		else if (path[0] == '/' && (r = as_task(req->pid, path, own, sizeof(own))) == 0)
+			r = pol_canon_path(own, "/", canon, sizeof(canon));
 		else if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0)
 			r = pol_canon_path(path, base, canon, sizeof(canon));
 	}

@@ -197,8 +197,8 @@ in_session --policy "$policy" -- /bin/true
 if said "- exec-recheck:"; then recheck=0; else recheck=1; fi
 # What must keep working under it: every form real programs exec by.
 in_session --policy "$policy" -- "$attack" exec-forms "$WS/race"
-ok "execve, fexecve, execveat on a dirfd, from a thread, 4000 arguments, #! with an argument and with an empty argv, a symlink: all run ($out)" \
-    sh -c 'printf "%s\n" "$1" | grep -q "^forms: 8 of 8 ran"' _ "$out"
+ok "execve, fexecve, execveat on a dirfd, from a thread, 4000 arguments, #! with an argument and with an empty argv, a symlink, /proc/self/exe: all run ($out)" \
+    sh -c 'printf "%s\n" "$1" | grep -q "^forms: 9 of 9 ran"' _ "$out"
 ok "  and none was killed" sh -c "! grep -q 'killed by the kernel at exec' '$audit'"
 for g in "$WS/race/git" "$WS/elf/git"; do
     for mode in thread shared; do
