@@ -667,11 +667,6 @@ bool net_exec_recheck(const struct net *n)
 	return n && n->exec_recheck;
 }
 
-const struct cordon_exec_key *net_exec_key(const struct net *n)
-{
-	return &n->exec_key;
-}
-
 uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;

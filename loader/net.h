@@ -84,7 +84,7 @@ void net_event_str(const struct cordon_net_event *e, char *out, size_t len);
  * The exec recheck (bpf/exec_recheck.bpf.c), loaded with the network floor
  * where the kernel accepts its programs.  net_exec_recheck: whether it is
  * attached.  net_exec_hash: the keyed hash both sides compute (SipHash-2-4
- * under the key net_exec_key returns).  net_exec_arm: what the supervisor
+ * under the key the loader drew for this load).  net_exec_arm: what the supervisor
  * judged an exec of thread tid (in the initial PID namespace) on, written
  * before the exec is let go on (-EOPNOTSUPP without the recheck, -E2BIG
  * when full).  net_exec_killed: 1 if the kernel killed tid's exec for not
@@ -92,7 +92,6 @@ void net_event_str(const struct cordon_net_event *e, char *out, size_t len);
  * -ENOENT if it was met or its thread exited.
  */
 bool net_exec_recheck(const struct net *n);
-const struct cordon_exec_key *net_exec_key(const struct net *n);
 uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t len);
 /*
  * The expectation of an exec judged on path (execve's, or execveat's with

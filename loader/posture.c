@@ -112,6 +112,17 @@ static const struct lack no_floor[] = {
 	{ "filesystem", "filesystem confinement: neither BPF LSM nor Landlock is available" },
 };
 
+static bool have(const struct posture *p, enum mech m)
+{
+	return p->mech[m].state == MECH_AVAILABLE;
+}
+
+static void add(struct posture *p, const struct lack *l, size_t n)
+{
+	for (size_t i = 0; i < n && p->n_lacks < POSTURE_MAX_LACKS; i++)
+		p->lacks[p->n_lacks++] = &l[i];
+}
+
 /* Found at session start, in any posture (userspace/run.c). */
 const struct lack posture_no_exec_recheck = {
 	"exec-recheck",
@@ -126,19 +137,7 @@ void posture_add(struct posture *p, const struct lack *l)
 	for (int i = 0; i < p->n_lacks; i++)
 		if (p->lacks[i] == l)
 			return;
-	if (p->n_lacks < POSTURE_MAX_LACKS)
-		p->lacks[p->n_lacks++] = l;
-}
-
-static bool have(const struct posture *p, enum mech m)
-{
-	return p->mech[m].state == MECH_AVAILABLE;
-}
-
-static void add(struct posture *p, const struct lack *l, size_t n)
-{
-	for (size_t i = 0; i < n && p->n_lacks < POSTURE_MAX_LACKS; i++)
-		p->lacks[p->n_lacks++] = &l[i];
+	add(p, l, 1);
 }
 
 void posture_compute(struct posture *p)

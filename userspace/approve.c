@@ -166,7 +166,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 				ok = false;
 				why = "approved, but another task shares the caller's memory (argv "
 				      "could have been rewritten)";
-			} else if (sup_exec_arm(s, h, &why) < 0) {
+			} else if (sup_exec_arm(s, h, NULL, &why) < 0) {
 				ok = false;
 			}
 		}

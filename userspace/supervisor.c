@@ -351,7 +351,7 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 
 /* --- exec ----------------------------------------------------------------- */
 
-int sup_exec_arm(struct sup *s, const struct held *h, const char **why)
+int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why)
 {
 	struct armed_exec *a;
 	int r;
@@ -371,7 +371,10 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char **why)
 	a = &s->armed[s->n_armed - 1];
 	a->tid = h->pid;
 	a->t_ms = sup_now_ms();
-	comm_of(h->pid, a->comm, sizeof(a->comm));
+	if (comm)
+		snprintf(a->comm, sizeof(a->comm), "%s", comm);
+	else
+		comm_of(h->pid, a->comm, sizeof(a->comm));
 	snprintf(a->summary, sizeof(a->summary), "%s", h->summary);
 	return 0;
 }
@@ -549,7 +552,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	uint64_t argv_addr = at ? req->args[2] : req->args[1];
 	int flags = at ? (int)req->args[4] : 0;
 	char path[PATH_MAX], base[PATH_MAX], canon[PATH_MAX], cwd[PATH_MAX];
-	char summary[1024];
+	char summary[1024], comm[32];
 	const char *why = NULL;
 	_cleanup_free_ char **argv = NULL;
 	struct pol_result res, res2;
@@ -611,6 +614,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		if (sup_session_approved(s, event))
 			res.decision = CORDON_ALLOW;
 	}
+	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 	summary_argv(argv, summary, sizeof(summary));
 	snprintf(h.summary, sizeof(h.summary), "%s", summary);
 	if (res.decision != CORDON_DENY && s->exec_recheck &&
@@ -630,7 +634,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		      "(it could rewrite argv after the check)";
 		res.decision = CORDON_DENY;
 	}
-	if (res.decision == CORDON_ALLOW && sup_exec_arm(s, &h, &why) < 0)
+	if (res.decision == CORDON_ALLOW && sup_exec_arm(s, &h, comm, &why) < 0)
 		res.decision = CORDON_DENY;
 	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		raw = exec_raw(canon, argv);
@@ -639,7 +643,6 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		escalate(s, &h, event, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
-		char comm[32];
 
 		/*
 		 * Answer first, then write the record: the task does not wait
@@ -649,7 +652,6 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		 * semantics (127) hold; its absence is no secret (stat is not
 		 * judged by any floor).
 		 */
-		comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 		if (!allow && !why && stat(canon, &st) < 0 && errno == ENOENT)
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 		else

@@ -185,11 +185,12 @@ uint64_t sup_now_ms(void);
 
 /*
  * Before an exec held in h is let go on: arm the exec recheck with what was
- * judged (h->exec).  0 when armed or when the recheck is off (the callers
+ * judged (h->exec).  comm: the caller's, if already read (else it is read
+ * here), for the record of a kill.  0 when armed or when the recheck is off (the callers
  * then keep the weaker rule: no argv-based allow while another task shares
  * the caller's memory); otherwise -errno, with the reason in why.
  */
-int sup_exec_arm(struct sup *s, const struct held *h, const char **why);
+int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why);
 
 /* The event loop: returns when the agent has exited; *status is its wait status. */
 int sup_loop(struct sup *s, int *status);
