@@ -309,6 +309,7 @@ int floor_open(struct floor **out)
 	static const struct pin_ops ops = {
 		.create = floor_create, .open_pinned = floor_open_pinned, .load = floor_load_pinned,
 		.close = floor_close_any, .unload = floor_unload_own, .ensure_dir = ensure_bpffs,
+		.dir = CORDON_PIN_DIR,
 	};
 	void *h = NULL;
 	int r = pin_open_or_load(&ops, &h);

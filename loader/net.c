@@ -269,6 +269,7 @@ int net_open(struct net **out)
 	static const struct pin_ops ops = {
 		.create = net_create, .open_pinned = net_open_pinned, .load = net_load,
 		.close = net_close_any, .unload = net_unload, .ensure_dir = ensure_pin_dir,
+		.dir = CORDON_NET_PIN_DIR,
 	};
 	void *h = NULL;
 	int r = pin_open_or_load(&ops, &h);

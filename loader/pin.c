@@ -120,7 +120,12 @@ int pin_clear_files(const char *dir)
  * through the reload; afterwards a link whose pin the new load replaced is
  * let go (the new program is attached by then), and one whose pin nothing
  * replaced (another floor's, or this floor's after a failed load) is pinned
- * again where it was: it stays attached, as before the reload.
+ * again where it was: it stays attached, as before the reload.  After a
+ * load that succeeded, a link of this floor's own directory that the new
+ * object did not replace is let go too: its program is one this build no
+ * longer has (an older or newer cordon's), judging from maps no session of
+ * this build writes to, and kept attached it would judge every session by
+ * them.
  */
 #define MAX_HELD 64
 
@@ -159,7 +164,8 @@ static size_t hold_dir(const char *dir, struct held *h, size_t n, bool recurse)
 	return n;
 }
 
-static void release(struct held *h, size_t n)
+/* Pin again what nothing replaced, except in `own` (NULL: everywhere). */
+static void release(struct held *h, size_t n, const char *own)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (access(h[i].path, F_OK) < 0) {
@@ -169,6 +175,10 @@ static void release(struct held *h, size_t n)
 			slash = strrchr(dir, '/');
 			if (slash) {
 				*slash = 0;
+				if (own && !strcmp(dir, own)) {
+					close(h[i].fd);
+					continue;
+				}
 				(void)pin_ensure_dir(dir);
 			}
 			if (bpf_obj_pin(h[i].fd, h[i].path) < 0)
@@ -203,22 +213,22 @@ int pin_open_or_load(const struct pin_ops *ops, void **out)
 	(void)ops->unload();
 	r = ops->ensure_dir();
 	if (r < 0) {
-		release(held, n_held);
+		release(held, n_held, NULL);
 		return r;
 	}
 	h = ops->create();
 	if (!h) {
-		release(held, n_held);
+		release(held, n_held, NULL);
 		return -ENOMEM;
 	}
 	r = ops->load(h);
 	if (r < 0) {
 		ops->close(h);
 		(void)ops->unload();
-		release(held, n_held);
+		release(held, n_held, NULL);
 		return r;
 	}
-	release(held, n_held);
+	release(held, n_held, ops->dir);
 	*out = h;
 	return 0;
 }

@@ -49,6 +49,7 @@ struct pin_ops {
 	void (*close)(void *h);         /* release the handle (pins stay) */
 	int (*unload)(void);            /* remove every pin */
 	int (*ensure_dir)(void);        /* the pin directory exists */
+	const char *dir;                /* where this floor pins its links */
 };
 
 /*

@@ -445,6 +445,36 @@ static int reload_window(struct net **fresh, long *tries)
 	return r;
 }
 
+/*
+ * Links a reload finds pinned that its object does not replace: one in the
+ * network floor's own directory (a program another build had, as after a
+ * downgrade) must be let go, judging as it would from maps no session of
+ * this build writes to; one in another floor's directory must stay pinned.
+ * Made by attaching the pinned connect4 program again, to the stray cgroup.
+ */
+#define STALE_OWN   CORDON_NET_PIN_DIR "/link_cordon_test_stale"
+#define STALE_OTHER CORDON_PIN_DIR "/link_cordon_test_other"
+
+static int pin_extra_link(const char *path)
+{
+	struct bpf_link_info info = { 0 };
+	__u32 len = sizeof(info);
+	int lfd = bpf_obj_get(CORDON_NET_PIN_DIR "/link_cordon_connect4"), pfd = -1, cfd = -1;
+	int nl = -1, r = -1;
+
+	if (lfd >= 0 && bpf_obj_get_info_by_fd(lfd, &info, &len) == 0)
+		pfd = bpf_prog_get_fd_by_id(info.prog_id);
+	cfd = open(stray_cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd >= 0 && cfd >= 0)
+		nl = bpf_link_create(pfd, cfd, BPF_CGROUP_INET4_CONNECT, NULL);
+	if (nl >= 0)
+		r = bpf_obj_pin(nl, path);
+	for (int *fd = (int[]){ lfd, pfd, cfd, nl }, i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return r;
+}
+
 /* --- benchmark (tools/bench/net.sh): `net_floor --bench` ------------------ */
 
 static uint64_t now_ns(void)
@@ -931,9 +961,17 @@ int main(int argc, char **argv)
 		net_close(net);
 		r = net_open(&net);
 		tap_ok(r == 0, "net_open from the pins (%s)", r ? strerror(-r) : "ok");
+		tap_ok(pin_extra_link(STALE_OWN) == 0 && pin_extra_link(STALE_OTHER) == 0,
+		       "two extra links pinned: in the network floor's directory and beside it");
 		r = reload_window(&fresh, &tries);
 		tap_ok(r == 0, "while the floor was reloaded, a stray task's %ld inet sockets and "
 		       "connects: %d got through", tries, r);
+		tap_ok(access(STALE_OWN, F_OK) < 0 && errno == ENOENT,
+		       "after the reload, a link of its own directory the new object has no "
+		       "program for is let go");
+		tap_ok(access(STALE_OTHER, F_OK) == 0,
+		       "and another floor's link, which the reload does not own, stays pinned");
+		(void)unlink(STALE_OTHER);
 		if (fresh) {
 			net_close(net);
 			net = fresh;
