@@ -190,6 +190,7 @@ enum cordon_counter {
 #define CORDON_MAX_NET_RULES    16384   /* (policy, prefix) entries, all sessions */
 #define CORDON_NET_RANGES       16      /* port ranges one prefix can carry */
 #define CORDON_NET_RINGBUF      (1u << 20)
+#define CORDON_NET_UNIX_PATH    108     /* sizeof(sun_path) */
 
 /* Operations in net events. */
 enum cordon_net_op {
@@ -197,6 +198,8 @@ enum cordon_net_op {
 	CORDON_NET_OP_SENDMSG,      /* unconnected UDP with a destination */
 	CORDON_NET_OP_BIND,
 	CORDON_NET_OP_SOCKET,
+	CORDON_NET_OP_UNIX_CONNECT, /* to a pathname Unix socket (the fallback's gate) */
+	CORDON_NET_OP_UNIX_SENDMSG, /* a datagram to a pathname Unix socket */
 };
 
 /* Why the network floor decided as it did. */
@@ -208,6 +211,7 @@ enum cordon_net_reason {
 	CORDON_NET_REASON_SOCKET_KIND,  /* family, type or protocol never allowed */
 	CORDON_NET_REASON_FAMILY,       /* sockaddr family does not match the hook */
 	CORDON_NET_REASON_CORDON,       /* allowed by an entry cordon added (its proxies) */
+	CORDON_NET_REASON_UNIX_PATH,    /* a pathname Unix socket named by the session itself */
 };
 
 struct cordon_net_config {
@@ -216,7 +220,7 @@ struct cordon_net_config {
 	__u64 parent_id;      /* cgroup id of <cgroup2>/cordon, at session_level - 1 */
 	__u64 build_id;       /* hash of the loaded BPF object: a stale one is reloaded */
 	__u32 exec_recheck;   /* the exec recheck's programs are attached (userspace only) */
-	__u32 pad;
+	__u32 unix_gate;      /* the cgroup unix programs are attached (userspace only) */
 };
 
 /*
@@ -249,7 +253,14 @@ struct cordon_net_key {
  * ring buffer reservation on the hottest path of the floor.
  */
 #define CORDON_NET_SESSION_ALLOW_EVENTS  (1u << 0)
-#define CORDON_NET_SESSION_FLAGS         CORDON_NET_SESSION_ALLOW_EVENTS
+/*
+ * UNIX_GATE: the session may not name a pathname Unix socket in connect or
+ * sendmsg itself (bpf/net.bpf.c's unix_gate): the fallback posture, whose
+ * supervisor judges and performs such connects.
+ */
+#define CORDON_NET_SESSION_UNIX_GATE     (1u << 1)
+#define CORDON_NET_SESSION_FLAGS         (CORDON_NET_SESSION_ALLOW_EVENTS | \
+					  CORDON_NET_SESSION_UNIX_GATE)
 
 /* The rule id of an entry cordon added itself (net_session_allow). */
 #define CORDON_NET_RULE_CORDON  0xfffffffeu
@@ -292,6 +303,7 @@ struct cordon_net_event {
 	__u16 proto;          /* socket: protocol; otherwise 0 */
 	__u8  addr[16];       /* network byte order, as judged */
 	char comm[CORDON_COMM_LEN];
+	char path[CORDON_NET_UNIX_PATH];  /* unix ops: the socket path as given */
 };
 
 /*

@@ -38,6 +38,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "cordon.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -430,6 +431,103 @@ int cordon_bind6(struct bpf_sock_addr *ctx)
 	}
 	report(sid, CORDON_NET_OP_BIND, 6, (const __u8 *)w, port, 0, &v);
 	return DENY;
+}
+
+/*
+ * Pathname Unix sockets, for a session registered with
+ * CORDON_NET_SESSION_UNIX_GATE (the fallback posture, where no LSM judges a
+ * Unix socket by its object).  The kernel runs these programs on its own
+ * copy of the address, before it resolves the path (unix_stream_connect,
+ * unix_dgram_connect, unix_dgram_sendmsg with a destination: Linux 6.7's
+ * cgroup unix hooks), for every syscall that gets there: connect,
+ * sendto, sendmsg, sendmmsg, io_uring.
+ *
+ * A task of the session may not name a pathname socket itself: the
+ * supervisor judges each connect it traps by the canonical path and
+ * performs an allowed one on a copy of the socket from its own thread (a
+ * host task here, so it passes).  What that closes:
+ * - a connect whose address read as abstract, or as not Unix at all, when
+ *   the supervisor judged it, and was rewritten to a path by another
+ *   thread before the kernel copied it: refused here;
+ * - a datagram sent with a pathname destination (the host's syslog, a
+ *   service's control socket), which no seccomp filter can see (sendmsg's
+ *   address is in memory): refused.  connect() then send() still works,
+ *   judged as a connect.
+ * Abstract names pass: Landlock's scoping (ABI 6) refuses those created
+ * outside the session, on the kernel's copy too.  An unnamed address
+ * (autobind) is refused by the kernel before these programs run.
+ *
+ * What it cannot close: a host task connecting on a socket of the session
+ * (only cordon's own processes hold one); a kernel without the hooks (the
+ * posture then lists unix-gate missing).
+ */
+/* Weak: Linux 6.2 kfuncs; on an older kernel the object still loads, without the gate. */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+static __always_inline int unix_gate(struct bpf_sock_addr *ctx, __u32 op)
+{
+	struct bpf_sock_addr_kern *k = bpf_cast_to_kern_ctx(ctx);
+	struct cordon_net_key key = {
+		.prefixlen = CORDON_NET_KEY_BITS,
+		.family = CORDON_NET_FAMILY_SESSION,
+		.session = caller_sid(),
+	};
+	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_UNIX_PATH, 0 };
+	const struct cordon_net_rule *self = bpf_map_lookup_elem(&net_rules, &key);
+	struct sockaddr_un *un;
+	struct cordon_net_event *e;
+	__u32 len = k->uaddrlen;
+
+	if (!self) {
+		if (who_is(key.session) == HOST)
+			return PASS;
+		v.reason = CORDON_NET_REASON_NO_SESSION;
+	} else if (!(self->flags & CORDON_NET_SESSION_UNIX_GATE)) {
+		return PASS;            /* the LSM floor judges the socket by object */
+	}
+	un = bpf_rdonly_cast(k->uaddr, bpf_core_type_id_kernel(struct sockaddr_un));
+	if (self && (len <= __builtin_offsetof(struct sockaddr_un, sun_path) || !un->sun_path[0]))
+		return PASS;            /* abstract: Landlock's scope */
+	count(CORDON_CNT_EVENTS);
+	e = bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
+	if (!e) {
+		count(CORDON_CNT_DROPS);
+		return DENY;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = bpf_ktime_get_ns();
+	e->session = key.session;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->op = op;
+	e->family = AF_UNIX;
+	e->decision = v.decision;
+	e->reason = v.reason;
+	for (int i = 0; i < CORDON_NET_UNIX_PATH; i++) {
+		if (i + __builtin_offsetof(struct sockaddr_un, sun_path) >= len || !un->sun_path[i])
+			break;
+		e->path[i] = un->sun_path[i];
+	}
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return DENY;
+}
+
+/*
+ * The section names of Linux 6.7; the loader sets the program type and
+ * attach type itself, for a libbpf that predates them.
+ */
+SEC("cgroup/connect_unix")
+int cordon_connect_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_gate(ctx, CORDON_NET_OP_UNIX_CONNECT);
+}
+
+SEC("cgroup/sendmsg_unix")
+int cordon_sendmsg_unix(struct bpf_sock_addr *ctx)
+{
+	return unix_gate(ctx, CORDON_NET_OP_UNIX_SENDMSG);
 }
 
 /*

@@ -485,8 +485,9 @@ static void static_lacks(struct fallback_report *rep)
 	lack(rep, "mmap-exec", "mmap/mprotect PROT_EXEC of a readable non-exec file");
 	lack(rep, "metadata", "chmod, chown, setxattr and utimes are not judged (no Landlock "
 	     "right)");
-	lack(rep, "unix-pathname", "connect to an existing pathname Unix socket is not judged "
-	     "by object, and a datagram sent to one is not judged");
+	lack(rep, "unix-pathname", "a pathname Unix socket is judged by path, not by object: "
+	     "the supervisor performs allowed connects, and the network floor's unix gate "
+	     "(Linux 6.7) refuses the session's own, datagrams with a destination included");
 	lack(rep, "inherited-fds", "descriptors open before the domain keep their access");
 	lack(rep, "ioctl-object", "ioctl is judged by request number, not on the object");
 	lack(rep, "net-address", "Landlock restricts TCP ports only; addresses and UDP are "

@@ -40,6 +40,7 @@ struct net {
 	size_t n_links;
 	int fd_config, fd_rules, fd_events, fd_counters, fd_exec_key, fd_exec_expect;
 	bool exec_recheck;          /* its programs are loaded and attached */
+	bool unix_gate;             /* the cgroup unix programs are loaded and attached */
 	struct cordon_exec_key exec_key;
 	struct ring_buffer *rb;
 	net_event_fn fn;
@@ -138,6 +139,7 @@ static int open_pinned(struct net *n)
 	if (!cfg.n_links || (uint32_t)r != cfg.n_links)
 		return -ENOENT;
 	n->exec_recheck = cfg.exec_recheck;
+	n->unix_gate = cfg.unix_gate;
 	if (bpf_map_lookup_elem(n->fd_exec_key, &zero, &n->exec_key))
 		return -errno;
 	return 0;
@@ -148,38 +150,68 @@ static bool is_exec_recheck(const struct bpf_program *prog)
 	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACING;
 }
 
+/* Linux 6.7's attach types, for a libbpf and uapi headers that predate them. */
+#define NET_CGROUP_UNIX_CONNECT 49      /* BPF_CGROUP_UNIX_CONNECT */
+#define NET_CGROUP_UNIX_SENDMSG 50      /* BPF_CGROUP_UNIX_SENDMSG */
+
+/* The unix gate's programs (bpf/net.bpf.c), by name: 0 for any other. */
+static int unix_gate_attach_type(const struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+
+	if (!strcmp(name, "cordon_connect_unix"))
+		return NET_CGROUP_UNIX_CONNECT;
+	if (!strcmp(name, "cordon_sendmsg_unix"))
+		return NET_CGROUP_UNIX_SENDMSG;
+	return 0;
+}
+
 /*
- * Load the object; where the kernel refuses the exec recheck's programs
- * (no tp_btf or bpf_loop, or lockdown=confidentiality, which withholds
- * bpf_probe_read_kernel), load the network floor without them: the
- * supervisor then keeps its weaker rule (refuse argv-based allows when
- * another task shares the caller's memory) and the posture says so.
+ * Load the object.  Two parts are optional, each tried with and without:
+ * - the exec recheck, refused without tp_btf or bpf_loop, or under
+ *   lockdown=confidentiality (no bpf_probe_read_kernel): the supervisor
+ *   then keeps its weaker rule (refuse argv-based allows when another task
+ *   shares the caller's memory) and the posture says so;
+ * - the unix gate, refused before Linux 6.7 (no cgroup unix hooks): a
+ *   fallback session then has no kernel check on pathname Unix sockets, and
+ *   the posture says so.
  */
 static int open_and_load(struct net *n, struct cordon_net_config *cfg)
 {
-	for (int with = 1; with >= 0; with--) {
+	static const struct { bool recheck, gate; } tries[] = {
+		{ true, true }, { true, false }, { false, true }, { false, false },
+	};
+	int r = -EINVAL;
+
+	for (size_t t = 0; t < ARRAY_SIZE(tries); t++) {
 		struct bpf_program *prog;
-		int r;
 
 		n->skel = net_bpf__open();
 		if (!n->skel)
 			return -errno;
 		n->skel->rodata->session_level = cfg->session_level;
 		n->skel->rodata->parent_id = cfg->parent_id;
-		bpf_object__for_each_program(prog, n->skel->obj)
+		bpf_object__for_each_program(prog, n->skel->obj) {
+			int type = unix_gate_attach_type(prog);
+
 			if (is_exec_recheck(prog))
-				bpf_program__set_autoload(prog, with);
+				bpf_program__set_autoload(prog, tries[t].recheck);
+			if (type) {
+				bpf_program__set_type(prog, BPF_PROG_TYPE_CGROUP_SOCK_ADDR);
+				bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)type);
+				bpf_program__set_autoload(prog, tries[t].gate);
+			}
+		}
 		r = net_bpf__load(n->skel);
 		if (!r) {
-			cfg->exec_recheck = (uint32_t)with;
+			cfg->exec_recheck = (uint32_t)tries[t].recheck;
+			cfg->unix_gate = (uint32_t)tries[t].gate;
 			return 0;
 		}
 		net_bpf__destroy(n->skel);
 		n->skel = NULL;
-		if (!with)
-			return r;
 	}
-	return -EINVAL;
+	return r;
 }
 
 static int load(struct net *n)
@@ -203,6 +235,7 @@ static int load(struct net *n)
 	if (r)
 		return r;
 	n->exec_recheck = cfg.exec_recheck;
+	n->unix_gate = cfg.unix_gate;
 	if (getrandom(&n->exec_key, sizeof(n->exec_key), 0) != sizeof(n->exec_key))
 		return -EIO;
 	n->fd_exec_key = bpf_map__fd(n->skel->maps.exec_key);
@@ -631,6 +664,8 @@ const char *net_op_name(uint32_t op)
 	static const char *const names[] = {
 		[CORDON_NET_OP_CONNECT] = "connect", [CORDON_NET_OP_SENDMSG] = "sendmsg",
 		[CORDON_NET_OP_BIND] = "bind", [CORDON_NET_OP_SOCKET] = "socket",
+		[CORDON_NET_OP_UNIX_CONNECT] = "unix-connect",
+		[CORDON_NET_OP_UNIX_SENDMSG] = "unix-sendmsg",
 	};
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }
@@ -644,6 +679,7 @@ const char *net_reason_name(uint32_t reason)
 		[CORDON_NET_REASON_SOCKET_KIND] = "socket-kind",
 		[CORDON_NET_REASON_FAMILY] = "family-mismatch",
 		[CORDON_NET_REASON_CORDON] = "cordon",
+		[CORDON_NET_REASON_UNIX_PATH] = "unix-path",
 	};
 	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
 }
@@ -652,7 +688,9 @@ void net_event_str(const struct cordon_net_event *e, char *out, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 
-	if (e->op == CORDON_NET_OP_SOCKET)
+	if (e->op == CORDON_NET_OP_UNIX_CONNECT || e->op == CORDON_NET_OP_UNIX_SENDMSG)
+		snprintf(out, len, "unix %.*s", (int)strnlen(e->path, sizeof(e->path)), e->path);
+	else if (e->op == CORDON_NET_OP_SOCKET)
 		snprintf(out, len, "family %u type %u proto %u", e->family, e->port, e->proto);
 	else if (e->family == 4)
 		snprintf(out, len, "%s:%u", inet_ntop(AF_INET, e->addr, a, sizeof(a)) ?: "?", e->port);
@@ -662,6 +700,11 @@ void net_event_str(const struct cordon_net_event *e, char *out, size_t len)
 }
 
 /* --- the exec recheck ------------------------------------------------------- */
+
+bool net_unix_gate(const struct net *n)
+{
+	return n && n->unix_gate;
+}
 
 bool net_exec_recheck(const struct net *n)
 {

@@ -36,8 +36,11 @@ int net_unload(void);
  * Register a session: the policy's direct net rules (pol_compile_net) are
  * merged per prefix and written, most specific first, then the session's own
  * entry, last: while this runs, the session's tasks get what the policy
- * allows or a denial, never more (bpf/net.bpf.c, net_rules).  flags: CORDON_NET_SESSION_ALLOW_EVENTS for an
- * event per allowed connect as well (denials always are events).  -EEXIST if
+ * allows or a denial, never more (bpf/net.bpf.c, net_rules).  flags:
+ * CORDON_NET_SESSION_ALLOW_EVENTS for an event per allowed connect as well
+ * (denials always are events); CORDON_NET_SESSION_UNIX_GATE to refuse the
+ * session's own connects and sends to pathname Unix sockets (the fallback,
+ * whose supervisor performs the allowed ones; see net_unix_gate).  -EEXIST if
  * the cgroup is registered already, -E2BIG if a prefix would carry more than
  * CORDON_NET_RANGES port ranges or the rule map is full, -EINVAL for cgroup
  * id 0 or an unknown flag.
@@ -77,8 +80,16 @@ int net_counter(struct net *n, enum cordon_counter which, uint64_t *out);
 
 const char *net_op_name(uint32_t op);
 const char *net_reason_name(uint32_t reason);
-/* "1.2.3.4:80" or "[::1]:80" (socket events: "family F type T proto P"). */
+/* "1.2.3.4:80" or "[::1]:80" (socket events: "family F type T proto P"; unix
+ * ones: "unix PATH"). */
 void net_event_str(const struct cordon_net_event *e, char *out, size_t len);
+
+/*
+ * Whether the unix gate (bpf/net.bpf.c's cgroup connect_unix and
+ * sendmsg_unix programs, Linux 6.7) is attached: without it
+ * CORDON_NET_SESSION_UNIX_GATE is accepted and changes nothing.
+ */
+bool net_unix_gate(const struct net *n);
 
 /*
  * The exec recheck (bpf/exec_recheck.bpf.c), loaded with the network floor

@@ -55,13 +55,11 @@ static const struct lack no_lsm[] = {
 	  "mapping a non-executable file PROT_EXEC: Landlock has no mmap hook" },
 	{ "unix-socket-by-object",
 	  "pathname Unix sockets judged by inode in the kernel: the supervisor "
-	  "judges the canonical path and connects on a copy of the socket, so a "
-	  "symlink swapped in after its check (by a task that may create entries "
-	  "in that directory) is followed; a datagram sent to a pathname socket "
-	  "(sendto, sendmsg) is not judged at all; and a connect whose address "
-	  "reads as abstract or not Unix when judged, rewritten to a path by "
-	  "another thread before the kernel reads it, reaches that path unjudged "
-	  "(all within the agent's own DAC rights)" },
+	  "judges the canonical path and connects on a copy of the socket, as the "
+	  "agent's uid and gid but with cordon's pid in SO_PEERCRED (a listener "
+	  "that authorises by pid sees a root process); a datagram sent with a "
+	  "pathname destination is refused rather than judged (connect, then "
+	  "send, is judged)" },
 	{ "capable",
 	  "per-capability denial in the kernel for root in the sandbox: "
 	  "capabilities are dropped at start instead" },
@@ -122,6 +120,16 @@ static void add(struct posture *p, const struct lack *l, size_t n)
 	for (size_t i = 0; i < n && p->n_lacks < POSTURE_MAX_LACKS; i++)
 		p->lacks[p->n_lacks++] = &l[i];
 }
+
+/* Found at session start, in the fallback posture (userspace/run.c). */
+const struct lack posture_no_unix_gate = {
+	"unix-gate",
+	"pathname Unix sockets kept from the session in the kernel (cgroup "
+	"connect_unix and sendmsg_unix, Linux 6.7): a datagram sent to a pathname "
+	"socket is not judged, and a connect whose address reads as abstract or "
+	"not Unix when judged, rewritten to a path by another thread before the "
+	"kernel reads it, reaches that path unjudged (within the agent's DAC "
+	"rights)" };
 
 /* Found at session start, in any posture (userspace/run.c). */
 const struct lack posture_no_exec_recheck = {

@@ -397,6 +397,9 @@ static int open_floor(struct sup *s)
 		if (!s->exec_recheck)
 			posture_add(&s->posture, &posture_no_exec_recheck);
 	}
+	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
+	if (!s->floor && !net_unix_gate(s->net))
+		posture_add(&s->posture, &posture_no_unix_gate);
 	return 0;
 }
 
@@ -448,7 +451,13 @@ static int make_session(struct sup *s)
 		}
 	}
 	r = cg_id(s->cgroup, &s->cgid);
-	r = r ?: net_session_add(s->net, s->cgid, s->pol, 0);  /* allowed connects: audited by the supervisor */
+	/*
+	 * Allowed connects are audited by the supervisor, not the kernel.  In
+	 * the fallback the session may not name a pathname Unix socket itself:
+	 * the supervisor judges and performs those connects (supervisor.c).
+	 */
+	r = r ?: net_session_add(s->net, s->cgid, s->pol,
+				 s->floor ? 0 : CORDON_NET_SESSION_UNIX_GATE);
 	if (r < 0) {
 		log_err("run: cannot register the session with the network floor: %s", strerror(-r));
 		return r;

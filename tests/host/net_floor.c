@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 #include <string.h>
 #include <sched.h>
@@ -28,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -269,6 +271,151 @@ static void check(enum who w, uid_t uid, const char *name, const struct op *o, i
 		       uid, name, net_op_name(ev->op), net_reason_name(ev->reason));
 	else if (want_err == 0 && w != HOST)
 		tap_ok(events_of(pid) == 0, "%s uid %u: %s: no event", who_name[w], uid, name);
+}
+
+/* --- the unix gate (CORDON_NET_SESSION_UNIX_GATE) ------------------------ */
+
+static char unix_path[108], unix_dpath[108], unix_abstract[64];
+
+/* addr: a path, or "@name" for an abstract one.  In the child: 0 or errno. */
+static int unix_op(int type, bool send, const char *addr)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n = strlen(addr);
+	socklen_t l = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (addr[0] != '@'));
+	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0), r;
+
+	memcpy(a.sun_path, addr, n);
+	if (addr[0] == '@')
+		a.sun_path[0] = '\0';
+	if (fd < 0)
+		return 200;
+	r = send ? (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&a, l) :
+		   connect(fd, (struct sockaddr *)&a, l);
+	r = r < 0 ? errno : 0;
+	close(fd);
+	return r;
+}
+
+/* Run unix_op in a fresh task of w's cgroup as AGENT_UID; *pid its pid. */
+static int unix_in(enum who w, int type, bool send, const char *addr, int *pid)
+{
+	int st;
+	pid_t c = fork();
+
+	if (c < 0)
+		return 255;
+	if (c == 0) {
+		const char *cg = w == SESSION ? session_cg : w == STRAY ? stray_cg :
+				 w == AUDITED ? audited_cg : NULL;
+
+		(void)prctl(PR_SET_NAME, CHILD_COMM);
+		if ((cg && cg_attach_pid(cg, getpid()) < 0) ||
+		    setresgid(AGENT_UID, AGENT_UID, AGENT_UID) < 0 ||
+		    setresuid(AGENT_UID, AGENT_UID, AGENT_UID) < 0)
+			_exit(251);
+		_exit(unix_op(type, send, addr));
+	}
+	*pid = c;
+	if (waitpid(c, &st, 0) < 0 || !WIFEXITED(st))
+		return 254;
+	return WEXITSTATUS(st);
+}
+
+static bool unix_event(int pid, uint64_t sid, uint32_t op, uint32_t reason, const char *path)
+{
+	drain();
+	for (size_t i = 0; i < n_events; i++) {
+		const struct cordon_net_event *e = &events[i];
+
+		if ((int)e->pid == pid && e->session == sid && e->op == op &&
+		    e->decision == CORDON_DENY && e->reason == reason && e->family == AF_UNIX &&
+		    !strncmp(e->path, path, sizeof(e->path)))
+			return true;
+	}
+	return false;
+}
+
+static void unix_check(enum who w, const char *name, int type, bool send, const char *addr,
+		       int want, uint32_t ev_reason)
+{
+	int pid = 0, r = unix_in(w, type, send, addr, &pid);
+	uint64_t sid = w == SESSION ? session_id : w == AUDITED ? audited_id : stray_id;
+
+	tap_ok(r == want, "%s: %s -> %s (got %s, %d)", who_name[w], name,
+	       want ? strerror(want) : "ok", r ? strerror(r) : "ok", r);
+	if (want == EPERM)
+		tap_ok(unix_event(pid, sid, send ? CORDON_NET_OP_UNIX_SENDMSG : CORDON_NET_OP_UNIX_CONNECT,
+				  ev_reason, addr),
+		       "%s: %s: %s event naming the path (%s)", who_name[w], name,
+		       net_op_name(send ? CORDON_NET_OP_UNIX_SENDMSG : CORDON_NET_OP_UNIX_CONNECT),
+		       net_reason_name(ev_reason));
+	else if (w != HOST)
+		tap_ok(events_of(pid) == 0, "%s: %s: no event", who_name[w], name);
+}
+
+/*
+ * The audited session is registered with the gate, the plain one without:
+ * a gated session names no pathname socket itself (stream or datagram
+ * connect, datagram with a destination), abstract names pass (Landlock's
+ * scope judges those); an ungated session (the LSM posture's) and the host
+ * are untouched; a stray cgroup is denied.
+ */
+static void unix_gate_checks(void)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int ls, ld, la;
+
+	if (!net_unix_gate(net)) {
+		printf("ok %d - the unix gate # SKIP cgroup connect_unix/sendmsg_unix refused "
+		       "(Linux 6.7)\n", ++tap_n);
+		return;
+	}
+	snprintf(unix_path, sizeof(unix_path), "/var/tmp/nettest-%d.sock", (int)getpid());
+	snprintf(unix_dpath, sizeof(unix_dpath), "/var/tmp/nettest-%d.dgram", (int)getpid());
+	snprintf(unix_abstract, sizeof(unix_abstract), "@nettest-%d", (int)getpid());
+	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ld = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	la = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", unix_path);
+	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(ls, 64) < 0 ||
+	    chmod(unix_path, 0777) < 0) {
+		tap_ok(0, "unix listeners: %m");
+		return;
+	}
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", unix_dpath);
+	if (bind(ld, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(unix_dpath, 0777) < 0) {
+		tap_ok(0, "unix listeners: %m");
+		return;
+	}
+	memset(a.sun_path, 0, sizeof(a.sun_path));
+	memcpy(a.sun_path + 1, unix_abstract + 1, strlen(unix_abstract) - 1);
+	if (bind(la, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+						       strlen(unix_abstract))) < 0 ||
+	    listen(la, 64) < 0) {
+		tap_ok(0, "unix listeners: %m");
+		return;
+	}
+	unix_check(AUDITED, "gated: stream connect to a pathname socket", SOCK_STREAM, false,
+		   unix_path, EPERM, CORDON_NET_REASON_UNIX_PATH);
+	unix_check(AUDITED, "gated: datagram connect to a pathname socket", SOCK_DGRAM, false,
+		   unix_dpath, EPERM, CORDON_NET_REASON_UNIX_PATH);
+	unix_check(AUDITED, "gated: datagram sent to a pathname socket", SOCK_DGRAM, true,
+		   unix_dpath, EPERM, CORDON_NET_REASON_UNIX_PATH);
+	unix_check(AUDITED, "gated: connect to an abstract name", SOCK_STREAM, false,
+		   unix_abstract, 0, 0);
+	unix_check(SESSION, "ungated: stream connect to a pathname socket", SOCK_STREAM, false,
+		   unix_path, 0, 0);
+	unix_check(SESSION, "ungated: datagram sent to a pathname socket", SOCK_DGRAM, true,
+		   unix_dpath, 0, 0);
+	unix_check(HOST, "stream connect to a pathname socket", SOCK_STREAM, false, unix_path, 0, 0);
+	unix_check(STRAY, "stream connect to a pathname socket", SOCK_STREAM, false, unix_path,
+		   EPERM, CORDON_NET_REASON_NO_SESSION);
+	close(ls);
+	close(ld);
+	close(la);
+	unlink(unix_path);
+	unlink(unix_dpath);
 }
 
 /* --- listeners (host side) ------------------------------------------------ */
@@ -697,8 +844,10 @@ int main(int argc, char **argv)
 	(void)inet_pton(AF_INET, "127.0.0.1", &lo4);
 	tap_ok(net_session_allow(net, audited_id, AF_INET, &lo4, P5) == -ENOENT,
 	       "net_session_allow before the session is added is -ENOENT");
-	r = net_session_add(net, audited_id, pol, CORDON_NET_SESSION_ALLOW_EVENTS);
-	tap_ok(r == 0, "net_session_add with allow events (%s)", r ? strerror(-r) : "ok");
+	r = net_session_add(net, audited_id, pol,
+			    CORDON_NET_SESSION_ALLOW_EVENTS | CORDON_NET_SESSION_UNIX_GATE);
+	tap_ok(r == 0, "net_session_add with allow events and the unix gate (%s)",
+	       r ? strerror(-r) : "ok");
 	(void)inet_pton(AF_INET, "127.0.0.1", &lo4);
 	(void)inet_pton(AF_INET6, "::1", &lo6);
 	r = net_session_allow(net, session_id, AF_INET, &lo4, P5);
@@ -706,6 +855,7 @@ int main(int argc, char **argv)
 	r = r ?: net_session_allow(net, audited_id, AF_INET, &lo4, P5);
 	tap_ok(r == 0, "net_session_allow 127.0.0.1:P5 and [::1]:P5 (%s)", r ? strerror(-r) : "ok");
 	drain();
+	unix_gate_checks();
 
 #define OP(...) (&(struct op){ __VA_ARGS__ })
 #define EV(...) (&(struct want_ev){ __VA_ARGS__ })
