@@ -23,7 +23,10 @@
  *     read and judged, and the result is returned to the task.
  *   - connect (unix): the floor judges pathname sockets by object (BPF LSM)
  *     and abstract ones by scope (Landlock ABI >= 6 in the fallback); the
- *     supervisor lifts and audits.
+ *     supervisor lifts and audits.  In the fallback it judges a pathname
+ *     socket by its canonical path and performs the connect itself, and
+ *     the network floor's unix gate keeps the session from naming one in
+ *     the kernel (an address rewritten after the check is refused there).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -672,17 +675,31 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 /* --- connect -------------------------------------------------------------- */
 
 /*
- * A pathname Unix socket in the fallback posture, where no kernel layer
- * judges it (Landlock has no hook for it): the supervisor judges the
- * canonical path (the write right, as the BPF LSM floor does on the socket
- * inode) and performs the connect itself on a copy of the task's socket,
- * from a worker thread that has the agent's filesystem identity (fsuid,
- * fsgid, groups: DAC applies as to the agent, and a non-zero fsuid clears
- * the thread's filesystem capabilities) and its own fs context, chdir'd to
- * the socket's directory opened without following symlinks.  What remains:
- * the last component may be swapped for a symlink between the check and
- * the connect by a task that may create entries in that directory; the
- * agent's own uid still needs DAC access to whatever the symlink names.
+ * A pathname Unix socket in the fallback posture, where no LSM judges it by
+ * object (Landlock has no hook for it): the supervisor judges the canonical
+ * path (the write right, as the BPF LSM floor does on the socket inode) and
+ * performs the connect itself on a copy of the task's socket.  The
+ * session may not name such a socket itself: the network floor's unix gate
+ * refuses it in the kernel (bpf/net.bpf.c), so an address rewritten after
+ * this check, and a datagram sent with a destination, never reach a path
+ * unjudged.  This thread passes the gate because it is not in the session.
+ *
+ * The connect is made from a worker thread that takes the agent's whole
+ * identity first (uid, gid and groups, on that thread only): DAC applies as
+ * to the agent, the thread has no capabilities, and the listener's
+ * SO_PEERCRED says the agent's uid and gid, never root (a server that
+ * authorises by peer uid, such as the system bus, must not see the
+ * supervisor's).  The socket's directory was opened without following
+ * symlinks, and the last component is opened O_PATH without following one
+ * and must be a socket: the connect goes through that descriptor
+ * (/proc/self/fd/N), so it reaches the very inode checked, and a symlink
+ * swapped in after the judgement is refused.
+ *
+ * What remains: the listener sees cordon's pid in SO_PEERCRED (a server
+ * that looks the pid up finds a root process: one that authorises by pid,
+ * not uid, must not be allowed by a policy); a socket renamed into the
+ * judged path by a task that may write that directory is the object at
+ * that path, which the rule allowed.
  */
 struct unix_emul {
 	struct sup *s;
@@ -692,23 +709,40 @@ struct unix_emul {
 	char name[108];
 };
 
+/* This thread becomes the agent: raw syscalls, as glibc's wrappers change every thread. */
+static int become_agent(uid_t u, gid_t g)
+{
+	uid_t ru, eu, su;
+
+	if (unshare(CLONE_FS) < 0 || syscall(SYS_setgroups, 1, &g) < 0 ||
+	    syscall(SYS_setresgid, g, g, g) < 0 || syscall(SYS_setresuid, u, u, u) < 0 ||
+	    syscall(SYS_getresuid, &ru, &eu, &su) < 0 || ru != u || eu != u || su != u)
+		return EPERM;
+	return 0;
+}
+
 static void *unix_worker(void *arg)
 {
 	struct unix_emul *e = arg;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	gid_t g = e->s->gid;
-	int err = 0;
+	struct stat st;
+	int err = become_agent(e->s->uid, e->s->gid), fd = -1;
 
-	if (unshare(CLONE_FS) < 0 || fchdir(e->dirfd) < 0 ||
-	    syscall(SYS_setgroups, 1, &g) < 0 || syscall(SYS_setfsgid, e->s->gid) < 0 ||
-	    syscall(SYS_setfsuid, e->s->uid) < 0 || (uid_t)syscall(SYS_setfsuid, -1) != e->s->uid)
-		err = EPERM;
 	if (!err) {
-		memcpy(a.sun_path, e->name, strlen(e->name));
+		fd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			err = errno;
+		else if (!S_ISSOCK(st.st_mode))
+			err = S_ISLNK(st.st_mode) ? ELOOP : ECONNREFUSED;
+	}
+	if (!err) {
+		snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d", fd);
 		if (connect(e->sock, (struct sockaddr *)&a, sizeof(a)) < 0)
 			err = errno;
 	}
 	(void)notify_return(e->s->listener, e->h.notif, 0, err);
+	if (fd >= 0)
+		close(fd);
 	close(e->sock);
 	close(e->dirfd);
 	free(e);
@@ -782,6 +816,10 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 		 * BPF LSM judges pathname sockets by object; abstract sockets
 		 * are refused outside the session by the LSM floor or Landlock
 		 * scoping (ABI >= 6; the posture lists it missing below that).
+		 * In the fallback the address is CONTINUEd as read here only
+		 * because the unix gate refuses it in the kernel should another
+		 * thread have made it a path since (without the gate, Linux <
+		 * 6.7, the posture lists unix-gate missing).
 		 */
 		sup_record(s, req->pid, "connect", raw, event, "allow", NULL, why, NULL);
 		(void)notify_continue(s->listener, req->id);
@@ -862,7 +900,11 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		port = ntohs(in6->sin6_port);
 	} else {
-		/* AF_UNSPEC (dissolve a UDP association) and short addresses. */
+		/*
+		 * AF_UNSPEC (dissolve a UDP association) and short addresses.
+		 * Rewritten to a Unix path by another thread before the kernel
+		 * copies it: in the fallback the unix gate refuses it there.
+		 */
 		(void)notify_continue(s->listener, req->id);
 		return;
 	}

@@ -127,7 +127,8 @@ static socklen_t unix_addr(const char *name, bool abstract, struct sockaddr_un *
 /*
  * The host side of the tests (run outside any session): listeners the agent
  * must not reach, each recording a hit in DIR/NAME.hit, their addresses in
- * DIR/ports as "TCP4PORT TCP6PORT UDPPORT ABSTRACTNAME".
+ * DIR/ports as "TCP4PORT TCP6PORT UDPPORT ABSTRACTNAME"; the pathname ones
+ * are DIR/host.sock (stream) and DIR/host.dgram (datagram).
  */
 static void hit(const char *dir, const char *name)
 {
@@ -230,10 +231,10 @@ static int serve(const char *dir)
 {
 	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-	struct sockaddr_un ab, pa;
-	char name[64], path[4096], tmp[4096];
-	const char *names[] = { "tcp4", "tcp6", "udp", "abstract", "path" };
-	struct pollfd p[5];
+	struct sockaddr_un ab, pa, da;
+	char name[64], path[4096], dpath[4096], tmp[4096];
+	const char *names[] = { "tcp4", "tcp6", "udp", "abstract", "path", "dgram" };
+	struct pollfd p[6];
 	FILE *f;
 
 	snprintf(name, sizeof(name), "cordon-test-abstract-%d", (int)getpid());
@@ -243,7 +244,10 @@ static int serve(const char *dir)
 	p[2].fd = bound(AF_INET, SOCK_DGRAM, &a4, sizeof(a4));
 	p[3].fd = bound(AF_UNIX, SOCK_STREAM, &ab, unix_addr(name, true, &ab));
 	p[4].fd = bound(AF_UNIX, SOCK_STREAM, &pa, unix_addr(path, false, &pa));
-	if (p[0].fd < 0 || p[2].fd < 0 || p[3].fd < 0 || p[4].fd < 0 || chmod(path, 0777) < 0) {
+	snprintf(dpath, sizeof(dpath), "%s/host.dgram", dir);
+	p[5].fd = bound(AF_UNIX, SOCK_DGRAM, &da, unix_addr(dpath, false, &da));
+	if (p[0].fd < 0 || p[2].fd < 0 || p[3].fd < 0 || p[4].fd < 0 || p[5].fd < 0 ||
+	    chmod(path, 0777) < 0 || chmod(dpath, 0777) < 0) {
 		perror("attack serve");
 		return 2;
 	}
@@ -257,17 +261,17 @@ static int serve(const char *dir)
 	snprintf(path, sizeof(path), "%s/ports", dir);
 	if (rename(tmp, path) < 0)
 		return 2;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		p[i].events = POLLIN;
 	for (;;) {
-		if (poll(p, 5, -1) < 0)
+		if (poll(p, 6, -1) < 0)
 			continue;
-		for (int i = 0; i < 5; i++) {
+		for (int i = 0; i < 6; i++) {
 			char buf[64];
 
 			if (!(p[i].revents & POLLIN))
 				continue;
-			if (i == 2) {
+			if (i == 2 || i == 5) {
 				(void)!recv(p[i].fd, buf, sizeof(buf), 0);
 			} else {
 				int c = accept(p[i].fd, NULL, NULL);
@@ -306,6 +310,234 @@ static void *flip_port(void *unused)
 			;
 	}
 	return NULL;
+}
+
+/*
+ * Unix sockets by path: what the fallback's supervisor judges, and what the
+ * network floor's unix gate keeps from the session.
+ *
+ * unix-dgram PATH: a datagram sent with PATH as its destination (sendto,
+ * no connect): no seccomp filter sees that address.
+ */
+static int unix_dgram(const char *path)
+{
+	struct sockaddr_un un;
+	socklen_t l = unix_addr(path, false, &un);
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	int r = (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&un, l);
+
+	return verdict(r, errno, "datagram sent to a pathname socket");
+}
+
+/*
+ * unix-race PATH N abstract|unspec: N connects of a fresh Unix socket whose
+ * address a second thread flips between PATH and, as the supervisor may
+ * read it, an abstract name this process listens on itself (abstract) or
+ * AF_UNSPEC (unspec): both are let through to the kernel when read.  A
+ * breach is a connect that reached PATH.
+ */
+static struct sockaddr_un race_un, race_alt;
+static int race_listener = -1;
+
+static void *flip_unix(void *unused)
+{
+	(void)unused;
+	while (!race_stop) {
+		memcpy(&race_un, &race_alt, sizeof(race_un));
+		__asm__ volatile("" ::: "memory");     /* every store happens */
+		for (volatile int k = 0; k < 500; k++)
+			;
+		race_un.sun_family = AF_UNIX;
+		memset(race_un.sun_path, 0, sizeof(race_un.sun_path));
+		memcpy(race_un.sun_path, race_alt.sun_path + sizeof(race_un.sun_path) / 2,
+		       sizeof(race_un.sun_path) / 2);
+		__asm__ volatile("" ::: "memory");     /* every store happens */
+		for (volatile int k = 0; k < 500; k++)
+			;
+	}
+	return NULL;
+}
+
+static void *accept_all(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		int c = accept(race_listener, NULL, NULL);
+
+		if (c >= 0)
+			close(c);
+	}
+	return NULL;
+}
+
+static int unix_race(const char *path, int n, const char *how)
+{
+	bool abstract = !strcmp(how, "abstract");
+	int reached = 0, other = 0, refused = 0, eperm = 0, eacces = 0, einval = 0;
+	struct sockaddr_un self = { .sun_family = AF_UNIX };
+	pthread_t flipper, acceptor;
+
+	if (strlen(path) >= sizeof(race_un.sun_path) / 2 || (!abstract && strcmp(how, "unspec")))
+		return 2;
+	/*
+	 * race_alt: the harmless address, with PATH kept in its upper half
+	 * (the flipper copies it down).  The length passed is always the whole
+	 * sockaddr_un: a path ends at its NUL, an abstract name is all of it.
+	 */
+	memset(&race_alt, 0, sizeof(race_alt));
+	if (abstract) {
+		race_alt.sun_family = AF_UNIX;
+		snprintf(race_alt.sun_path + 1, sizeof(race_un.sun_path) / 2 - 1,
+			 "cordon-race-%d", (int)getpid());
+		memcpy(race_alt.sun_path + sizeof(race_un.sun_path) / 2, path, strlen(path));
+		memcpy(&self, &race_alt, sizeof(self));
+		race_listener = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (bind(race_listener, (struct sockaddr *)&self, sizeof(self)) < 0 ||
+		    listen(race_listener, 64) < 0 ||
+		    pthread_create(&acceptor, NULL, accept_all, NULL) != 0) {
+			printf("error: own abstract listener: %s\n", strerror(errno));
+			return 2;
+		}
+	} else {
+		race_alt.sun_family = AF_UNSPEC;
+		memcpy(race_alt.sun_path + sizeof(race_un.sun_path) / 2, path, strlen(path));
+	}
+	memcpy(&race_un, &race_alt, sizeof(race_un));
+	if (pthread_create(&flipper, NULL, flip_unix, NULL) != 0)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		struct sockaddr_un peer;
+		socklen_t pl = sizeof(peer);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return 2;
+		if (connect(fd, (struct sockaddr *)&race_un, sizeof(race_un)) < 0) {
+			refused++;
+			eperm += errno == EPERM;
+			eacces += errno == EACCES;
+			einval += errno == EINVAL;
+		} else if (getpeername(fd, (struct sockaddr *)&peer, &pl) == 0 &&
+			   pl > offsetof(struct sockaddr_un, sun_path) && peer.sun_path[0]) {
+			reached++;
+		} else {
+			other++;
+		}
+		close(fd);
+	}
+	race_stop = 1;
+	pthread_join(flipper, NULL);
+	if (reached)
+		return breach("%d of %d connects reached %s (%d to the harmless address, %d refused)",
+			      reached, n, path, other, refused);
+	/* EACCES: the supervisor read the path; EPERM: the kernel refused it. */
+	return held("%d connects: %d to the harmless address, %d refused (EACCES %d, EPERM %d, "
+		    "EINVAL %d), none reached %s", n, other, refused, eacces, eperm, einval, path);
+}
+
+/*
+ * peer-serve PATH (outside a session): a stream listener at PATH (mode 0777)
+ * answering every connection with what SO_PEERCRED says of the peer.
+ * unix-peer PATH (inside): connect and print that answer.
+ */
+static int peer_serve(const char *path)
+{
+	struct sockaddr_un un;
+	socklen_t l = unix_addr(path, false, &un);
+	int fd = bound(AF_UNIX, SOCK_STREAM, &un, l);
+
+	if (fd < 0 || chmod(path, 0777) < 0) {
+		perror("attack peer-serve");
+		return 2;
+	}
+	for (;;) {
+		struct ucred uc;
+		socklen_t ul = sizeof(uc);
+		int c = accept(fd, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &uc, &ul) == 0)
+			dprintf(c, "uid %u gid %u pid %d\n", uc.uid, uc.gid, (int)uc.pid);
+		close(c);
+	}
+}
+
+static int unix_peer(const char *path)
+{
+	struct sockaddr_un un;
+	socklen_t l = unix_addr(path, false, &un);
+	char buf[128] = "";
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ssize_t n;
+
+	if (connect(fd, (struct sockaddr *)&un, l) < 0) {
+		printf("refused: %s\n", strerrorname_np(errno) ?: "?");
+		return 1;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	printf("peer: %s", n > 0 ? buf : "(nothing)\n");
+	printf("self: uid %u gid %u pid %d\n", getuid(), getgid(), (int)getpid());
+	return 0;
+}
+
+/*
+ * unix-own DIR: the session's own Unix IPC, which no gate may break: an
+ * abstract listener and a pathname listener (stream and datagram) in DIR,
+ * each reached by a connect; and a datagram sent with a destination to the
+ * session's own socket.  One line each: "NAME ok" or "NAME ERRNO".
+ */
+static void own_line(const char *name, int r, int err)
+{
+	printf("%s %s\n", name, r < 0 ? (strerrorname_np(err) ?: "?") : "ok");
+}
+
+static int unix_own(const char *dir)
+{
+	struct sockaddr_un ab, st, dg;
+	char p1[4096], p2[4096], name[64], buf[8];
+	socklen_t la, ls, ld;
+	int l1, l2, l3, c, r;
+
+	snprintf(name, sizeof(name), "cordon-own-%d", (int)getpid());
+	snprintf(p1, sizeof(p1), "%s/own.sock", dir);
+	snprintf(p2, sizeof(p2), "%s/own.dgram", dir);
+	la = unix_addr(name, true, &ab);
+	ls = unix_addr(p1, false, &st);
+	ld = unix_addr(p2, false, &dg);
+	l1 = bound(AF_UNIX, SOCK_STREAM, &ab, la);
+	l2 = bound(AF_UNIX, SOCK_STREAM, &st, ls);
+	l3 = bound(AF_UNIX, SOCK_DGRAM, &dg, ld);
+	if (l1 < 0 || l2 < 0 || l3 < 0) {
+		printf("error: own listeners: %s\n", strerror(errno));
+		return 2;
+	}
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	r = connect(c, (struct sockaddr *)&ab, la);
+	own_line("abstract-connect", r, errno);
+	close(c);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	r = connect(c, (struct sockaddr *)&st, ls);
+	own_line("path-connect", r, errno);
+	close(c);
+	c = socket(AF_UNIX, SOCK_DGRAM, 0);
+	r = connect(c, (struct sockaddr *)&dg, ld);
+	if (r == 0)
+		r = (int)send(c, "a", 1, 0);
+	if (r >= 0)
+		r = (int)recv(l3, buf, sizeof(buf), MSG_DONTWAIT);
+	own_line("dgram-connect-send", r, errno);
+	close(c);
+	c = socket(AF_UNIX, SOCK_DGRAM, 0);
+	r = (int)sendto(c, "b", 1, 0, (struct sockaddr *)&dg, ld);
+	if (r >= 0)
+		r = (int)recv(l3, buf, sizeof(buf), MSG_DONTWAIT);
+	own_line("dgram-sendto", r, errno);
+	close(c);
+	unlink(p1);
+	unlink(p2);
+	return 0;
 }
 
 /*
@@ -1552,6 +1784,16 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(a, "exec-forms"))
 		return exec_forms(x);
+	if (!strcmp(a, "unix-dgram") && argc == 3)
+		return unix_dgram(x);
+	if (!strcmp(a, "unix-race") && argc == 5)
+		return unix_race(x, atoi(y), argv[4]);
+	if (!strcmp(a, "peer-serve") && argc == 3)
+		return peer_serve(x);
+	if (!strcmp(a, "unix-peer") && argc == 3)
+		return unix_peer(x);
+	if (!strcmp(a, "unix-own") && argc == 3)
+		return unix_own(x);
 	if (!strcmp(a, "argv-race"))    /* argv-race GIT N thread|shared */
 		return argv_race(x, atoi(y), argc > 4 ? argv[4] : "thread");
 	if (!strcmp(a, "open-race"))
@@ -1595,6 +1837,7 @@ int main(int argc, char **argv)
 		"  execveat-empty FILE | daemon PIDFILE SECONDS | cgroup-escape |\n"
 		"  find-secret NEEDLE|env:VAR | proc-mem PID | symlink|hardlink TARGET LINK |\n"
 		"  sni-mismatch PROXYPORT HOST PORT SNI | smuggle PROXYPORT HOST PORT |\n"
-		"  approve SOCKET [ID]\n");
+		"  approve SOCKET [ID] | unix-dgram PATH | unix-race PATH N abstract|unspec |\n"
+		"  peer-serve PATH | unix-peer PATH | unix-own DIR\n");
 	return 2;
 }
