@@ -1143,18 +1143,23 @@ static void client_remove(struct proxy *p, struct client *c)
 }
 
 /*
- * Under `cordon run --mcp`, a peer must be a task of this session, or host
- * root outside every session (the supervisor connects on the agent's behalf
- * in the fallback posture, where it emulates connect).  Another session's
- * agent running as the same user (a policy that lets it write the socket
- * directory) is refused here.  The cgroup is read from the pid the kernel
- * captured at connect; a pid that cannot be read is refused.
+ * Under `cordon run --mcp`, a peer must be a task of this session; or this
+ * proxy's parent, the session's supervisor, as the agent's user: in the
+ * fallback posture the supervisor performs the agent's connect itself, from
+ * a thread that has taken the agent's uid (supervisor.c, unix_worker), so
+ * the kernel records the supervisor's pid with the agent's uid; or host root
+ * outside every session.  Another session's agent running as the same user
+ * (a policy that lets it write the socket directory) is refused here, its
+ * connect being made by its own supervisor.  The cgroup is read from the pid
+ * the kernel captured at connect; a pid that cannot be read is refused.
  */
 static bool peer_in_session(const struct proxy *p, pid_t pid, uid_t uid)
 {
 	char path[64], want[80], *cg = NULL, *hit;
 	bool ok;
 
+	if (pid == getppid() && uid == p->client_uid && uid != 0)
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	if (read_file(path, &cg, 65536) < 0)
 		return false;
