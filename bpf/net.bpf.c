@@ -181,16 +181,23 @@ struct verdict {
 	__u32 rule_id;
 };
 
-static __always_inline void report(__u64 sid, __u32 op, __u32 family, const __u8 *addr,
-				   __u16 port, __u16 proto, const struct verdict *v)
+/*
+ * A ring buffer record with what every event has (who, when, the verdict);
+ * the caller fills in the destination and submits it.  NULL (counted as a
+ * drop) when the buffer is full.  The whole record is zeroed: the buffer
+ * hands out memory as the last reader left it.
+ */
+static __always_inline struct cordon_net_event *event_new(__u64 sid, __u32 op, __u32 family,
+							  const struct verdict *v)
 {
 	struct cordon_net_event *e = bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
 
 	if (!e) {
 		count(CORDON_CNT_DROPS);
-		return;
+		return NULL;
 	}
 	count(CORDON_CNT_EVENTS);
+	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = bpf_ktime_get_ns();
 	e->session = sid;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
@@ -200,14 +207,23 @@ static __always_inline void report(__u64 sid, __u32 op, __u32 family, const __u8
 	e->decision = v->decision;
 	e->reason = v->reason;
 	e->rule_id = v->rule_id;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+static __always_inline void report(__u64 sid, __u32 op, __u32 family, const __u8 *addr,
+				   __u16 port, __u16 proto, const struct verdict *v)
+{
+	struct cordon_net_event *e = event_new(sid, op, family, v);
+
+	if (!e)
+		return;
 	e->port = port;
 	e->proto = proto;
-	__builtin_memset(e->addr, 0, sizeof(e->addr));
 	if (addr && family == 4)
 		__builtin_memcpy(e->addr, addr, 4);
 	else if (addr)
 		__builtin_memcpy(e->addr, addr, 16);
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -489,27 +505,14 @@ static __always_inline int unix_gate(struct bpf_sock_addr *ctx, __u32 op)
 	un = bpf_rdonly_cast(k->uaddr, bpf_core_type_id_kernel(struct sockaddr_un));
 	if (self && (len <= __builtin_offsetof(struct sockaddr_un, sun_path) || !un->sun_path[0]))
 		return PASS;            /* abstract: Landlock's scope */
-	count(CORDON_CNT_EVENTS);
-	e = bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
-	if (!e) {
-		count(CORDON_CNT_DROPS);
+	e = event_new(key.session, op, AF_UNIX, &v);
+	if (!e)
 		return DENY;
-	}
-	__builtin_memset(e, 0, sizeof(*e));
-	e->ts_ns = bpf_ktime_get_ns();
-	e->session = key.session;
-	e->pid = bpf_get_current_pid_tgid() >> 32;
-	e->uid = (__u32)bpf_get_current_uid_gid();
-	e->op = op;
-	e->family = AF_UNIX;
-	e->decision = v.decision;
-	e->reason = v.reason;
 	for (int i = 0; i < CORDON_NET_UNIX_PATH; i++) {
 		if (i + __builtin_offsetof(struct sockaddr_un, sun_path) >= len || !un->sun_path[i])
 			break;
 		e->path[i] = un->sun_path[i];
 	}
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	bpf_ringbuf_submit(e, 0);
 	return DENY;
 }

@@ -63,7 +63,7 @@ static uint16_t P1, P2, P3, P4, P5;
 
 /* --- operations, run in the child; return 0 or an errno ------------------- */
 
-enum kind { CONNECT, SENDTO, SOCKET, BIND };
+enum kind { CONNECT, SENDTO, SOCKET, BIND, UNIX };
 
 struct op {
 	enum kind kind;
@@ -75,7 +75,10 @@ struct op {
 	const char *want_name;  /* BIND: getsockname must show this address */
 	bool then_stray;        /* made in the session, used from the stray cgroup */
 	bool ping_ns;           /* SOCKET: in a new netns whose ping_group_range admits all */
+	bool send;              /* UNIX: sendto (else connect) addr, a path or "@name" */
 };
+
+static int unix_op(int type, bool send, const char *addr);
 
 static socklen_t mkaddr(int family, const char *addr, uint16_t port, struct sockaddr_storage *ss)
 {
@@ -103,6 +106,8 @@ static int run_op(const struct op *o)
 	socklen_t len, glen = sizeof(got);
 	int fd, r = 0, one = 1;
 
+	if (o->kind == UNIX)
+		return unix_op(o->type, o->send, o->addr);
 	if (o->kind == SOCKET) {
 		if (o->ping_ns && (unshare(CLONE_NEWNET) < 0 ||
 				   write_file("/proc/sys/net/ipv4/ping_group_range", "0 2147483647") < 0))
@@ -150,6 +155,7 @@ static int run_op(const struct op *o)
 		}
 		break;
 	case SOCKET:
+	case UNIX:
 		break;
 	}
 	close(fd);
@@ -297,31 +303,6 @@ static int unix_op(int type, bool send, const char *addr)
 	return r;
 }
 
-/* Run unix_op in a fresh task of w's cgroup as AGENT_UID; *pid its pid. */
-static int unix_in(enum who w, int type, bool send, const char *addr, int *pid)
-{
-	int st;
-	pid_t c = fork();
-
-	if (c < 0)
-		return 255;
-	if (c == 0) {
-		const char *cg = w == SESSION ? session_cg : w == STRAY ? stray_cg :
-				 w == AUDITED ? audited_cg : NULL;
-
-		(void)prctl(PR_SET_NAME, CHILD_COMM);
-		if ((cg && cg_attach_pid(cg, getpid()) < 0) ||
-		    setresgid(AGENT_UID, AGENT_UID, AGENT_UID) < 0 ||
-		    setresuid(AGENT_UID, AGENT_UID, AGENT_UID) < 0)
-			_exit(251);
-		_exit(unix_op(type, send, addr));
-	}
-	*pid = c;
-	if (waitpid(c, &st, 0) < 0 || !WIFEXITED(st))
-		return 254;
-	return WEXITSTATUS(st);
-}
-
 static bool unix_event(int pid, uint64_t sid, uint32_t op, uint32_t reason, const char *path)
 {
 	drain();
@@ -339,7 +320,8 @@ static bool unix_event(int pid, uint64_t sid, uint32_t op, uint32_t reason, cons
 static void unix_check(enum who w, const char *name, int type, bool send, const char *addr,
 		       int want, uint32_t ev_reason)
 {
-	int pid = 0, r = unix_in(w, type, send, addr, &pid);
+	int pid = 0, r = in_task(w, AGENT_UID, &(struct op){ .kind = UNIX, .type = type, .send = send,
+							      .addr = addr }, &pid);
 	uint64_t sid = w == SESSION ? session_id : w == AUDITED ? audited_id : stray_id;
 
 	tap_ok(r == want, "%s: %s -> %s (got %s, %d)", who_name[w], name,
