@@ -282,23 +282,33 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n)
 
 /* --- the socket ------------------------------------------------------------ */
 
-static bool peer_allowed(struct sup *s, int c, char *who, size_t wlen)
+/*
+ * A host operator on one of the supervisor's own sockets (approve.sock,
+ * events.sock): root or the invoking user, from outside every cordon
+ * session, and never this process.  Attack: the supervisor's own Unix
+ * worker (supervisor.c) connects on the agent's behalf, as the agent's uid
+ * from this pid, outside the session's cgroup; when the agent runs as the
+ * invoker or as root, uid and cgroup would both pass, so a connect coming
+ * from this process is refused (it connects to nothing of its own).  What
+ * this cannot tell: another session's supervisor connecting for its agent;
+ * that connect is refused before it is made, /run/cordon being a protected
+ * path in every policy.  The cgroup is read race-free where the kernel
+ * allows (peer_read); unknown means deny.
+ */
+bool host_operator(int fd, uid_t invoker, char *who, size_t wlen)
 {
 	struct ucred cr;
-	socklen_t l = sizeof(cr);
-	char p[64], *cg = NULL;
-	bool inside;
+	char *cg = NULL;
+	bool ok;
 
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0)
+	if (peer_read(fd, &cr, &cg) < 0)
 		return false;
-	if (cr.uid != 0 && cr.uid != s->invoker)
-		return false;
-	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)cr.pid);
-	/* Unknown means deny: a peer whose cgroup cannot be read is refused. */
-	inside = read_file(p, &cg, 4096) < 0 || strstr(cg, "/" CORDON_CGROUP_PARENT "/") != NULL;
+	ok = (cr.uid == 0 || cr.uid == invoker) && cr.pid != getpid() &&
+	     !strstr(cg, "/" CORDON_CGROUP_PARENT "/");
 	free(cg);
-	snprintf(who, wlen, "uid %u (pid %d)", (unsigned)cr.uid, (int)cr.pid);
-	return !inside;
+	if (who)
+		snprintf(who, wlen, "uid %u (pid %d)", (unsigned)cr.uid, (int)cr.pid);
+	return ok;
 }
 
 static json_t *pending_json(struct sup *s)
@@ -338,7 +348,7 @@ void approve_accept(struct sup *s)
 
 	if (c < 0)
 		return;
-	if (!peer_allowed(s, c, who, sizeof(who))) {
+	if (!host_operator(c, s->invoker, who, sizeof(who))) {
 		reply(c, json_pack("{s:s}", "error", "not allowed: only the invoking user or root, "
 				   "from outside every cordon session"));
 		close(c);

@@ -1150,25 +1150,28 @@ static void client_remove(struct proxy *p, struct client *c)
  * the kernel records the supervisor's pid with the agent's uid; or host root
  * outside every session.  Another session's agent running as the same user
  * (a policy that lets it write the socket directory) is refused here, its
- * connect being made by its own supervisor.  The cgroup is read from the pid
- * the kernel captured at connect; a pid that cannot be read is refused.
+ * connect being made by its own supervisor.  The cgroup is read from the
+ * peer the kernel captured at connect, race-free where it can be
+ * (peer_read: a peer gone before the read is refused, its pid may have
+ * been reused); a pid that cannot be read is refused.
  */
-static bool peer_in_session(const struct proxy *p, pid_t pid, uid_t uid)
+static bool peer_in_session(const struct proxy *p, int fd, struct ucred *cr)
 {
-	char path[64], want[80], *cg = NULL, *hit;
+	char want[80], *cg = NULL, *hit;
 	bool ok;
 
-	if (pid == getppid() && uid == p->client_uid && uid != 0)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (read_file(path, &cg, 65536) < 0)
+	if (peer_read(fd, cr, &cg) < 0)
 		return false;
+	if (cr->pid == getppid() && cr->uid == p->client_uid && cr->uid != 0) {
+		free(cg);
+		return true;
+	}
 	snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "/%s", p->session);
 	hit = strstr(cg, want);
 	if (hit && (hit[strlen(want)] == '/' || hit[strlen(want)] == '\n' || !hit[strlen(want)]))
 		ok = true;
 	else
-		ok = uid == 0 && !strstr(cg, "/" CORDON_CGROUP_PARENT "/");
+		ok = cr->uid == 0 && !strstr(cg, "/" CORDON_CGROUP_PARENT "/");
 	free(cg);
 	return ok;
 }
@@ -1187,7 +1190,7 @@ static void accept_client(struct proxy *p)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 ||
 	    (cr.uid != 0 && cr.uid != p->client_uid) ||
-	    (p->session[0] && !peer_in_session(p, cr.pid, cr.uid))) {
+	    (p->session[0] && !peer_in_session(p, fd, &cr))) {
 		record(p, "mcp", json_pack("{s:s,s:i,s:i}", "what", "client refused", "pid",
 					   (int)cr.pid, "uid", (int)cr.uid));
 		close(fd);

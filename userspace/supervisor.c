@@ -1137,28 +1137,13 @@ static void relay(int from, int to)
 static void accept_events(struct sup *s)
 {
 	int c = accept4(s->events_sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	struct ucred cr;
-	socklen_t l = sizeof(cr);
 
 	if (c < 0)
 		return;
 	/* Subscribers: root or the invoking user, never a task of any session. */
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 ||
-	    (cr.uid != 0 && cr.uid != s->invoker) || s->n_clients == (int)ARRAY_SIZE(s->clients)) {
+	if (s->n_clients == (int)ARRAY_SIZE(s->clients) || !host_operator(c, s->invoker, NULL, 0)) {
 		close(c);
 		return;
-	}
-	{
-		char p[64], *cg = NULL;
-		bool inside;
-
-		snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)cr.pid);
-		inside = read_file(p, &cg, 4096) < 0 || strstr(cg, "/" CORDON_CGROUP_PARENT "/");
-		free(cg);
-		if (inside) {
-			close(c);
-			return;
-		}
 	}
 	s->clients[s->n_clients++] = c;
 }

@@ -213,6 +213,12 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n);
 void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		     const char *approver);
 bool approve_session_allowed(struct sup *s, const char *key);
+/*
+ * May the peer of an accepted socket speak to the supervisor (approve,
+ * events)?  Root or `invoker`, outside every session, not this process.
+ * Fills `who` ("uid U (pid P)") when given.
+ */
+bool host_operator(int fd, uid_t invoker, char *who, size_t wlen);
 /* Drop one held call (`nr`, `notif`) from its pending request; the request goes when empty. */
 void approve_withdraw(struct sup *s, int nr, uint64_t notif);
 void approve_withdraw_all(struct sup *s, int nr);

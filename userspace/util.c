@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -98,6 +100,57 @@ int write_all(int fd, const void *buf, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/*
+ * Who is on the other end, for the checks that admit a peer by its
+ * cgroup (approve.c, supervisor.c's event subscribers, the MCP proxy).
+ * Attack: a peer connects, exits, and its pid is taken by another process
+ * before the cgroup is read; a session task would then be judged by a host
+ * process's cgroup.  Where the kernel hands out the peer as a pidfd
+ * (SO_PEERPIDFD, Linux 6.5), the process is pinned from connect time, and
+ * the cgroup read is the peer's only if that process is still alive after
+ * the read (a live process's pid cannot have been reused); a peer gone by
+ * then is refused (-ESRCH).  What this cannot close: on an older kernel
+ * there is only the pid, and the reuse race stays open there; the floors
+ * keep session tasks from reaching these sockets in the first place.
+ */
+int peer_read(int fd, struct ucred *cr, char **cg)
+{
+	socklen_t l = sizeof(*cr);
+	char p[64];
+	int pidfd = -1, r;
+
+	*cg = NULL;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cr, &l) < 0)
+		return -errno;
+	l = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) < 0) {
+		/* Only a kernel without the option is let through on the pid alone. */
+		if (errno != ENOPROTOOPT)
+			return errno == ESRCH ? -ESRCH : -errno;
+		pidfd = -1;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/cgroup", (int)cr->pid);
+	r = read_file(p, cg, 65536);
+	if (r >= 0)
+		r = 0;
+	if (!r && pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		r = -ESRCH;
+	if (pidfd >= 0)
+		close(pidfd);
+	if (r < 0) {
+		free(*cg);
+		*cg = NULL;
+	}
+	return r;
 }
 
 int unix_listen(const char *path, unsigned owner)

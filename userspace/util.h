@@ -71,6 +71,15 @@ int write_all(int fd, const void *buf, size_t n);
 int unix_listen(const char *path, unsigned owner);
 
 /*
+ * The peer of an accepted Unix stream socket: its credentials as the
+ * kernel captured them at connect (SO_PEERCRED) and the text of its
+ * /proc/PID/cgroup, read race-free where the kernel allows (see util.c).
+ * 0 (*cg to free), or -errno: -ESRCH when the peer has gone.
+ */
+struct ucred;
+int peer_read(int fd, struct ucred *cr, char **cg);
+
+/*
  * Start one of cordon's own helpers (the MCP proxy, the egress broker) from
  * the supervisor: `path` with `argv`, the descriptors fds[0..n) as 3, 4...,
  * stdin and stdout on /dev/null, its own process group (the terminal's ^C
