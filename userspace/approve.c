@@ -10,12 +10,13 @@
  *     run.c), so it cannot type the answer.
  *   - socket: RUN_DIR/SESSION/approve.sock, spoken to by `cordon pending`,
  *     `cordon approve`, `cordon deny`.  A peer must be root or the invoking
- *     user AND must not be a task of any cordon session: the peer's cgroup
- *     is read from its pid (SO_PEERCRED, captured at connect), and a
- *     session task cannot leave its cgroup (cgroupfs is never writable from
- *     inside).  The floor also refuses the socket: RUN_DIR is a protected
- *     path (full posture, by object); the fallback cannot judge pathname
- *     Unix sockets, which is why the cgroup check exists.
+ *     user, must not be a task of any cordon session (its cgroup, read for
+ *     the peer the kernel captured at connect; a session task cannot leave
+ *     its cgroup, cgroupfs is never writable from inside), and must not be
+ *     the supervisor itself (host_operator).  Before that, the floors
+ *     refuse the connect: RUN_DIR is a protected path, judged by object in
+ *     the full posture, and in the fallback by the supervisor, the unix
+ *     gate keeping the session from naming the path itself.
  * Identical requests pending at once are batched: one answer for all.
  */
 #define _GNU_SOURCE
