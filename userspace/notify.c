@@ -163,22 +163,42 @@ int notify_read_string(pid_t pid, uint64_t addr, char *buf, size_t len)
 	return -ENAMETOOLONG;
 }
 
+/* Grow *buf (of *cap elements of size sz) to hold at least need: 0 or -ENOMEM. */
+static int grow(void *buf, size_t *cap, size_t need, size_t sz)
+{
+	size_t c = *cap ? *cap : 64;
+	void *p;
+
+	while (c < need)
+		c *= 2;
+	if (c == *cap)
+		return 0;
+	p = realloc(*(void **)buf, c * sz);
+	if (!p)
+		return -ENOMEM;
+	*(void **)buf = p;
+	*cap = c;
+	return 0;
+}
+
 int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes, char ***out)
 {
 	_cleanup_free_ uint64_t *ptrs = NULL;
 	_cleanup_free_ char *strs = NULL;
-	size_t n = 0, used = 0;
+	size_t n = 0, used = 0, ncap = 0, scap = 0;
 	char **v;
 	int r;
 
-	ptrs = calloc(max_args + 1, sizeof(*ptrs));
-	strs = malloc(max_bytes);
-	if (!ptrs || !strs)
-		return -ENOMEM;
-	/* The pointer array, 64 at a time (a short read at the end of a mapping is fine). */
+	/*
+	 * The pointer array, a page at a time (a short read at the end of a
+	 * mapping is fine).  Both buffers grow with what the task passes:
+	 * the limits are the kernel's own, an argv of a few words costs
+	 * little.
+	 */
 	for (bool done = !addr; !done;) {
-		uint64_t chunk[64];
-		ssize_t got = notify_read(pid, addr + n * 8, chunk, sizeof(chunk));
+		uint64_t chunk[512];
+		size_t want = 4096 - ((addr + n * 8) & 4095);
+		ssize_t got = notify_read(pid, addr + n * 8, chunk, want < 8 ? 8 : want);
 
 		if (got < 8)
 			return -EFAULT;
@@ -189,13 +209,28 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
 			}
 			if (n == max_args)
 				return -E2BIG;
+			if (grow(&ptrs, &ncap, n + 1, sizeof(*ptrs)) < 0)
+				return -ENOMEM;
 			ptrs[n++] = chunk[i];
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
+		size_t room;
+
 		if (used >= max_bytes)
 			return -E2BIG;
-		r = notify_read_string(pid, ptrs[i], strs + used, max_bytes - used);
+		/* Room for a page's worth more (or what is left), grown as a string needs. */
+		for (;;) {
+			room = max_bytes - used < 4096 ? max_bytes - used : 4096;
+			if (scap - used < room && grow(&strs, &scap, used + room, 1) < 0)
+				return -ENOMEM;
+			room = scap - used < max_bytes - used ? scap - used : max_bytes - used;
+			r = notify_read_string(pid, ptrs[i], strs + used, room);
+			if (r != -ENAMETOOLONG || used + room >= max_bytes)
+				break;
+			if (grow(&strs, &scap, scap + 1, 1) < 0)
+				return -ENOMEM;
+		}
 		if (r < 0)
 			return r == -ENAMETOOLONG ? -E2BIG : r;
 		ptrs[i] = used;
@@ -204,7 +239,8 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
 	v = malloc((n + 1) * sizeof(char *) + used);
 	if (!v)
 		return -ENOMEM;
-	memcpy(v + n + 1, strs, used);
+	if (used)
+		memcpy(v + n + 1, strs, used);
 	for (size_t i = 0; i < n; i++)
 		v[i] = (char *)(v + n + 1) + ptrs[i];
 	v[n] = NULL;

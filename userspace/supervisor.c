@@ -44,6 +44,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <openssl/evp.h>
 
 #include "audit.h"
 #include "budget.h"
@@ -54,8 +55,17 @@
 #include "supervisor.h"
 #include "util.h"
 
-#define MAX_ARGS 4096
-#define MAX_ARG_BYTES (256 * 1024)
+/*
+ * The largest argv an exec can carry is the kernel's: its strings and
+ * pointers (with the environment's) may take a quarter of the stack
+ * limit, and never more than 6 MiB (fs/exec.c: _STK_LIM / 4 * 3), each
+ * argument at least a pointer and a NUL.  The supervisor reads up to that,
+ * so an exec the kernel would run is judged, never refused for its size
+ * (`rm *.o` over thousands of files, a linker's command line); beyond it
+ * the answer is the kernel's own, E2BIG, and a record says so.
+ */
+#define MAX_ARG_BYTES (6u << 20)
+#define MAX_ARGS (MAX_ARG_BYTES / (sizeof(char *) + 1))
 
 uint64_t sup_now_ms(void)
 {
@@ -537,14 +547,81 @@ static int as_task(pid_t pid, const char *path, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * An argv as the records keep it.  Attack: an agent that execs with
+ * megabytes of arguments, again and again, fills the host's disk through
+ * the audit log, and every subscriber's socket.  Up to RECORD_ARGV_BYTES
+ * the argv is kept whole; past it, the arguments that fit, with the count,
+ * the size and the SHA-256 of the whole argv (its strings, each with its
+ * NUL), so the record still names exactly what was judged.  The policy
+ * always judges the whole argv.
+ */
+#define RECORD_ARGV_BYTES (64u << 10)
+
+static size_t argv_size(char *const *argv, size_t *argc)
+{
+	size_t n = 0, i = 0;
+
+	for (; argv && argv[i]; i++)
+		n += strlen(argv[i]) + 1;
+	if (argc)
+		*argc = i;
+	return n;
+}
+
+/* The digest of a large argv: {argc, argv_bytes, argv_sha256}. */
+static json_t *argv_digest(char *const *argv)
+{
+	unsigned char md[32];
+	char hex[65];
+	size_t argc, bytes = argv_size(argv, &argc);
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	bool ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) == 1;
+
+	for (size_t i = 0; ok && i < argc; i++)
+		ok = EVP_DigestUpdate(c, argv[i], strlen(argv[i]) + 1) == 1;
+	ok = ok && EVP_DigestFinal_ex(c, md, NULL) == 1;
+	EVP_MD_CTX_free(c);
+	for (size_t i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return json_pack("{s:I,s:I,s:s}", "argc", (json_int_t)argc, "argv_bytes", (json_int_t)bytes,
+			 "argv_sha256", ok ? hex : "unavailable");
+}
+
 static json_t *exec_raw(const char *canon, char **argv)
 {
 	json_t *raw = json_pack("{s:s}", "path", canon), *av = json_array();
+	size_t kept = 0;
+	bool whole = argv_size(argv, NULL) <= RECORD_ARGV_BYTES;
 
-	for (int i = 0; argv && argv[i]; i++)
+	for (int i = 0; argv && argv[i]; i++) {
+		kept += strlen(argv[i]) + 1;
+		if (!whole && kept > RECORD_ARGV_BYTES)
+			break;
 		json_array_append_new(av, json_string(argv[i]));
+	}
 	json_object_set_new(raw, "argv", av);
+	if (!whole) {
+		json_t *d = argv_digest(argv);
+
+		json_object_set_new(raw, "argv_truncated", json_true());
+		json_object_update(raw, d);
+		json_decref(d);
+	}
 	return raw;
+}
+
+/* The event as a record keeps it: whole, or for a large argv its tool and the argv's digest. */
+static json_t *exec_record_event(json_t *event, char **argv)
+{
+	json_t *e;
+
+	if (!event || argv_size(argv, NULL) <= RECORD_ARGV_BYTES)
+		return json_incref(event);
+	e = json_pack("{s:O,s:O,s:o}", "server", json_object_get(event, "server"), "tool",
+		      json_object_get(event, "tool"), "arguments", argv_digest(argv));
+	json_object_set_new(json_object_get(e, "arguments"), "truncated", json_true());
+	return e;
 }
 
 static void handle_exec(struct sup *s, const struct notify_req *req)
@@ -562,11 +639,13 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	struct pol_request pr = { .op = POL_OP_EXEC };
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
 	struct stat st;
-	json_t *raw = NULL, *event = NULL;
+	json_t *raw = NULL, *event = NULL, *kept = NULL;
+	bool path_read;
 	int r;
 
 	memcpy(h.args, req->args, sizeof(h.args));
 	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
+	path_read = r == 0;
 	if (r == 0)
 		r = notify_read_argv(req->pid, argv_addr, MAX_ARGS, MAX_ARG_BYTES, &argv);
 	if (r >= 0)
@@ -582,9 +661,23 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			r = pol_canon_path(path, base, canon, sizeof(canon));
 	}
 	if (r < 0) {
-		/* Unreadable arguments: unknown means deny. */
-		if (notify_valid(s->listener, req->id))
-			(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
+		/*
+		 * Unreadable arguments: unknown means deny.  An argv past the
+		 * kernel's own limit gets the kernel's answer, E2BIG.  Either
+		 * way a record says so (with the path as the task gave it, if
+		 * it could be read).
+		 */
+		if (!notify_valid(s->listener, req->id))
+			return;
+		(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
+		answered();
+		raw = json_pack("{s:s*}", "path", path_read ? path : NULL);
+		sup_record(s, req->pid, at ? "execveat" : "execve", raw, NULL, "deny", NULL,
+			   r == -E2BIG ? "the arguments are more than an exec may carry (E2BIG)" :
+			   r == -ENAMETOOLONG ? "the path is longer than PATH_MAX" :
+			   "the path, the arguments or the working directory could not be read "
+			   "(unknown means deny)", NULL);
+		json_decref(raw);
 		return;
 	}
 	if (!notify_valid(s->listener, req->id))
@@ -641,7 +734,8 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		res.decision = CORDON_DENY;
 	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		raw = exec_raw(canon, argv);
-		sup_record(s, req->pid, at ? "execveat" : "execve", raw, event, "escalate",
+		kept = exec_record_event(event, argv);
+		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   rule_name(&res), res.reason, NULL);
 		escalate(s, &h, event, summary, &res);
 	} else {
@@ -663,12 +757,14 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		if (!event)
 			event = exec_event(argv, cwd);
 		raw = exec_raw(canon, argv);
-		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, event,
+		kept = exec_record_event(event, argv);
+		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			  allow ? "allow" : "deny", rule_name(&res),
 			  why ? why : res.decision == CORDON_ESCALATE ?
 			  "escalation with --approve deny" : res.reason, NULL);
 	}
 	json_decref(raw);
+	json_decref(kept);
 	json_decref(event);
 }
 

@@ -121,6 +121,24 @@ ok "exec lifted as shell.exec with argv and cwd" audited allow shell exec "\"cwd
 in_session --policy "$policy" -- /bin/sh -c "cd $WS && ./git commit -m wip"
 ok "git commit lifted as git.commit" audited allow git commit '"message":"wip"'
 
+# --- an argv of any size the kernel accepts --------------------------------------
+# 20000 arguments (109 KB): judged and run, where the supervisor once
+# refused more than 4096.  The record keeps the first 64 KB of argv, the
+# count, the size and the SHA-256 of the whole argv (strings with their NULs).
+in_session --policy "$policy" -- /bin/sh -c 'set -- $(seq 20000); /bin/true "$@" && echo ran'
+ok "an exec of 20001 arguments runs" test "$out" = ran
+big=$(grep -F '"argc":20001' "$audit" | grep -F '"decision":"allow"')
+sum=$({ printf '/bin/true\0'; seq 20000 | tr '\n' '\0'; } | sha256sum | cut -d' ' -f1)
+ok "  audited with its size and the SHA-256 of the whole argv" \
+    sh -c 'printf %s "$1" | grep -F "\"argv_sha256\":\"$2\"" | grep -qF "\"argv_truncated\":true"' _ "$big" "$sum"
+ok "  the record is bounded: $(printf %s "$big" | wc -c) bytes" test "$(printf %s "$big" | wc -c)" -lt 150000
+# Past the kernel's own ceiling (6 MiB of argv, whatever the stack limit):
+# E2BIG, as the kernel would answer, and a record of the refusal.
+in_session --policy "$policy" -- /bin/sh -c \
+    'ulimit -s unlimited; set -- $(seq 1000000); /bin/true "$@" 2>/dev/null; echo "rc=$?"'
+ok "an argv past the kernel's ceiling is refused ($out)" test "$out" = rc=126 -o "$out" = rc=2
+ok "  audited deny: E2BIG" sh -c 'grep -F "\"decision\":\"deny\"" "$1" | grep -F "\"path\":\"/bin/true\"" | grep -qF E2BIG' _ "$audit"
+
 # --- escalations ---------------------------------------------------------------
 # Held: the agent's connect blocks until `cordon approve` answers.
 session_pending() {  # wait until something is pending; prints ID
