@@ -920,6 +920,14 @@ static void eval(const struct policy *p, const struct pol_request *req,
 		}
 		/* The file may be executed: what the exec means joins the decision. */
 		n = pol_lift_exec(req->argv, req->cwd, l);
+		if (n == 0) {
+			/* Not even shell.exec could be built (out of memory): unknown means deny. */
+			res->decision = CORDON_DENY;
+			res->rule = NULL;
+			snprintf(res->reason, sizeof(res->reason), "exec of %.300s: its event could not "
+				 "be built", req->path);
+			return;
+		}
 		for (int i = 0; i < n; i++) {
 			struct acc before = a;
 

@@ -15,6 +15,125 @@
 #include "policy.h"
 #include "util.h"
 
+/*
+ * Attack: a task passes bytes that are not UTF-8 (an argument, a file or
+ * directory name); JSON cannot hold them, and a string jansson refuses
+ * became NULL, so an argument dropped out of the event the policy judged
+ * (the others moving up a place), a cwd lost the whole shell.exec event,
+ * and a path or reason its audit record.  Every such string is now kept,
+ * its stray bytes spelled out.  What this cannot do: tell the text \xff
+ * from the byte 0xff in a record (the raw argv's digest, when one is
+ * written, is of the bytes); no policy names either, policies being UTF-8.
+ */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+json_t *pol_json_text(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+	const unsigned char *p = (const unsigned char *)s;
+	char *out, *o;
+
+	if (j || !s)
+		return j;
+	o = out = malloc(strlen(s) * 4 + 1);
+	if (!out)
+		return NULL;
+	while (*p) {
+		size_t n = utf8_len(p);
+
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		} else {
+			o += sprintf(o, "\\x%02x", *p++);
+		}
+	}
+	*o = '\0';
+	j = json_string(out);
+	free(out);
+	return j;
+}
+
+/*
+ * Attack: an argv or a path shown in the approval prompt carries terminal
+ * escapes (move the cursor up, erase the line) or newlines, and paints a
+ * harmless command over the one held; or it is long enough that what
+ * matters lies past the cut.  Shown here, no byte can steer a terminal,
+ * and a cut says how much was left out.
+ */
+/* One piece of s shown: the bytes consumed, the text in *piece (esc when escaped). */
+static size_t shown_piece(const unsigned char *p, char esc[5], const char **piece, size_t *plen)
+{
+	size_t n = utf8_len(p);
+
+	/* C0 and DEL are one byte; C1 (U+0080..U+009F) is 0xc2 0x80..0x9f. */
+	if (!n || *p < 0x20 || *p == 0x7f || (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+		snprintf(esc, 5, "\\x%02x", *p);
+		*piece = esc;
+		*plen = 4;
+		return 1;
+	}
+	*piece = (const char *)p;
+	*plen = n;
+	return n;
+}
+
+#define SHOWN_TAIL 40   /* room for " ...[+N bytes]" */
+
+void pol_printable(char *out, size_t len, const char *s)
+{
+	const unsigned char *p;
+	const char *piece;
+	size_t o = 0, want = 0, plen, n;
+	char esc[5];
+
+	if (!len)
+		return;
+	for (p = (const unsigned char *)s; *p; p += n) {
+		n = shown_piece(p, esc, &piece, &plen);
+		want += plen;
+	}
+	for (p = (const unsigned char *)s; *p; p += n) {
+		n = shown_piece(p, esc, &piece, &plen);
+		if (want >= len && o + plen + SHOWN_TAIL >= len)
+			break;
+		if (o + plen >= len)
+			break;
+		memcpy(out + o, piece, plen);
+		o += plen;
+	}
+	out[o] = '\0';
+	if (*p && o + SHOWN_TAIL < len)
+		snprintf(out + o, len - o, " ...[+%zu bytes]", strlen((const char *)p));
+}
+
 static const char *base(const char *s)
 {
 	const char *slash = strrchr(s, '/');
@@ -95,9 +214,9 @@ static int lift_git(const char *const *argv, int argc, struct pol_lifted *out, i
 		}
 		args = json_object();
 		if (remote)
-			json_object_set_new(args, "remote", json_string(remote));
+			json_object_set_new(args, "remote", pol_json_text(remote));
 		if (branch)
-			json_object_set_new(args, "branch", json_string(branch));
+			json_object_set_new(args, "branch", pol_json_text(branch));
 		json_object_set_new(args, "force", json_boolean(force));
 		return add(out, n, "git", "push", args);
 	}
@@ -106,11 +225,11 @@ static int lift_git(const char *const *argv, int argc, struct pol_lifted *out, i
 
 		for (; i < argc; i++) {
 			if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--message")) && i + 1 < argc) {
-				json_object_set_new(args, "message", json_string(argv[i + 1]));
+				json_object_set_new(args, "message", pol_json_text(argv[i + 1]));
 				break;
 			}
 			if (!strncmp(argv[i], "--message=", 10)) {
-				json_object_set_new(args, "message", json_string(argv[i] + 10));
+				json_object_set_new(args, "message", pol_json_text(argv[i] + 10));
 				break;
 			}
 		}
@@ -126,7 +245,7 @@ static json_t *positionals(const char *const *argv, int argc, int i)
 
 	for (; i < argc; i++)
 		if (argv[i][0] != '-')
-			json_array_append_new(a, json_string(argv[i]));
+			json_array_append_new(a, pol_json_text(argv[i]));
 	return a;
 }
 
@@ -201,7 +320,8 @@ static int lift_fetch(const char *prog, const char *const *argv, int argc,
 	if (!url)
 		return n;
 	return add(out, n, "http", "fetch",
-		   json_pack("{s:s,s:s}", "url", url, "method", method ? method : "GET"));
+		   json_pack("{s:o,s:o}", "url", pol_json_text(url), "method",
+			     pol_json_text(method ? method : "GET")));
 }
 
 int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *out)
@@ -213,8 +333,9 @@ int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *o
 	memset(out, 0, sizeof(*out) * POL_MAX_LIFTED);
 	if (argv)
 		for (; argv[argc]; argc++)
-			json_array_append_new(av, json_string(argv[argc]));
-	n = add(out, n, "shell", "exec", json_pack("{s:o,s:s}", "argv", av, "cwd", cwd ? cwd : ""));
+			json_array_append_new(av, pol_json_text(argv[argc]));
+	n = add(out, n, "shell", "exec",
+		json_pack("{s:o,s:o}", "argv", av, "cwd", pol_json_text(cwd ? cwd : "")));
 	if (argc == 0)
 		return n;
 	prog = base(argv[0]);

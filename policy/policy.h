@@ -215,6 +215,20 @@ struct pol_lifted {
 int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *out);
 void pol_lifted_free(struct pol_lifted *l, int n);
 /*
+ * Bytes from a task (an argument, a path, a comm) as a JSON string, always:
+ * valid UTF-8 as it is, else each byte that is not part of a valid
+ * sequence written as the four characters \xNN.  Never NULL for a
+ * non-NULL s (NULL only when out of memory).
+ */
+json_t *pol_json_text(const char *s);
+/*
+ * Text from a task made fit to show a human in `out` (len bytes): UTF-8
+ * kept, control characters (C0, DEL, C1) and bytes that are not UTF-8
+ * written as \xNN, and when it does not fit, cut and ended with
+ * " ...[+N bytes]", so a cut is never silent.
+ */
+void pol_printable(char *out, size_t len, const char *s);
+/*
  * Does a recogniser look at this program's arguments (git, npm, pip,
  * curl...)?  Then a decision about its exec depends on argv, not only on
  * the binary.  prog may be a path.  Pure.

@@ -131,7 +131,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 	bool was_prompted = p->prompted && s->prompt_active;
 
 	unlink_pending(s, p);
-	if (allow && session && p->key[0]) {
+	if (allow && session && p->key) {
 		char **v = realloc(s->approved, (s->n_approved + 1) * sizeof(char *));
 
 		if (v) {
@@ -177,6 +177,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		sup_apply(s, h, ok, true, why);
 	}
 	json_decref(p->event);
+	free(p->key);
 	free(p);
 	if (was_prompted) {
 		struct pending *next;
@@ -203,6 +204,7 @@ void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 
 				unlink_pending(s, p);
 				json_decref(p->event);
+				free(p->key);
 				free(p);
 				if (was_prompted) {
 					struct pending *next;

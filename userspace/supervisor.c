@@ -127,7 +127,7 @@ static void record_as(struct sup *s, pid_t pid, const char *comm, const char *ra
 	json_t *rec = json_object();
 
 	json_object_set_new(rec, "pid", json_integer(pid));
-	json_object_set_new(rec, "comm", json_string(comm));
+	json_object_set_new(rec, "comm", pol_json_text(comm));
 	if (raw) {
 		json_object_set_new(raw, "syscall", json_string(raw_name));
 		json_object_set(rec, "raw", raw);
@@ -138,7 +138,7 @@ static void record_as(struct sup *s, pid_t pid, const char *comm, const char *ra
 	if (rule)
 		json_object_set_new(rec, "rule", json_string(rule));
 	if (reason)
-		json_object_set_new(rec, "reason", json_string(reason));
+		json_object_set_new(rec, "reason", pol_json_text(reason));
 	if (approver)
 		json_object_set_new(rec, "approver", json_string(approver));
 	pthread_mutex_lock(&s->lock);
@@ -388,7 +388,7 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 		snprintf(a->comm, sizeof(a->comm), "%s", comm);
 	else
 		comm_of(h->pid, a->comm, sizeof(a->comm));
-	snprintf(a->summary, sizeof(a->summary), "%s", h->summary);
+	snprintf(a->summary, sizeof(a->summary), "%s", h->summary);   /* shown text already */
 	return 0;
 }
 
@@ -407,7 +407,7 @@ static void sweep_armed(struct sup *s)
 		int r = net_exec_killed(s->net, (uint32_t)a->tid);
 
 		if (r == 1) {
-			json_t *raw = json_pack("{s:s}", "argv", a->summary);
+			json_t *raw = json_pack("{s:o}", "argv", pol_json_text(a->summary));
 
 			record_as(s, a->tid, a->comm, "execve", raw, NULL, "deny", NULL,
 				  "killed by the kernel at exec: the argv or binary it received is not "
@@ -457,8 +457,9 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *sum
 		return -ENOMEM;
 	}
 	p->id = ++s->next_pending;
-	snprintf(p->key, sizeof(p->key), "%s", key ? key : "");
-	snprintf(p->summary, sizeof(p->summary), "%s", summary);
+	p->key = key;   /* NULL (no memory): never batched, never approved for the session */
+	key = NULL;
+	pol_printable(p->summary, sizeof(p->summary), summary);
 	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
 	snprintf(p->risk, sizeof(p->risk), "%s", risk);
 	p->event = json_incref(event);
@@ -490,13 +491,26 @@ bool sup_session_approved(struct sup *s, json_t *event)
 	return yes;
 }
 
-static void summary_argv(char *const *argv, char *out, size_t len)
-{
-	size_t n = 0;
+static size_t argv_size(char *const *argv, size_t *argc);
 
-	out[0] = '\0';
-	for (int i = 0; argv && argv[i] && n + 1 < len; i++)
-		n += (size_t)snprintf(out + n, len - n, "%s%s", i ? " " : "", argv[i]);
+/* The argv joined by spaces, whole (shown to humans through pol_printable); NULL: no memory. */
+static char *summary_argv(char *const *argv)
+{
+	size_t n = argv_size(argv, NULL), o = 0;
+	char *out = malloc(n + 1);
+
+	if (!out)
+		return NULL;
+	for (int i = 0; argv && argv[i]; i++) {
+		size_t l = strlen(argv[i]);
+
+		if (i)
+			out[o++] = ' ';
+		memcpy(out + o, argv[i], l);
+		o += l;
+	}
+	out[o] = '\0';
+	return out;
 }
 
 /* shell.exec {argv, cwd}, and what a recogniser makes of it (as the event, with "also"). */
@@ -504,9 +518,12 @@ static json_t *exec_event(char **argv, const char *cwd)
 {
 	struct pol_lifted lifted[POL_MAX_LIFTED];
 	int n = pol_lift_exec((const char *const *)argv, cwd, lifted);
-	json_t *event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
-				  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
+	json_t *event;
 
+	if (n == 0)     /* out of memory: the policy denied it already */
+		return json_pack("{s:s,s:s}", "server", "shell", "tool", "exec");
+	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
+			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
 	if (n > 1)
 		json_object_set_new(event, "also",
 				    json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
@@ -590,7 +607,7 @@ static json_t *argv_digest(char *const *argv)
 
 static json_t *exec_raw(const char *canon, char **argv)
 {
-	json_t *raw = json_pack("{s:s}", "path", canon), *av = json_array();
+	json_t *raw = json_pack("{s:o}", "path", pol_json_text(canon)), *av = json_array();
 	size_t kept = 0;
 	bool whole = argv_size(argv, NULL) <= RECORD_ARGV_BYTES;
 
@@ -598,7 +615,7 @@ static json_t *exec_raw(const char *canon, char **argv)
 		kept += strlen(argv[i]) + 1;
 		if (!whole && kept > RECORD_ARGV_BYTES)
 			break;
-		json_array_append_new(av, json_string(argv[i]));
+		json_array_append_new(av, pol_json_text(argv[i]));
 	}
 	json_object_set_new(raw, "argv", av);
 	if (!whole) {
@@ -632,9 +649,10 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	uint64_t argv_addr = at ? req->args[2] : req->args[1];
 	int flags = at ? (int)req->args[4] : 0;
 	char path[PATH_MAX], base[PATH_MAX], canon[PATH_MAX], cwd[PATH_MAX];
-	char summary[1024], comm[32];
+	char comm[32];
 	const char *why = NULL;
 	_cleanup_free_ char **argv = NULL;
+	_cleanup_free_ char *summary = NULL;
 	struct pol_result res, res2;
 	struct pol_request pr = { .op = POL_OP_EXEC };
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
@@ -671,7 +689,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			return;
 		(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
 		answered();
-		raw = json_pack("{s:s*}", "path", path_read ? path : NULL);
+		raw = json_pack("{s:o*}", "path", path_read ? pol_json_text(path) : NULL);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, NULL, "deny", NULL,
 			   r == -E2BIG ? "the arguments are more than an exec may carry (E2BIG)" :
 			   r == -ENAMETOOLONG ? "the path is longer than PATH_MAX" :
@@ -711,8 +729,8 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			res.decision = CORDON_ALLOW;
 	}
 	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
-	summary_argv(argv, summary, sizeof(summary));
-	snprintf(h.summary, sizeof(h.summary), "%s", summary);
+	summary = summary_argv(argv);
+	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
 	if (res.decision != CORDON_DENY && s->exec_recheck &&
 	    net_exec_expect(s->net, at, dirfd, path, argv, canon, &h.exec) < 0) {
 		why = "the exec recheck cannot describe this exec (unknown means deny)";
@@ -737,7 +755,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		kept = exec_record_event(event, argv);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   rule_name(&res), res.reason, NULL);
-		escalate(s, &h, event, summary, &res);
+		escalate(s, &h, event, summary ? summary : "(no memory)", &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -904,9 +922,9 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	if (!notify_valid(s->listener, req->id))
 		return;
 	step(s);
-	event = json_pack("{s:s,s:s,s:{s:s}}", "server", "net", "tool", "connect",
-			  "arguments", abstract ? "abstract" : "path", name);
-	raw = json_pack("{s:i,s:s}", "fd", (int)req->args[0], "unix", name);
+	event = json_pack("{s:s,s:s,s:{s:o}}", "server", "net", "tool", "connect",
+			  "arguments", abstract ? "abstract" : "path", pol_json_text(name));
+	raw = json_pack("{s:i,s:o}", "fd", (int)req->args[0], "unix", pol_json_text(name));
 	if (s->floor || abstract || !name[0]) {
 		/*
 		 * BPF LSM judges pathname sockets by object; abstract sockets
@@ -929,7 +947,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 		(void)notify_return(s->listener, req->id, 0, r == -ENAMETOOLONG ? ENAMETOOLONG : EACCES);
 		goto out;
 	}
-	json_object_set_new(json_object_get(event, "arguments"), "path", json_string(canon));
+	json_object_set_new(json_object_get(event, "arguments"), "path", pol_json_text(canon));
 	pr.path = canon;
 	pol_eval(s->pol, &pr, &res);
 	if (res.decision != CORDON_ALLOW) {
@@ -1114,10 +1132,11 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	step(s);
 	h.oflags = flags;
 	h.omode = mode;
-	event = json_pack("{s:s,s:s,s:{s:s,s:s}}", "server", "fs", "tool",
+	event = json_pack("{s:s,s:s,s:{s:o,s:s}}", "server", "fs", "tool",
 			  pr.op == POL_OP_READ ? "read_file" : "write_file", "arguments",
-			  "path", h.path, "access", acc == O_RDONLY ? "read" : acc == O_WRONLY ? "write" : "read-write");
-	raw = json_pack("{s:s,s:i}", "path", path, "flags", flags);
+			  "path", pol_json_text(h.path), "access",
+			  acc == O_RDONLY ? "read" : acc == O_WRONLY ? "write" : "read-write");
+	raw = json_pack("{s:o,s:i}", "path", pol_json_text(path), "flags", flags);
 	snprintf(summary, sizeof(summary), "%s %s", acc == O_RDONLY ? "read" : "write", h.path);
 	if (sup_session_approved(s, event)) {
 		sup_record(s, req->pid, "open", raw, event, "allow", rule_name(&res),
@@ -1197,12 +1216,12 @@ static int on_floor_event(void *ctx, const struct cordon_event *e)
 	}
 	if (tool && e->decision == CORDON_ALLOW)
 		step(s);
-	raw = json_pack("{s:s,s:s,s:i}", "op", floor_op_name(e->op), "path", path,
+	raw = json_pack("{s:s,s:o,s:i}", "op", floor_op_name(e->op), "path", pol_json_text(path),
 			"err", e->err);
-	event = tool ? json_pack("{s:s,s:s,s:{s:s}}", "server", "fs", "tool", tool,
-				 "arguments", "path", path) :
-		       json_pack("{s:s,s:s,s:{s:s}}", "server", "kernel", "tool",
-				 floor_op_name(e->op), "arguments", "object", path);
+	event = tool ? json_pack("{s:s,s:s,s:{s:o}}", "server", "fs", "tool", tool,
+				 "arguments", "path", pol_json_text(path)) :
+		       json_pack("{s:s,s:s,s:{s:o}}", "server", "kernel", "tool",
+				 floor_op_name(e->op), "arguments", "object", pol_json_text(path));
 	sup_record(s, (pid_t)e->pid, "floor", raw, event,
 		   e->decision == CORDON_ALLOW ? "allow" : "deny",
 		   NULL, floor_reason_name(e->reason), NULL);

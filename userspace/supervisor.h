@@ -73,7 +73,14 @@ struct helper {
 struct pending {
 	struct pending *next;
 	unsigned id;                    /* shown to humans */
-	char key[1024];                 /* canonical semantic event: batching */
+	/*
+	 * The canonical semantic event, whole: identical requests are batched
+	 * under one answer, and "approved for this session" is kept as this
+	 * key (one cut at 1 KB never matched again, so such an approval of a
+	 * long request did not hold; one compared cut would let a request that
+	 * differs after the cut ride on another's approval).
+	 */
+	char *key;
 	char summary[1024];
 	char rule[128];
 	char risk[512];

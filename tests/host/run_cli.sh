@@ -195,6 +195,42 @@ ok "  one approval answers both ($o)" sh -c 'printf %s "$1" | grep -q "2 calls"'
 wait $!
 ok "  and the agent went on" grep -q done "$scratch/esc4.out"
 
+# Two pushes that differ only after their first 1100 bytes are two requests,
+# never one answer for both (the batching key is the whole event); the
+# terminal escapes their branch starts with are shown spelled out, and the
+# cut says how much it left out.
+pad=$(head -c 1100 /dev/zero | tr '\0' x)
+esc=$(printf '\033[1A\033[2K')
+run_bg "$scratch/esc5" -- /bin/sh -c "cd $WS && (./git push origin '${esc}${pad}a' & ./git push origin '${esc}${pad}b' & wait); echo done"
+i=0
+while [ $i -lt 100 ]; do
+    n=$("$cordon" pending --json | grep -c '"waiting": 1')
+    [ "$n" = 2 ] && break
+    sleep 0.05; i=$((i + 1))
+done
+ok "two pushes that differ past 1 KB are two requests ($n waiting alone)" test "$n" = 2
+listing=$("$cordon" pending)
+ok "  no terminal escape reaches the approver" sh -c '! printf %s "$1" | grep -q "$(printf "\033")"' _ "$listing"
+ok "  it is spelled out (\\x1b) and the cut is said" \
+    sh -c 'printf %s "$1" | grep -qF "\\x1b[1A\\x1b[2K" && printf %s "$1" | grep -q "\.\.\.\[+[0-9]* bytes\]"' _ "$listing"
+wait $!
+
+# Bytes that are not UTF-8: kept in the event and the record, spelled out
+# (an argument was dropped from both, a binary's exec had no record at all,
+# a working directory lost the whole event).
+bad=$(printf 'b\377c')
+mkdir -p "$WS/d$bad" "$WS/t$bad"
+cp "$attack" "$WS/t$bad/git"    # an ELF (busybox's true would not know its name)
+chown -R "$AGENT" "$WS/d$bad" "$WS/t$bad"
+in_session --policy "$policy" -- /bin/sh -c "/bin/echo a '$bad' d >/dev/null; '$WS/t$bad/git' >/dev/null && cd '$WS/d$bad' && /bin/true && echo ran"
+ok "a session with names that are not UTF-8 runs ($out)" test "$out" = ran
+ok "  an argument that is not UTF-8 keeps its place in the event" \
+    audited allow shell exec '"argv":["/bin/echo","a","b\\xffc","d"]'
+ok "  a binary whose name is not UTF-8 has its record" \
+    sh -c 'grep -F "\"decision\":\"allow\"" "$1" | grep -qF "\"path\":\"$2/tb\\\\xffc/git\""' _ "$audit" "$WS"
+ok "  so has an exec from a directory whose name is not UTF-8" \
+    audited allow shell exec "\"cwd\":\"$WS/db\\\\xffc\""
+
 in_session --policy "$policy" --approve deny -- /bin/sh -c "cd $WS && ./git push origin main"
 ok "--approve deny: an escalation is denied at once (rc=$rc)" test $rc -ne 0
 ok "  audited as such" audited deny git push "escalation with --approve deny"

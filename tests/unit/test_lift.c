@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 #include "policy.h"
 
@@ -74,12 +75,81 @@ static void fetch(void **state)
 	CHECK("", NULL, "curl", "--version");
 }
 
+/* What JSON cannot hold is spelled out, never dropped: positions and the event stay. */
+static void not_utf8(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plain", "plain" },
+		{ "h\xc3\xa9llo \xf0\x9f\x99\x82", "h\xc3\xa9llo \xf0\x9f\x99\x82" },
+		{ "a\xff" "b", "a\\xffb" },
+		{ "\xc0\xaf", "\\xc0\\xaf" },                   /* overlong '/' */
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },          /* a surrogate */
+		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" }, /* past U+10FFFF */
+		{ "\xe2\x82", "\\xe2\\x82" },                   /* cut short */
+	};
+	const char *av[] = { "git", "push", "or\xffigin", "ma\xfein", NULL };
+	struct pol_lifted l[POL_MAX_LIFTED];
+	char *j;
+	int n;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *t = pol_json_text(cases[i].in);
+
+		assert_non_null(t);
+		assert_string_equal(json_string_value(t), cases[i].out);
+		json_decref(t);
+	}
+	n = pol_lift_exec(av, "/w/d\xff", l);
+	assert_int_equal(n, 2);
+	j = json_dumps(l[0].args, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(j, "{\"argv\":[\"git\",\"push\",\"or\\\\xffigin\",\"ma\\\\xfein\"],"
+			    "\"cwd\":\"/w/d\\\\xff\"}");
+	free(j);
+	j = json_dumps(l[1].args, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_string_equal(j, "{\"branch\":\"ma\\\\xfein\",\"force\":false,\"remote\":\"or\\\\xffigin\"}");
+	free(j);
+	pol_lifted_free(l, n);
+}
+
+/* Shown to a human: nothing steers the terminal, and a cut says how much it left out. */
+static void printable(void **state)
+{
+	char out[64], big[300];
+
+	pol_printable(out, sizeof(out), "git status");
+	assert_string_equal(out, "git status");
+	pol_printable(out, sizeof(out), "\x1b[1A\x1b[2Kgit status\r\n\x7f");
+	assert_string_equal(out, "\\x1b[1A\\x1b[2Kgit status\\x0d\\x0a\\x7f");
+	pol_printable(out, sizeof(out), "a\xc2\x9b" "b\xc3\xa9\xff");  /* C1 CSI, é, a stray byte */
+	assert_string_equal(out, "a\\xc2\\x9bb\xc3\xa9\\xff");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	pol_printable(out, sizeof(out), big);
+	assert_true(strlen(out) < sizeof(out));
+	assert_non_null(strstr(out, " ...[+"));
+	{
+		size_t kept = (size_t)(strstr(out, " ...[+") - out), more = 0;
+
+		assert_int_equal(sscanf(strstr(out, "[+"), "[+%zu bytes]", &more), 1);
+		assert_int_equal(kept + more, sizeof(big) - 1);
+	}
+	/* Exactly full: no cut. */
+	memset(big, 'y', sizeof(out) - 1);
+	big[sizeof(out) - 1] = '\0';
+	pol_printable(out, sizeof(out), big);
+	assert_string_equal(out, big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(git),
 		cmocka_unit_test(packages),
 		cmocka_unit_test(fetch),
+		cmocka_unit_test(not_utf8),
+		cmocka_unit_test(printable),
 	};
 	return cmocka_run_group_tests_name("lift", tests, NULL, NULL);
 }
