@@ -27,6 +27,8 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
+#include <openssl/evp.h>
+
 #include "audit.h"
 #include "notify.h"
 #include "supervisor.h"
@@ -149,7 +151,8 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 			/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
 			struct helper *hp = helper_of_held(s, h->nr);
 
-			sup_record(s, h->pid, hp->raw_name, NULL, p->event, allow ? "allow" : "deny",
+			sup_record(s, h->pid, hp->raw_name, NULL, p->kept ?: p->event,
+				   allow ? "allow" : "deny",
 				   p->rule[0] ? p->rule : NULL, why, approver);
 			helper_decide(s, hp, h->notif, allow, why, approver);
 			continue;
@@ -172,11 +175,13 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 			}
 		}
 		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" :
-			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL, p->event,
+			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL,
+			   p->kept ?: p->event,
 			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
 		sup_apply(s, h, ok, true, why);
 	}
 	json_decref(p->event);
+	json_decref(p->kept);
 	free(p->key);
 	free(p);
 	if (was_prompted) {
@@ -204,6 +209,7 @@ void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 
 				unlink_pending(s, p);
 				json_decref(p->event);
+				json_decref(p->kept);
 				free(p->key);
 				free(p);
 				if (was_prompted) {
@@ -314,15 +320,51 @@ bool host_operator(int fd, uid_t invoker, char *who, size_t wlen)
 	return ok;
 }
 
+/*
+ * A pending request's event as the approver's list shows it.  Attack: the
+ * agent holds one request with megabytes of arguments (an exec's argv, a
+ * tool call's), and the list that carries every pending request of the
+ * session no longer fits a reply: the human sees none of them.  Past
+ * LIST_EVENT_BYTES the arguments are shown as their size and SHA-256
+ * (an exec's as its argv's digest); the summary still says what it is.
+ */
+#define LIST_EVENT_BYTES (16u << 10)
+
+static json_t *event_shown(const struct pending *p)
+{
+	json_t *ev = p->kept ?: p->event;
+	char *args = json_dumps(json_object_get(ev, "arguments"), JSON_COMPACT | JSON_SORT_KEYS);
+	unsigned char md[32];
+	char hex[65];
+	json_t *out;
+
+	if (args && strlen(args) <= LIST_EVENT_BYTES) {
+		free(args);
+		return json_incref(ev);
+	}
+	if (!args || !EVP_Digest(args, strlen(args), md, NULL, EVP_sha256(), NULL)) {
+		free(args);
+		return json_pack("{s:O*,s:O*}", "server", json_object_get(ev, "server"), "tool",
+				 json_object_get(ev, "tool"));
+	}
+	for (size_t i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	out = json_pack("{s:O*,s:O*,s:{s:I,s:s,s:b}}", "server", json_object_get(ev, "server"),
+			"tool", json_object_get(ev, "tool"), "arguments", "json_bytes",
+			(json_int_t)strlen(args), "json_sha256", hex, "truncated", 1);
+	free(args);
+	return out;
+}
+
 static json_t *pending_json(struct sup *s)
 {
 	json_t *a = json_array();
 	uint64_t now = sup_now_ms();
 
 	for (struct pending *p = s->pending; p; p = p->next)
-		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:O,s:i,s:I}",
+		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:I}",
 			"session", s->name, "id", (int)p->id, "summary", p->summary,
-			"rule", p->rule, "risk", p->risk, "event", p->event, "waiting", p->n_held,
+			"rule", p->rule, "risk", p->risk, "event", event_shown(p), "waiting", p->n_held,
 			"expires_in_ms", (json_int_t)(p->deadline_ms > now ? p->deadline_ms - now : 0)));
 	return a;
 }
@@ -359,6 +401,8 @@ void approve_accept(struct sup *s)
 	}
 	/* A slow client stalls the loop for at most a second. */
 	(void)setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* And one that stops reading its answer stalls it (and the session) no longer. */
+	(void)setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	n = recv(c, buf, sizeof(buf) - 1, 0);
 	if (n <= 0) {
 		close(c);

@@ -14,13 +14,14 @@
 #include <jansson.h>
 
 #define RUN_DIR "/run/cordon"
+#define REPLY_MAX (64u << 20)
 
 /* One request to one session; returns the reply or NULL (errno-style in *err). */
 static json_t *ask(const char *session, json_t *req, int *err)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char *line = json_dumps(req, JSON_COMPACT), buf[1 << 16];
-	size_t got = 0;
+	char *line = json_dumps(req, JSON_COMPACT), *buf = NULL;
+	size_t got = 0, cap = 0;
 	json_t *rep;
 	int fd;
 
@@ -36,18 +37,34 @@ static json_t *ask(const char *session, json_t *req, int *err)
 		return NULL;
 	}
 	free(line);
+	/* The answer is one line, read whole (a long pending list included), up to REPLY_MAX. */
 	for (;;) {
-		ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+		ssize_t n;
 
+		if (cap - got < 4096) {
+			char *b = cap < REPLY_MAX ? realloc(buf, cap ? cap * 2 : 1 << 16) : NULL;
+
+			if (!b)
+				break;
+			buf = b;
+			cap = cap ? cap * 2 : 1 << 16;
+		}
+		n = recv(fd, buf + got, cap - 1 - got, 0);
 		if (n <= 0)
 			break;
-		got += (size_t)n;
-		if (memchr(buf, '\n', got) || got == sizeof(buf) - 1)
+		if (memchr(buf + got, '\n', (size_t)n)) {
+			got += (size_t)n;
 			break;
+		}
+		got += (size_t)n;
 	}
 	close(fd);
-	buf[got] = '\0';
-	rep = json_loads(buf, 0, NULL);
+	rep = NULL;
+	if (buf) {
+		buf[got] = '\0';
+		rep = json_loads(buf, 0, NULL);
+	}
+	free(buf);
 	if (!rep)
 		*err = EPROTO;
 	return rep;

@@ -247,7 +247,7 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
 		return;
 	}
-	if (sup_hold(s, &h, event, summary, rule, rule_risk(s, rule, reason)) < 0)
+	if (sup_hold(s, &h, event, NULL, summary, rule, rule_risk(s, rule, reason)) < 0)
 		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
 }
 

@@ -439,7 +439,7 @@ static int fd_path(pid_t pid, int fd, char *out, size_t len)
 	return 0;
 }
 
-int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *summary,
+int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *summary,
 	     const char *rule, const char *risk)
 {
 	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
@@ -463,6 +463,7 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *sum
 	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
 	snprintf(p->risk, sizeof(p->risk), "%s", risk);
 	p->event = json_incref(event);
+	p->kept = json_incref(kept);
 	p->held[p->n_held++] = *h;
 	p->deadline_ms = sup_now_ms() + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
 	free(key);
@@ -472,13 +473,13 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *sum
 	return 0;
 }
 
-static void escalate(struct sup *s, const struct held *h, json_t *event, const char *summary,
-		     const struct pol_result *res)
+static void escalate(struct sup *s, const struct held *h, json_t *event, json_t *kept,
+		     const char *summary, const struct pol_result *res)
 {
 	char risk[512];
 
 	risk_of(res, risk, sizeof(risk));
-	if (sup_hold(s, h, event, summary, rule_name(res), risk) < 0)
+	if (sup_hold(s, h, event, kept, summary, rule_name(res), risk) < 0)
 		(void)notify_return(s->listener, h->notif, 0, EPERM);
 }
 
@@ -755,7 +756,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		kept = exec_record_event(event, argv);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   rule_name(&res), res.reason, NULL);
-		escalate(s, &h, event, summary ? summary : "(no memory)", &res);
+		escalate(s, &h, event, kept, summary ? summary : "(no memory)", &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -1040,7 +1041,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		sup_record(s, req->pid, "connect", raw, event, "escalate", rule_name(&res),
 			   res.reason, NULL);
-		escalate(s, &h, event, summary, &res);
+		escalate(s, &h, event, NULL, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -1144,7 +1145,7 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 		sup_apply(s, &h, true, true, NULL);
 	} else if (s->opt->approve != APPROVE_DENY) {
 		sup_record(s, req->pid, "open", raw, event, "escalate", rule_name(&res), res.reason, NULL);
-		escalate(s, &h, event, summary, &res);
+		escalate(s, &h, event, NULL, summary, &res);
 	} else {
 		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
 			   "escalation with --approve deny", NULL);

@@ -85,6 +85,7 @@ struct pending {
 	char rule[128];
 	char risk[512];
 	json_t *event;                  /* {server, tool, arguments} */
+	json_t *kept;                   /* the event as records keep it (NULL: event) */
 	uint64_t deadline_ms;           /* CLOCK_MONOTONIC */
 	/* The held notifications (identical requests are batched here). */
 	struct held {
@@ -232,10 +233,11 @@ void approve_withdraw_all(struct sup *s, int nr);
 
 /*
  * Hold an escalated operation for a human: a new pending request, or one
- * more call batched into an identical one.  -ENOMEM: not held (the caller
- * refuses it).
+ * more call batched into an identical one.  `kept`: the event as its
+ * records keep it (an exec's large argv as a digest), or NULL for `event`.
+ * -ENOMEM: not held (the caller refuses it).
  */
-int sup_hold(struct sup *s, const struct held *h, json_t *event, const char *summary,
+int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *summary,
 	     const char *rule, const char *risk);
 /* A human approved this exact event "for this session". */
 bool sup_session_approved(struct sup *s, json_t *event);

@@ -215,6 +215,22 @@ ok "  it is spelled out (\\x1b) and the cut is said" \
     sh -c 'printf %s "$1" | grep -qF "\\x1b[1A\\x1b[2K" && printf %s "$1" | grep -q "\.\.\.\[+[0-9]* bytes\]"' _ "$listing"
 wait $!
 
+# An escalated exec of 100 KB of argv, denied by a human: every record of
+# it (the escalation, the answer) keeps the argv's digest, not all of it,
+# and the approver's list still fits its reply.
+big=$(head -c 100000 /dev/zero | tr '\0' y)
+run_bg "$scratch/esc6" -- /bin/sh -c "cd $WS && ./git push origin '$big'; echo done"
+id=$(session_pending)
+ok "an escalated exec of 100 KB of argv is held ($id)" test -n "$id"
+"$cordon" deny "$id" >/dev/null
+wait $!
+# (The session's start record holds cordon's own command line, 100 KB here:
+# the operator's, not the agent's.)
+longest=$(grep -F '"decision"' "$scratch/esc6.jsonl" | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
+ok "  its decision records are bounded (longest: $longest bytes)" test "$longest" -gt 0 -a "$longest" -lt 20000
+ok "  the human's answer is recorded with the digest" \
+    sh -c 'grep -F "\"approver\"" "$1" | grep -qF "\"truncated\":true"' _ "$scratch/esc6.jsonl"
+
 # Bytes that are not UTF-8: kept in the event and the record, spelled out
 # (an argument was dropped from both, a binary's exec had no record at all,
 # a working directory lost the whole event).
