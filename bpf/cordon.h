@@ -340,6 +340,7 @@ struct cordon_exec_expect {
 	__u64 magic;          /* s_magic of the binary's filesystem */
 	__u32 flags;          /* enum cordon_exec_flags */
 	__u32 killed;         /* set by the kernel side when it killed the task */
+	__u64 cgroup;         /* the session's cgroup: only a task in it is judged */
 };
 
 /* SipHash-2-4, one implementation for both sides (little-endian words). */

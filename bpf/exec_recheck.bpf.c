@@ -212,6 +212,19 @@ int BPF_PROG(cordon_exec_recheck, struct task_struct *p, pid_t old_pid, struct l
 
 	if (!e || e->killed)
 		return 0;
+	/*
+	 * Attack: an expectation outlives its task (the task died between the
+	 * supervisor's judgement and the arm, after its exit had already
+	 * cleared the way), and its tid is reused by a process anywhere on
+	 * the host, whose exec then differs and would be killed.  An
+	 * expectation binds the session's cgroup, which a session's task
+	 * cannot leave: a task elsewhere is not the one judged, and only the
+	 * stale entry goes.
+	 */
+	if (e->cgroup != bpf_get_current_cgroup_id()) {
+		bpf_map_delete_elem(&exec_expect, &tid);
+		return 0;
+	}
 	k = bpf_map_lookup_elem(&exec_key, &zero);
 	if (k && matches(e, k, p, bprm)) {
 		bpf_map_delete_elem(&exec_expect, &tid);

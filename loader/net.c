@@ -810,6 +810,15 @@ int net_exec_arm(struct net *n, uint32_t tid, const struct cordon_exec_expect *e
 	return 0;
 }
 
+void net_exec_disarm(struct net *n, uint32_t tid)
+{
+	struct cordon_exec_expect e;
+
+	/* A kill's mark stays for net_exec_killed. */
+	if (!bpf_map_lookup_elem(n->fd_exec_expect, &tid, &e) && !e.killed)
+		(void)bpf_map_delete_elem(n->fd_exec_expect, &tid);
+}
+
 int net_exec_killed(struct net *n, uint32_t tid)
 {
 	struct cordon_exec_expect e;

@@ -100,7 +100,10 @@ bool net_unix_gate(const struct net *n);
  * before the exec is let go on (-EOPNOTSUPP without the recheck, -E2BIG
  * when full).  net_exec_killed: 1 if the kernel killed tid's exec for not
  * matching (the record is then removed), 0 if the expectation still waits,
- * -ENOENT if it was met or its thread exited.
+ * -ENOENT if it was met or its thread exited.  An expectation binds
+ * e->cgroup: a task in another cgroup under that tid is not judged (its
+ * stale entry is dropped).  net_exec_disarm: drop tid's expectation unless
+ * the kernel has marked a kill on it.
  */
 bool net_exec_recheck(const struct net *n);
 uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t len);
@@ -113,5 +116,6 @@ int net_exec_expect(const struct net *n, bool at, int dirfd, const char *path, c
 		    const char *canon, struct cordon_exec_expect *e);
 int net_exec_arm(struct net *n, uint32_t tid, const struct cordon_exec_expect *e);
 int net_exec_killed(struct net *n, uint32_t tid);
+void net_exec_disarm(struct net *n, uint32_t tid);
 
 #endif /* CORDON_NET_H */

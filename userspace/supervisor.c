@@ -366,15 +366,31 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 
 int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why)
 {
+	struct cordon_exec_expect e;
 	struct armed_exec *a;
 	int r;
 
 	if (!s->exec_recheck)
 		return 0;
-	r = net_exec_arm(s->net, (uint32_t)h->pid, &h->exec);
+	e = h->exec;
+	e.cgroup = s->cgid;
+	r = net_exec_arm(s->net, (uint32_t)h->pid, &e);
 	if (r < 0) {
 		*why = "the exec recheck could not be armed (unknown means deny)";
 		return r;
+	}
+	/*
+	 * A task that died before the arm (its exit cleared nothing yet to
+	 * clear) would leave the expectation behind for good, one map entry
+	 * each: a session could fill the map, and every session's execs would
+	 * be refused.  The notification is still pending only while the task
+	 * is alive in the call, so its exit, if any, comes after the arm and
+	 * takes the entry; otherwise the entry is taken here.
+	 */
+	if (!notify_valid(s->listener, h->notif)) {
+		net_exec_disarm(s->net, (uint32_t)h->pid);
+		*why = "the task left the exec before it was answered";
+		return -ESRCH;
 	}
 	/* Watched for the record of a kill; the oldest gives way when full. */
 	if (s->n_armed == (int)ARRAY_SIZE(s->armed))

@@ -27,16 +27,39 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../tap.h"
+#include "cgroup.h"
 #include "net.h"
+#include "util.h"
 
 extern char **environ;
 
-enum change { NONE, ARGV, NAME, INODE, MAGIC, TAIL, UNARMED };
+enum change { NONE, ARGV, NAME, INODE, MAGIC, TAIL, UNARMED, ELSEWHERE };
 
 struct outcome {
 	bool killed, ran;
 	int marked;             /* net_exec_killed afterwards */
 };
+
+/* The cgroup (v2) this process and its children are in: what an expectation binds. */
+static uint64_t own_cgroup;
+
+static int find_own_cgroup(void)
+{
+	char root[PATH_MAX], path[2 * PATH_MAX], *cg = NULL, *line;
+	int r = cg_find_root(root, sizeof(root));
+
+	if (r < 0 || (r = read_file("/proc/self/cgroup", &cg, 65536)) < 0)
+		return r;
+	line = strstr(cg, "0::");
+	if (!line) {
+		free(cg);
+		return -ENOENT;
+	}
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(path, sizeof(path), "%s%s", root, line + 3);
+	free(cg);
+	return cg_id(path, &own_cgroup);
+}
 
 /*
  * Exec `path` (absolute) with argv in a child that waits for the parent to
@@ -69,6 +92,7 @@ static struct outcome run(struct net *n, const char *path, char *const *argv, co
 	close(go[0]);
 	close(out[1]);
 	if (ch != UNARMED && net_exec_expect(n, false, AT_FDCWD, path, argv, canon, &e) == 0) {
+		e.cgroup = own_cgroup;          /* the supervisor's: its session's */
 		switch (ch) {
 		case ARGV:
 			e.argv_hash ^= 1;
@@ -84,6 +108,10 @@ static struct outcome run(struct net *n, const char *path, char *const *argv, co
 			break;
 		case TAIL:
 			e.tail_hash ^= 1;
+			break;
+		case ELSEWHERE:
+			e.argv_hash ^= 1;       /* would be killed, were it the task judged */
+			e.cgroup = own_cgroup + 1;
 			break;
 		case NONE:
 		case UNARMED:
@@ -123,6 +151,8 @@ int main(void)
 		tap_skip_all("the network floor does not load here: %s", strerror(-r));
 	if (!net_exec_recheck(n))
 		tap_skip_all("the kernel refused the exec recheck's programs (tp_btf, bpf_loop)");
+	if (find_own_cgroup() < 0)
+		tap_skip_all("this process's cgroup (v2) cannot be found");
 	if (!realpath("/bin/echo", canon) || !mkdtemp(dir))
 		tap_skip_all("no /bin/echo or no scratch directory");
 	snprintf(script, sizeof(script), "%s/script", dir);
@@ -162,6 +192,14 @@ int main(void)
 	tap_ok(o.ran && !o.killed, "  (its whole-argv value is not what is compared: runs)");
 	o = run(n, "/bin/echo", echo_argv, canon, UNARMED);
 	tap_ok(o.ran && !o.killed, "nothing armed: not judged here, runs");
+	/*
+	 * A stale expectation (armed for a task of another cgroup that has
+	 * gone) under the tid of a task elsewhere: a host process whose tid
+	 * was reused is never killed for it.
+	 */
+	o = run(n, "/bin/echo", echo_argv, canon, ELSEWHERE);
+	tap_ok(o.ran && !o.killed, "an expectation for another cgroup's task: not this one, runs");
+	tap_ok(o.marked == -ENOENT, "  and the stale expectation is gone (%d)", o.marked);
 	unlink(script);
 	rmdir(dir);
 	net_close(n);

@@ -460,4 +460,22 @@ i=0
 while [ $i -lt 100 ] && [ -d "$cg" ]; do sleep 0.05; i=$((i + 1)); done
 ok "kill -9 of the supervisor: the session's cgroup is gone" test ! -d "$cg"
 ok "  and every task of the session with it" test -z "$(procs "cordon-sleeper sleep 6")"
+
+# After every session above (execs killed by the recheck, fork storms, a
+# supervisor killed): no exec expectation is left in the kernel for a
+# thread that no longer exists.  One left behind stays for good, under a
+# tid the host reuses; the kernel judges a task only in the cgroup the
+# expectation names, but the map would fill.
+pin=/sys/fs/bpf/cordon/net/exec_expect
+if command -v bpftool >/dev/null 2>&1 && [ -e "$pin" ]; then
+    left=0
+    for tid in $(bpftool map dump pinned "$pin" 2>/dev/null | sed -n 's/^.*"key": \([0-9]*\),.*$/\1/p'); do
+        [ -e "/proc/$tid" ] || left=$((left + 1))
+    done
+    ok "no exec expectation outlives its thread ($left left)" test "$left" = 0
+else
+    _n=$((_n + 1))
+    echo "ok $_n # SKIP no exec expectations to inspect: $(command -v bpftool >/dev/null 2>&1 &&
+        echo "the exec recheck is not loaded (tp_btf or bpf_loop refused)" || echo "bpftool is not installed")"
+fi
 done_testing
