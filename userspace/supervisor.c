@@ -392,12 +392,30 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 		*why = "the task left the exec before it was answered";
 		return -ESRCH;
 	}
-	/* Watched for the record of a kill; the oldest gives way when full. */
-	if (s->n_armed == (int)ARRAY_SIZE(s->armed))
-		memmove(s->armed, s->armed + 1, sizeof(s->armed) - sizeof(s->armed[0]));
-	else
-		s->n_armed++;
-	a = &s->armed[s->n_armed - 1];
+	/*
+	 * Watched until the kernel has met it, killed it, or its thread has
+	 * gone, one entry per thread (a new arm of the thread replaces its
+	 * old one in the kernel too).  None is dropped while the kernel still
+	 * holds it: a kill's mark that nobody collects stays in the map for
+	 * good, and enough of them would refuse every session's execs.
+	 */
+	for (a = s->armed; a < s->armed + s->n_armed && a->tid != h->pid; a++)
+		;
+	if (a == s->armed + s->n_armed) {
+		if (s->n_armed == s->cap_armed) {
+			int cap = s->cap_armed ? s->cap_armed * 2 : 64;
+			struct armed_exec *v = realloc(s->armed, (size_t)cap * sizeof(*v));
+
+			if (!v) {
+				net_exec_disarm(s->net, (uint32_t)h->pid);
+				*why = "out of memory to watch the exec recheck (unknown means deny)";
+				return -ENOMEM;
+			}
+			s->armed = v;
+			s->cap_armed = cap;
+		}
+		a = &s->armed[s->n_armed++];
+	}
 	a->tid = h->pid;
 	a->t_ms = sup_now_ms();
 	if (comm)
@@ -410,14 +428,12 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 
 /*
  * Record the execs the kernel killed for not being what was judged; forget
- * the ones it let run (their expectation is gone) and, after a while, the
- * ones that failed (ENOENT on a PATH search: the expectation waits for the
- * thread's next exec or its exit, and the kernel side still holds it).
+ * the ones it let run and those whose thread has gone (their expectation is
+ * gone).  One that failed (ENOENT on a PATH search) waits, in the kernel and
+ * here, for the thread's next exec or its exit.
  */
 static void sweep_armed(struct sup *s)
 {
-	uint64_t now = sup_now_ms();
-
 	for (int i = 0; i < s->n_armed;) {
 		struct armed_exec *a = &s->armed[i];
 		int r = net_exec_killed(s->net, (uint32_t)a->tid);
@@ -430,7 +446,7 @@ static void sweep_armed(struct sup *s)
 				  "what was judged (rewritten after the check)", NULL);
 			json_decref(raw);
 		}
-		if (r != 0 || now - a->t_ms > 2000) {
+		if (r != 0) {
 			memmove(a, a + 1, (size_t)(s->n_armed - i - 1) * sizeof(*a));
 			s->n_armed--;
 			continue;

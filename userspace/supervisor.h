@@ -185,8 +185,8 @@ struct sup {
 		uint64_t t_ms;
 		char comm[16];
 		char summary[128];
-	} armed[64];
-	int n_armed;
+	} *armed;                       /* one per thread, grown as needed */
+	int n_armed, cap_armed;
 };
 
 uint64_t sup_now_ms(void);
