@@ -347,8 +347,7 @@ static json_t *event_shown(const struct pending *p)
 		return json_pack("{s:O*,s:O*}", "server", json_object_get(ev, "server"), "tool",
 				 json_object_get(ev, "tool"));
 	}
-	for (size_t i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, sizeof(md), hex);
 	out = json_pack("{s:O*,s:O*,s:{s:I,s:s,s:b}}", "server", json_object_get(ev, "server"),
 			"tool", json_object_get(ev, "tool"), "arguments", "json_bytes",
 			(json_int_t)strlen(args), "json_sha256", hex, "truncated", 1);

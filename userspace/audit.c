@@ -109,17 +109,6 @@ static const char *const own_members[] = { "seq", "time", "session", "type", "pr
 
 /* --- side-effect-free helpers ------------------------------------------------ */
 
-static void hex_encode(const unsigned char *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 /* Lower-case hex only: an upper-case copy of a digest is another line. */
 static int hex_decode(const char *s, size_t n, unsigned char *out)
 {

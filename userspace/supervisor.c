@@ -632,46 +632,42 @@ static json_t *argv_digest(char *const *argv)
 		ok = EVP_DigestUpdate(c, argv[i], strlen(argv[i]) + 1) == 1;
 	ok = ok && EVP_DigestFinal_ex(c, md, NULL) == 1;
 	EVP_MD_CTX_free(c);
-	for (size_t i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, sizeof(md), hex);
 	return json_pack("{s:I,s:I,s:s}", "argc", (json_int_t)argc, "argv_bytes", (json_int_t)bytes,
 			 "argv_sha256", ok ? hex : "unavailable");
 }
 
-static json_t *exec_raw(const char *canon, char **argv)
+/*
+ * What an exec's records keep: *raw its path and argv (for a large argv,
+ * the first RECORD_ARGV_BYTES of it and its digest), *kept the event whole
+ * or, for a large argv, its tool and the same digest (computed once).
+ */
+static void exec_records(const char *canon, char **argv, json_t *event, json_t **raw,
+			 json_t **kept)
 {
-	json_t *raw = json_pack("{s:o}", "path", pol_json_text(canon)), *av = json_array();
-	size_t kept = 0;
+	json_t *av = json_array(), *d = NULL;
+	size_t used = 0;
 	bool whole = argv_size(argv, NULL) <= RECORD_ARGV_BYTES;
 
+	*raw = json_pack("{s:o}", "path", pol_json_text(canon));
 	for (int i = 0; argv && argv[i]; i++) {
-		kept += strlen(argv[i]) + 1;
-		if (!whole && kept > RECORD_ARGV_BYTES)
+		used += strlen(argv[i]) + 1;
+		if (!whole && used > RECORD_ARGV_BYTES)
 			break;
 		json_array_append_new(av, pol_json_text(argv[i]));
 	}
-	json_object_set_new(raw, "argv", av);
-	if (!whole) {
-		json_t *d = argv_digest(argv);
-
-		json_object_set_new(raw, "argv_truncated", json_true());
-		json_object_update(raw, d);
-		json_decref(d);
+	json_object_set_new(*raw, "argv", av);
+	if (whole) {
+		*kept = json_incref(event);
+		return;
 	}
-	return raw;
-}
-
-/* The event as a record keeps it: whole, or for a large argv its tool and the argv's digest. */
-static json_t *exec_record_event(json_t *event, char **argv)
-{
-	json_t *e;
-
-	if (!event || argv_size(argv, NULL) <= RECORD_ARGV_BYTES)
-		return json_incref(event);
-	e = json_pack("{s:O,s:O,s:o}", "server", json_object_get(event, "server"), "tool",
-		      json_object_get(event, "tool"), "arguments", argv_digest(argv));
-	json_object_set_new(json_object_get(e, "arguments"), "truncated", json_true());
-	return e;
+	d = argv_digest(argv);
+	json_object_set_new(*raw, "argv_truncated", json_true());
+	json_object_update(*raw, d);
+	*kept = event ? json_pack("{s:O,s:O,s:O}", "server", json_object_get(event, "server"),
+				  "tool", json_object_get(event, "tool"), "arguments", d) : NULL;
+	json_object_set_new(json_object_get(*kept, "arguments"), "truncated", json_true());
+	json_decref(d);
 }
 
 static void handle_exec(struct sup *s, const struct notify_req *req)
@@ -784,8 +780,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (res.decision == CORDON_ALLOW && sup_exec_arm(s, &h, comm, &why) < 0)
 		res.decision = CORDON_DENY;
 	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
-		raw = exec_raw(canon, argv);
-		kept = exec_record_event(event, argv);
+		exec_records(canon, argv, event, &raw, &kept);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   rule_name(&res), res.reason, NULL);
 		escalate(s, &h, event, kept, summary ? summary : "(no memory)", &res);
@@ -807,8 +802,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		answered();
 		if (!event)
 			event = exec_event(argv, cwd);
-		raw = exec_raw(canon, argv);
-		kept = exec_record_event(event, argv);
+		exec_records(canon, argv, event, &raw, &kept);
 		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			  allow ? "allow" : "deny", rule_name(&res),
 			  why ? why : res.decision == CORDON_ESCALATE ?

@@ -37,6 +37,17 @@ void log_msg(const char *level, const char *fmt, ...)
 	errno = saved;
 }
 
+void hex_encode(const unsigned char *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
 int read_file(const char *path, char **out, size_t max)
 {
 	_cleanup_close_ int fd = -1;

@@ -57,6 +57,8 @@ void log_msg(const char *level, const char *fmt, ...) __attribute__((format(prin
 #define log_info(...)  log_msg(NULL, __VA_ARGS__)
 #define log_debug(...) do { if (log_verbose() > 0) log_msg("debug", __VA_ARGS__); } while (0)
 
+/* n bytes as 2n lower-case hex digits and a NUL in out. */
+void hex_encode(const unsigned char *b, size_t n, char *out);
 /* Read a whole small file (procfs, sysfs) into a NUL-terminated buffer. */
 int read_file(const char *path, char **out, size_t max);
 /* Write a string to a file (sysfs, cgroupfs). */

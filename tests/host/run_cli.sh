@@ -150,6 +150,15 @@ session_pending() {  # wait until something is pending; prints ID
     done
     return 1
 }
+pending_count() {  # pending_count TEXT N: until N lines of `cordon pending --json` hold TEXT (5 s); prints the count
+    i=0
+    while [ $i -lt 100 ]; do
+        n=$("$cordon" pending --json | grep -c "$1")
+        [ "$n" = "$2" ] && break
+        sleep 0.05; i=$((i + 1))
+    done
+    echo "$n"
+}
 run_bg() {  # run_bg OUTFILE ARGS...: a session in the background
     f=$1; shift
     "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve socket \
@@ -182,12 +191,7 @@ ok "  audited with approver timeout" grep -q '"approver":"timeout"' "$scratch/es
 
 # Batching: two identical pushes pending at once are one request.
 run_bg "$scratch/esc4" -- /bin/sh -c "cd $WS && (./git push origin main & ./git push origin main & wait); echo done"
-i=0
-while [ $i -lt 100 ]; do
-    n=$("$cordon" pending --json | grep -c '"waiting": 2')
-    [ "$n" = 1 ] && break
-    sleep 0.05; i=$((i + 1))
-done
+n=$(pending_count '"waiting": 2' 1)
 ok "two identical pushes are batched into one request waiting for 2 calls" test "$n" = 1
 id=$(session_pending)
 o=$("$cordon" approve "$id" --session)
@@ -202,12 +206,7 @@ ok "  and the agent went on" grep -q done "$scratch/esc4.out"
 pad=$(head -c 1100 /dev/zero | tr '\0' x)
 esc=$(printf '\033[1A\033[2K')
 run_bg "$scratch/esc5" -- /bin/sh -c "cd $WS && (./git push origin '${esc}${pad}a' & ./git push origin '${esc}${pad}b' & wait); echo done"
-i=0
-while [ $i -lt 100 ]; do
-    n=$("$cordon" pending --json | grep -c '"waiting": 1')
-    [ "$n" = 2 ] && break
-    sleep 0.05; i=$((i + 1))
-done
+n=$(pending_count '"waiting": 1' 2)
 ok "two pushes that differ past 1 KB are two requests ($n waiting alone)" test "$n" = 2
 listing=$("$cordon" pending)
 ok "  no terminal escape reaches the approver" sh -c '! printf %s "$1" | grep -q "$(printf "\033")"' _ "$listing"
