@@ -155,7 +155,7 @@ int cg_attach_pid(const char *path, int pid)
 	return write_file(file, num);
 }
 
-static int kill_members(const char *path)
+int cg_kill(const char *path)
 {
 	char file[PATH_MAX];
 	_cleanup_free_ char *procs = NULL;
@@ -191,7 +191,7 @@ int cg_destroy(const char *path)
 			return 0;
 		if (errno != EBUSY)
 			return -errno;
-		(void)kill_members(path);
+		(void)cg_kill(path);
 		nanosleep(&ts, NULL);
 	}
 	return -EBUSY;

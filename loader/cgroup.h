@@ -33,6 +33,12 @@ int cg_id(const char *path, uint64_t *id);
 int cg_mkdir(const char *path);
 
 /*
+ * SIGKILL every member of a cgroup now, without waiting for them to go
+ * (cgroup.kill, or each member's pid before 5.14).
+ */
+int cg_kill(const char *path);
+
+/*
  * Remove a cgroup, killing whatever still lives in it first (cgroup.kill,
  * falling back to SIGKILL of each member on kernels before 5.14).
  */

@@ -12,6 +12,7 @@
  * the connection itself.
  */
 #include <string.h>
+#include <openssl/evp.h>
 #include "policy.h"
 #include "util.h"
 
@@ -79,6 +80,69 @@ json_t *pol_json_text(const char *s)
 	j = json_string(out);
 	free(out);
 	return j;
+}
+
+/*
+ * An event as the audit records keep it.  Attack: an MCP tool call whose
+ * arguments run to megabytes (a request may hold 4 MiB), made again and
+ * again, fills the host's disk through the audit log (each call is recorded
+ * at its decision and at its result), and one such record would not fit the
+ * log's reserve (AUDIT_RECORD_MAX): the session would stop.  Up to
+ * POL_RECORD_ARGS_BYTES of arguments (compact JSON, keys sorted) the event
+ * is kept whole; past it, its arguments are kept as {truncated, bytes,
+ * sha256, head}: the size and SHA-256 of that JSON text, and its first
+ * POL_RECORD_ARGS_BYTES, so the record still names exactly what was judged.
+ * The policy and the approver always see the whole event.
+ */
+json_t *pol_json_kept(json_t *v)
+{
+	unsigned char md[32];
+	char hex[65], *text;
+	json_t *head;
+	size_t n, cut;
+
+	text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	if (n <= POL_RECORD_ARGS_BYTES) {
+		free(text);
+		return json_incref(v);
+	}
+	if (EVP_Digest(text, n, md, NULL, EVP_sha256(), NULL) != 1) {
+		free(text);
+		return NULL;
+	}
+	hex_encode(md, sizeof(md), hex);
+	/* The head ends on a character, not inside one. */
+	for (cut = POL_RECORD_ARGS_BYTES; cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80; cut--)
+		;
+	text[cut] = '\0';
+	head = pol_json_text(text);
+	free(text);
+	if (!head)
+		return NULL;
+	return json_pack("{s:b,s:I,s:s,s:o}", "truncated", 1, "bytes", (json_int_t)n,
+			 "sha256", hex, "head", head);
+}
+
+json_t *pol_event_kept(json_t *event)
+{
+	json_t *args = json_object_get(event, "arguments"), *kept, *ka;
+
+	if (!args)
+		return json_incref(event);
+	ka = pol_json_kept(args);
+	if (ka == args) {
+		json_decref(ka);
+		return json_incref(event);
+	}
+	kept = ka ? json_copy(event) : NULL;
+	if (!kept || json_object_set_new(kept, "arguments", ka) < 0) {
+		json_decref(kept);
+		return NULL;
+	}
+	return kept;
 }
 
 /*

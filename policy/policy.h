@@ -222,6 +222,17 @@ void pol_lifted_free(struct pol_lifted *l, int n);
  */
 json_t *pol_json_text(const char *s);
 /*
+ * A value from a task as the audit records keep it (a new reference): V
+ * itself while it is at most POL_RECORD_ARGS_BYTES of compact JSON with
+ * sorted keys, else {truncated: true, bytes, sha256, head}: that JSON
+ * text's size, its SHA-256 and its first POL_RECORD_ARGS_BYTES.  NULL
+ * when out of memory.
+ */
+#define POL_RECORD_ARGS_BYTES (64u << 10)
+json_t *pol_json_kept(json_t *v);
+/* EVENT ({server, tool, arguments, ...}) with its arguments as pol_json_kept keeps them. */
+json_t *pol_event_kept(json_t *event);
+/*
  * Text from a task made fit to show a human in `out` (len bytes): UTF-8
  * kept, control characters (C0, DEL, C1) and bytes that are not UTF-8
  * written as \xNN, and when it does not fit, cut and ended with

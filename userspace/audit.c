@@ -12,7 +12,8 @@
  *   hmac     hex HMAC-SHA256, keyed with the session key, of the record's
  *            body: the record without hmac, serialised by jansson with
  *            JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII
- * and the caller's members; record 0 also has "format": "cordon-audit-v1".
+ * and the caller's members; record 0 also has "format": "cordon-audit-v1"
+ * and "reserve" (the bytes kept allocated past the log's end, below).
  * The line is the body with `,"hmac":"<hex>"` put before its closing brace,
  * so a verifier gets the body back byte for byte by cutting that member
  * out: it never has to re-serialise (and no two JSON libraries have to
@@ -76,6 +77,27 @@
 #define HMAC_MEMBER  ",\"hmac\":\""
 #define HMAC_TAIL    (sizeof(HMAC_MEMBER) - 1 + HEX_LEN + 2)
 
+/*
+ * The log's reserve.  Attack: the agent fills the filesystem that holds the
+ * log (its workspace and /var/log are often one filesystem), and from then
+ * on every record fails to be written while the session runs on: nothing it
+ * does is on record, and the log ends cut, with no seal and no reason.
+ * Answer: AUDIT_RESERVE bytes past the log's end are kept allocated
+ * (fallocate(2), FALLOC_FL_KEEP_SIZE: the file's size does not change, the
+ * blocks are its own), renewed whenever less than half of it is left.  A
+ * renewal that fails, or any record that fails to be written, puts the log
+ * down: audit_down() says why, the caller stops the session, and from then
+ * on only cordon's own closing records (types "lifecycle", "budget", the
+ * seal) are written, into what is left of the reserve.  Every record is at
+ * most AUDIT_RECORD_MAX bytes (callers keep digests of what is larger; a
+ * larger one is refused, -E2BIG, and puts the log down), so at least
+ * AUDIT_RESERVE / 2 - AUDIT_RECORD_MAX bytes are left for them.
+ * What it cannot do: a filesystem without fallocate (some network and FUSE
+ * filesystems) keeps no reserve ("reserve": 0 in record 0), and there the
+ * first record that fails is lost before the session stops; and root on the
+ * host can still fill a quota or remove the file.
+ */
+
 /* jansson's own json_decrefp(), spelled like the other cleanup helpers. */
 #define _cleanup_json_ _cleanup_(json_decrefp)
 
@@ -90,6 +112,11 @@ struct audit {
 	struct scrub secrets;
 	bool sealed;
 	int broken;                       /* -errno of a write that left half a line */
+	int down;                         /* -errno: records can no longer be kept (above) */
+	uint64_t dropped;                 /* records refused since */
+	bool down_said;                   /* its "audit-down" record is written */
+	off_t end;                        /* the log's size, as written */
+	off_t reserved;                   /* allocated up to here; 0: no fallocate */
 	/*
 	 * The key is made durable (fsync of the file and of its directory) by
 	 * a thread audit_sync_key_start starts, so the two journal commits
@@ -239,6 +266,23 @@ static int write_counted(int fd, const char *p, size_t n, size_t *done)
 	return 0;
 }
 
+/* What a log that is down still takes: cordon's own closing records. */
+static bool closing_type(const char *type)
+{
+	return !strcmp(type, "lifecycle") || !strcmp(type, "budget") || !strcmp(type, "seal");
+}
+
+/* Renew the reserve when less than half of it is left; a failure puts the log down. */
+static void keep_reserve(struct audit *a)
+{
+	if (!a->reserved || a->down || a->reserved - a->end >= AUDIT_RESERVE / 2)
+		return;
+	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, a->end, AUDIT_RESERVE) == 0)
+		a->reserved = a->end + AUDIT_RESERVE;
+	else
+		a->down = -errno;
+}
+
 /*
  * Serialise, authenticate and append one record; the caller holds the lock.
  * EXTRA holds members this module adds (the seal's), already checked.
@@ -260,6 +304,10 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 		return -EPIPE;
 	if (fields && (!json_is_object(fields) || shadows_own_member(fields)))
 		return -EINVAL;
+	if (a->down && !closing_type(type)) {
+		a->dropped++;
+		return a->down;
+	}
 	json_object_foreach(extra, k, v)
 		if (json_object_get(fields, k))
 			return -EINVAL;
@@ -290,6 +338,12 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	hex_encode(mac, HASH_LEN, mac_hex);
 	/* body minus its '}', the hmac member, '}', '\n'. */
 	llen = blen - 1 + HMAC_TAIL + 1;
+	if (llen > AUDIT_RECORD_MAX) {
+		a->dropped++;
+		if (!a->down)
+			a->down = -E2BIG;
+		return -E2BIG;
+	}
 	line = malloc(llen + 1);
 	if (!line)
 		return -ENOMEM;
@@ -305,6 +359,9 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	if (r < 0) {
 		if (done > 0)
 			a->broken = r;
+		if (!a->down)
+			a->down = r;
+		a->dropped++;
 		return r;
 	}
 	r = sha256(line, llen - 1, a->prev);
@@ -313,6 +370,8 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 		return r;
 	}
 	a->seq++;
+	a->end += (off_t)llen;
+	keep_reserve(a);
 	return 0;
 }
 
@@ -440,8 +499,46 @@ void audit_close(struct audit *a)
 	pthread_mutex_lock(&a->lock);
 	if (!a->sealed && !a->broken)
 		(void)seal_locked(a, NULL);
+	/*
+	 * Give back what is left of the reserve past the end: a truncate to
+	 * the file's own size (ext4 and XFS drop blocks past the end then;
+	 * ext4 punches no hole there), and a hole punched (tmpfs keeps them
+	 * through a truncate that changes nothing).
+	 */
+	if (a->reserved > a->end) {
+		struct stat st;
+
+		if (fstat(a->fd, &st) == 0) {
+			(void)!ftruncate(a->fd, st.st_size);
+			if (a->reserved > st.st_size)
+				(void)fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+						st.st_size, a->reserved - st.st_size);
+		}
+	}
 	pthread_mutex_unlock(&a->lock);
 	audit_free(a);
+}
+
+int audit_down(struct audit *a, uint64_t *dropped)
+{
+	int r;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	r = a->down;
+	if (dropped)
+		*dropped = a->dropped;
+	if (r && !a->down_said) {
+		_cleanup_json_ json_t *ev = json_pack("{s:s,s:s,s:I}", "event", "audit-down",
+						      "error", strerror(-r), "dropped",
+						      (json_int_t)a->dropped);
+
+		a->down_said = true;
+		(void)append_locked(a, "lifecycle", ev, NULL);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return r;
 }
 
 /*
@@ -568,7 +665,8 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 		return -EINVAL;
 	/* Refuse bad fields before anything is made on disk. */
 	if (start_fields && (!json_is_object(start_fields) || shadows_own_member(start_fields) ||
-			     json_object_get(start_fields, "format")))
+			     json_object_get(start_fields, "format") ||
+			     json_object_get(start_fields, "reserve")))
 		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -606,7 +704,14 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	key_made = true;
 	a->key_fd = r;
 	a->key_dfd = TAKE_FD(dfd);
-	extra = json_pack("{s:s}", "format", AUDIT_FORMAT);
+	/* The reserve (above), before record 0: no room for it, no session. */
+	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, 0, AUDIT_RESERVE) == 0) {
+		a->reserved = AUDIT_RESERVE;
+	} else if (errno != EOPNOTSUPP) {
+		r = -errno;
+		goto fail;
+	}
+	extra = json_pack("{s:s,s:I}", "format", AUDIT_FORMAT, "reserve", (json_int_t)a->reserved);
 	if (!extra) {
 		r = -ENOMEM;
 		goto fail;

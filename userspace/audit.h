@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -22,6 +23,9 @@
 /* Named by record 0's "format"; record 0's prev is SHA-256 of "FORMAT:SESSION". */
 #define AUDIT_FORMAT "cordon-audit-v1"
 #define AUDIT_CHAIN_TAG AUDIT_FORMAT ":"
+/* Bytes kept allocated past the log's end, and the largest record (audit.c). */
+#define AUDIT_RESERVE    (4 << 20)
+#define AUDIT_RECORD_MAX (1u << 20)
 
 struct audit;
 
@@ -31,7 +35,9 @@ struct audit;
  * (KEY_DIR defaults to AUDIT_KEY_DIR, created 0700 if missing, -EPERM if
  * it is not ours or others may write it; the key file is 0600 and must not
  * exist: -EEXIST) and write record 0, of type "start", with the
- * caller's START_FIELDS (borrowed, may be NULL).  SESSION is
+ * caller's START_FIELDS (borrowed, may be NULL) and "reserve", the bytes
+ * kept allocated past the log's end (0 where the filesystem cannot; no
+ * room for it is audit_open's error, -ENOSPC or -EDQUOT).  SESSION is
  * [A-Za-z0-9][A-Za-z0-9._-]{0,127}: it names the key file.  No secret has
  * been registered yet when record 0 is written, so START_FIELDS must not
  * carry any.
@@ -56,6 +62,18 @@ int audit_add_secret(struct audit *a, const char *name, const char *value);
  * chain this handle can extend: every later write returns that error.
  */
 int audit_write(struct audit *a, const char *type, json_t *fields);
+
+/*
+ * 0 while every record is kept; once not, the first -errno that stopped one
+ * (-ENOSPC: the reserve could not be renewed, -E2BIG: a record over
+ * AUDIT_RECORD_MAX, or a write's error), and *DROPPED (may be NULL) how
+ * many records were refused since.  The first call that finds it down
+ * writes a "lifecycle" record {"event": "audit-down", "error", "dropped"}.
+ * A log that is down takes only types "lifecycle" and "budget" and the
+ * seal, into its reserve: its owner must stop whatever it records (see
+ * AUDIT_RESERVE in audit.c).
+ */
+int audit_down(struct audit *a, uint64_t *dropped);
 
 /*
  * Write the sealing record: type "seal", with "records" (how many records

@@ -223,7 +223,7 @@ static const char *rule_risk(const struct sup *s, const char *rule, const char *
 
 static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 {
-	json_t *hold = json_object_get(msg, "hold"), *event = json_object_get(msg, "event");
+	json_t *hold = json_object_get(msg, "hold"), *event = json_object_get(msg, "event"), *kept;
 	const char *summary = json_string_value(json_object_get(msg, "summary"));
 	const char *rule = json_string_value(json_object_get(msg, "rule"));
 	const char *reason = json_string_value(json_object_get(msg, "reason"));
@@ -234,21 +234,23 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 	h.notif = (uint64_t)json_integer_value(hold);
 	if (rule && !*rule)
 		rule = NULL;
-	if (sup_session_approved(s, event)) {
-		sup_record(s, hp->pid, hp->raw_name, NULL, event, "allow", rule,
+	/* The records keep a digest of large arguments; the approver and the key see them whole. */
+	kept = pol_event_kept(event);
+	if (!kept) {
+		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
+	} else if (sup_session_approved(s, event)) {
+		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "allow", rule,
 			   "approved for this session", NULL);
 		helper_decide(s, hp, h.notif, true, "approved for this session", NULL);
-		return;
-	}
-	if (s->opt->approve == APPROVE_DENY) {
+	} else if (s->opt->approve == APPROVE_DENY) {
 		/* No human to ask: an escalation is a refusal, at once. */
-		sup_record(s, hp->pid, hp->raw_name, NULL, event, "deny", rule,
+		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "escalation with --approve deny", NULL);
 		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
-		return;
-	}
-	if (sup_hold(s, &h, event, NULL, summary, rule, rule_risk(s, rule, reason)) < 0)
+	} else if (sup_hold(s, &h, event, kept, summary, rule, rule_risk(s, rule, reason)) < 0) {
 		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
+	}
+	json_decref(kept);
 }
 
 static void on_message(struct sup *s, struct helper *h, json_t *msg)
@@ -266,6 +268,7 @@ static void on_message(struct sup *s, struct helper *h, json_t *msg)
 			return;
 		pthread_mutex_lock(&s->lock);
 		(void)audit_write(s->audit, type, fields);
+		sup_audit_check(s);
 		pthread_mutex_unlock(&s->lock);
 	} else if (!strcmp(op, "escalate")) {
 		on_escalate(s, h, msg);

@@ -158,6 +158,8 @@ static void record(struct hp *hp, const char *type, json_t *fields)
 		pthread_mutex_lock(&hp->lock);
 		(void)audit_write(hp->audit, type, fields);
 		pthread_mutex_unlock(&hp->lock);
+		if (audit_down(hp->audit, NULL))
+			raise(SIGTERM);         /* stop serving: see judge() */
 	}
 	json_decref(fields);
 }
@@ -819,6 +821,15 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 	       hold ? "held for approval" :
 	       res->decision == CORDON_ESCALATE ?
 	       "refused: no approval channel" : "refused");
+	/*
+	 * A log that can no longer keep records (a full disk: AUDIT_RESERVE in
+	 * audit.c) allows nothing more, and the proxy stops (record()); its
+	 * "audit-down" record follows the last decision it kept.
+	 */
+	if (c->hp->audit && audit_down(c->hp->audit, NULL)) {
+		snprintf(why, wlen, "the audit log cannot keep its records: nothing is allowed");
+		return false;
+	}
 	if (res->decision == CORDON_ALLOW)
 		return true;
 	if (hold)
@@ -2015,6 +2026,11 @@ int cmd_http_proxy(int argc, char **argv)
 		}
 	}
 	ret = accept_loop(&hp) < 0 ? 125 : 0;
+	r = audit_down(hp.audit, NULL);
+	if (r < 0) {
+		log_err("http-proxy: stopped: the audit log cannot keep its records (%s)", strerror(-r));
+		ret = 125;
+	}
 	/* Connections still open end with the process; their records so far are in. */
 out:
 	if (hp.listen_fd >= 0)

@@ -120,7 +120,7 @@ struct call {
 	struct client *c;               /* CALL_TOOL: who asked */
 	json_t *cid;                    /* CALL_TOOL: the client's id */
 	json_t *token;                  /* the client's progress token, or NULL */
-	json_t *event;                  /* {server, tool, arguments} */
+	json_t *event;                  /* {server, tool, arguments}, as recorded (pol_event_kept) */
 	json_t *fwd;                    /* CALL_HELD: the params to send once approved */
 	uint64_t hold;                  /* CALL_HELD: its id on the channel */
 	char rule[128];                 /* CALL_HELD: the escalating rule */
@@ -250,8 +250,16 @@ static void record(struct proxy *p, const char *type, json_t *fields)
 {
 	if (p->chan_fd >= 0)
 		chan_send(p, json_pack("{s:s,s:s,s:O}", "op", "record", "type", type, "fields", fields));
-	else if (p->audit)
+	else if (p->audit) {
 		(void)audit_write(p->audit, type, fields);
+		/*
+		 * A log that can no longer keep records (a full disk:
+		 * AUDIT_RESERVE in audit.c) stops the proxy, and no call is
+		 * forwarded meanwhile (on_tools_call).
+		 */
+		if (audit_down(p->audit, NULL))
+			p->stopping = true;
+	}
 	json_decref(fields);
 }
 
@@ -803,8 +811,10 @@ static void on_initialize(struct proxy *p, struct client *c, json_t *id, json_t 
 		"listChanged", 1, "serverInfo", "name", "cordon-mcp-proxy", "version", PROXY_VERSION,
 		"instructions", "Tools of several MCP servers, named SERVER.TOOL. cordon judges every "
 		"call by policy: a refused call fails with a JSON-RPC error saying which rule.")));
-	record(p, "mcp", json_pack("{s:s,s:i,s:s,s:O?}", "what", "client initialized", "client", c->n,
-				   "protocolVersion", v, "clientInfo", json_object_get(params, "clientInfo")));
+	record(p, "mcp", json_pack("{s:s,s:i,s:s,s:o?}", "what", "client initialized", "client", c->n,
+				   "protocolVersion", v, "clientInfo",
+				   json_object_get(params, "clientInfo") ?
+				   pol_json_kept(json_object_get(params, "clientInfo")) : NULL));
 }
 
 static void on_tools_list(struct proxy *p, struct client *c, json_t *id)
@@ -842,7 +852,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	struct srv *s;
 	struct pol_request rq = { .op = POL_OP_TOOL };
 	struct pol_result res;
-	json_t *event;
+	json_t *event, *kept;
 	struct call *k;
 	char tool[256];
 
@@ -876,6 +886,11 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 			     "no tool \"%s\"", name, s->name, tool);
 		return;
 	}
+	if (p->audit && audit_down(p->audit, NULL)) {
+		client_error(p, c, id, JRPC_INTERNAL_ERROR, "cordon: the audit log cannot keep its "
+			     "records: nothing is forwarded");
+		return;
+	}
 	args = args ? json_incref(args) : json_object();
 	event = json_pack("{s:s,s:s,s:O}", "server", s->name, "tool", tool, "arguments", args);
 	rq.server = s->name;
@@ -883,6 +898,14 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	rq.args = args;
 	rq.roots = (const char *const *)s->roots;
 	pol_eval(p->pol, &rq, &res);
+	/* The records keep a digest of large arguments (pol_event_kept); the server gets them whole. */
+	kept = pol_event_kept(event);
+	if (!kept) {
+		client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
+		json_decref(event);
+		json_decref(args);
+		return;
+	}
 	{
 		const char *rule = res.rule ? res.rule->name : res.invariant;
 		const char *dec = res.decision == CORDON_ALLOW ? "allow" :
@@ -890,7 +913,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 		bool hold = res.decision == CORDON_ESCALATE && p->chan_fd >= 0;
 
 		record(p, "decision", json_pack("{s:s,s:i,s:O,s:s,s:s?,s:s,s:s}", "raw", "tools/call",
-						"client", c->n, "event", event, "decision", dec,
+						"client", c->n, "event", kept, "decision", dec,
 						"rule", rule, "reason", res.reason, "outcome",
 						res.decision == CORDON_ALLOW ? "forwarded" :
 						hold ? "held for the session's approver" :
@@ -909,6 +932,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 				json_pack("{s:s,s:s?,s:s}", "decision", dec, "rule", rule,
 					  "reason", res.reason)));
 			json_decref(event);
+			json_decref(kept);
 			json_decref(args);
 			return;
 		}
@@ -927,6 +951,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 			if (!k) {
 				client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
 				json_decref(event);
+				json_decref(kept);
 				json_decref(args);
 				return;
 			}
@@ -934,28 +959,29 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 			k->hold = ++p->next_hold;
 			k->c = c;
 			k->cid = json_incref(id);
-			k->event = event;
+			k->event = kept;
 			k->fwd = json_pack("{s:s,s:o}", "name", tool, "arguments", args);
 			if (meta && json_object_get(meta, "progressToken"))
 				k->token = json_incref(json_object_get(meta, "progressToken"));
 			snprintf(k->rule, sizeof(k->rule), "%s", rule ? rule : "");
 			snprintf(summary, sizeof(summary), "MCP tool %s on server %s", tool, s->name);
-			chan_send(p, json_pack("{s:s,s:I,s:O,s:s,s:s,s:s}", "op", "escalate", "hold",
+			chan_send(p, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s}", "op", "escalate", "hold",
 					       (json_int_t)k->hold, "event", event, "summary", summary,
 					       "rule", k->rule, "reason", res.reason));
 			return;
 		}
 	}
+	json_decref(event);
 	k = call_new(p, CALL_TOOL, s);
 	if (!k) {
 		client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
-		json_decref(event);
+		json_decref(kept);
 		json_decref(args);
 		return;
 	}
 	k->c = c;
 	k->cid = json_incref(id);
-	k->event = event;
+	k->event = kept;
 	k->fwd = json_pack("{s:s,s:o}", "name", tool, "arguments", args);
 	if (meta && json_object_get(meta, "progressToken"))
 		k->token = json_incref(json_object_get(meta, "progressToken"));
@@ -1861,6 +1887,11 @@ int cmd_mcp_proxy(int argc, char **argv)
 	}
 	r = proxy_loop(&p);
 	ret = r < 0 ? 125 : 0;
+	r = audit_down(p.audit, NULL);
+	if (r < 0) {
+		log_err("mcp-proxy: stopped: the audit log cannot keep its records (%s)", strerror(-r));
+		ret = 125;
+	}
 out:
 	while (p.clients)
 		client_remove(&p, p.clients);

@@ -857,7 +857,11 @@ static int open_audit(struct sup *s)
 	r = audit_open(s->audit_path, s->name, s->key_dir, start, &s->audit);
 	json_decref(start);
 	if (r < 0) {
-		log_err("run: audit log %s: %s", s->audit_path, strerror(-r));
+		if (r == -ENOSPC || r == -EDQUOT)
+			log_err("run: audit log %s: %s (it keeps %d MiB allocated ahead of its "
+				"records)", s->audit_path, strerror(-r), AUDIT_RESERVE >> 20);
+		else
+			log_err("run: audit log %s: %s", s->audit_path, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -1017,8 +1021,12 @@ static void *seal_audit(void *arg)
 	json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", s->exit_status,
 				"steps", (json_int_t)s->steps, "held", sup_stats(s));
 
+	uint64_t dropped = 0;
+
 	if (fin && s->stop_reason[0])
 		json_object_set_new(fin, "stopped", json_string(s->stop_reason));
+	if (fin && audit_down(s->audit, &dropped) < 0)
+		json_object_set_new(fin, "records_dropped", json_integer((json_int_t)dropped));
 	(void)audit_write(s->audit, "lifecycle", fin);
 	json_decref(fin);
 	(void)audit_seal(s->audit, NULL);

@@ -142,12 +142,40 @@ static void record_as(struct sup *s, pid_t pid, const char *comm, const char *ra
 	if (approver)
 		json_object_set_new(rec, "approver", json_string(approver));
 	pthread_mutex_lock(&s->lock);
-	if (s->audit)
+	if (s->audit) {
 		(void)audit_write(s->audit, "decision", rec);
+		sup_audit_check(s);
+	}
 	json_object_set_new(rec, "session", json_string(s->name));
 	publish(s, rec);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(rec);
+}
+
+/*
+ * A session whose audit log cannot keep its records is stopped.  Attack: the
+ * agent fills the filesystem that holds the log, or makes a record too large
+ * to keep, and goes on unrecorded (before this, a full disk left the log cut
+ * mid-line and the session ran on).  The log keeps a reserve past its end
+ * and goes down while some of it is left (AUDIT_RESERVE in audit.c): the
+ * first time it reports that, the session's every task is SIGKILLed here, at
+ * once, every later notification is refused unjudged (handle_notification),
+ * and the log's "audit-down" record says why, with how many records were
+ * dropped; the end record and the seal still fit in the reserve.
+ * What it cannot close: an operation answered before its record failed (the
+ * supervisor answers first, then records: a write error other than a full
+ * disk, or a record over AUDIT_RECORD_MAX) has happened; it is the last one,
+ * and the log counts its record as dropped.  Where the filesystem keeps no
+ * reserve, the closing records may be lost too.
+ */
+void sup_audit_check(struct sup *s)
+{
+	int r = audit_down(s->audit, NULL);
+
+	if (!r || s->audit_err)
+		return;
+	__atomic_store_n(&s->audit_err, r, __ATOMIC_RELEASE);
+	(void)cg_kill(s->cgroup);
 }
 
 void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
@@ -1197,6 +1225,11 @@ static void handle_notification(struct sup *s)
 
 	if (notify_receive(s->listener, &req) < 0)
 		return;         /* the task died before we read it */
+	if (__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE)) {
+		/* Nothing more can be recorded: nothing more is allowed (sup_audit_check). */
+		(void)notify_return(s->listener, req.id, 0, EPERM);
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (req.nr == SYS_execve || req.nr == SYS_execveat) {
 		handle_exec(s, &req);
@@ -1329,6 +1362,7 @@ int sup_loop(struct sup *s, int *status)
 	bool agent_done = false;
 	uint64_t wall = s->pol->budgets.wall_time_s * 1000;
 	uint64_t last_budget = 0;
+	bool audit_stop = false;        /* stop_reason is the log's, said by its own record */
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1350,6 +1384,7 @@ int sup_loop(struct sup *s, int *status)
 
 		pthread_mutex_lock(&s->lock);
 		(void)audit_write(s->audit, "lifecycle", ev);
+		sup_audit_check(s);
 		pthread_mutex_unlock(&s->lock);
 		json_decref(ev);
 	}
@@ -1433,6 +1468,13 @@ int sup_loop(struct sup *s, int *status)
 				agent_done = true;
 		}
 		now = sup_now_ms();
+		if (__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE) && !s->stop_reason[0]) {
+			audit_stop = true;
+			snprintf(s->stop_reason, sizeof(s->stop_reason),
+				 "the audit log cannot keep its records (%s)",
+				 strerror(-__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE)));
+			(void)cg_destroy(s->cgroup);
+		}
 		approve_tick(s);
 		if (s->n_armed)
 			sweep_armed(s);
@@ -1473,7 +1515,7 @@ int sup_loop(struct sup *s, int *status)
 		while (poll(&pp, 1, 0) > 0 && (pp.revents & POLLIN))
 			relay(s->pty_master, STDOUT_FILENO);
 	}
-	if (s->stop_reason[0]) {
+	if (s->stop_reason[0] && !audit_stop) {
 		json_t *ev = json_pack("{s:s,s:s}", "event", "budget", "stopped", s->stop_reason);
 
 		pthread_mutex_lock(&s->lock);

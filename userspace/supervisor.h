@@ -161,6 +161,7 @@ struct sup {
 	uint64_t steps;
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
+	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
 	pthread_mutex_t lock;           /* audit/event publication from workers */
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
@@ -190,6 +191,12 @@ struct sup {
 };
 
 uint64_t sup_now_ms(void);
+
+/*
+ * After a record was written (s->lock held): if the log can no longer keep
+ * records (audit_down), stop the session at once.  See supervisor.c.
+ */
+void sup_audit_check(struct sup *s);
 
 /*
  * Before an exec held in h is let go on: arm the exec recheck with what was

@@ -285,6 +285,55 @@ PY
     ok "  the broker's records in the session's log" grep -q '"outcome":"tunnel closed"' "$t/run.jsonl"
     rm -rf "$ws"
 fi
+# --- the broker's own log on a full filesystem (AUDIT_RESERVE in audit.c) ------
+# Plain-HTTP requests with 7 KB paths, each a record of that size (the
+# broker serves one absolute-form request a connection), after the log's
+# filesystem was filled: the log goes down when it cannot renew its
+# reserve, the broker refuses from then on and stops, and nothing reached
+# the upstream without its record.
+if [ "$(id -u)" -eq 0 ] && mkdir "$t/full" &&
+   mount -t tmpfs -o size=8m cordon-egress-full "$t/full"; then
+    "$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/fport" --policy "$t/policy.json" \
+        --audit "$t/full/audit.jsonl" 2>"$t/full.err" & fproxy=$!
+    for _ in $(seq 100); do [ -e "$t/fport" ] && break; sleep 0.05; done
+    read -r fp <"$t/fport"
+    dd if=/dev/zero of="$t/full/fill" bs=65536 2>/dev/null
+    o=$($py - <<PY
+import http.client
+allowed = 0
+for i in range(800):
+    try:
+        c = http.client.HTTPConnection('127.0.0.1', $fp, timeout=10)
+        c.request('GET', 'http://127.0.0.1:$plain/full-%d-%s' % (i, 'p' * 7000))
+        r = c.getresponse()
+        r.read()
+    except Exception as e:
+        print('cut off at', i, type(e).__name__)
+        break
+    if r.status != 200:
+        print('refused at', i, r.status)
+        break
+    allowed += 1
+print('allowed', allowed)
+PY
+)
+    for _ in $(seq 50); do kill -0 $fproxy 2>/dev/null || break; sleep 0.1; done
+    kill $fproxy 2>/dev/null
+    wait $fproxy; frc=$?
+    up_got=$(grep -c '/full-' "$t/requests.jsonl")
+    recorded=$(grep '"decision":"allow"' "$t/full/audit.jsonl" | grep -c '/full-')
+    ok "full log: the broker refused, then stopped ($(echo $o))" \
+        bash -c "grep -qE '^(refused at [0-9]+ 403|cut off at [0-9]+)' <<<'$o' && ! grep -q 'allowed 800' <<<'$o'"
+    ok "  exit 125, saying why ($frc: $(cat "$t/full.err"))" \
+        bash -c "[ $frc = 125 ] && grep -qF 'http-proxy: stopped: the audit log cannot keep its records (No space left on device)' '$t/full.err'"
+    ok "  every request the upstream got is on record ($up_got got, $recorded recorded)" \
+        bash -c "[ $up_got -ge 100 ] && [ $up_got -le $recorded ] && [ $recorded -le $((up_got + 1)) ]"
+    ok "  its log verifies, sealed, and says why it went down" bash -c "
+        '$cordon' audit verify --key-dir '$CORDON_AUDIT_KEY_DIR' '$t/full/audit.jsonl' | grep -q sealed &&
+        grep -q '\"error\":\"No space left on device\",\"event\":\"audit-down\"' '$t/full/audit.jsonl'"
+    umount "$t/full"
+fi
+
 kill $proxy; wait $proxy 2>/dev/null
 ok "the broker's audit log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$t/audit.jsonl"
 done_testing

@@ -97,6 +97,8 @@ q() {
     python3 -c "import json,sys; o=json.load(open('$t/out.json')); s=o.get('steps',[]); sys.exit(0 if ($1) else 1)"
 }
 
+# 2 MiB of arguments: the server gets them whole, the records keep a digest.
+bigarg=$(head -c $((2 << 20)) /dev/zero | tr '\0' 'b')
 cat >"$t/s1.json" <<EOF
 [ {"op": "list"},
   {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}},
@@ -117,7 +119,8 @@ cat >"$t/s1.json" <<EOF
   {"op": "call", "name": "slow.trigger-long-running-operation", "args": {"duration": 5, "steps": 5}},
   {"op": "call", "name": "flood.go", "args": {}},
   {"op": "call", "name": "everything.echo", "args": {"message": "still here"}},
-  {"op": "request", "method": "prompts/list", "params": {}} ]
+  {"op": "request", "method": "prompts/list", "params": {}},
+  {"op": "call", "name": "everything.echo", "args": {"message": "$bigarg"}} ]
 EOF
 start=$(date +%s)
 steps "$t/s1.json"
@@ -169,6 +172,20 @@ ok "audit: the denied call with its reason" \
 ok "audit: the escalation recorded, and its refusal" \
     grep -q '"decision":"escalate".*"outcome":"refused: no approval channel".*"rule":"fs-write"' "$t/audit1.jsonl"
 ok "audit: the scrub counted" grep -q '"scrubbed":1' "$t/audit1.jsonl"
+ok "2 MiB of arguments reach the server whole (its echo is as long)" \
+    q "len(s[20]['result']['content'][0]['text']) >= (2 << 20)"
+ok "their records keep the size and SHA-256 of the arguments, and their first 64 KiB" python3 -c "
+import hashlib, json, sys
+args = json.dumps({'message': 'b' * (2 << 20)}, separators=(',', ':'), sort_keys=True).encode()
+recs = [json.loads(l) for l in open('$t/audit1.jsonl') if '\"truncated\":true' in l]
+kinds = sorted(r.get('what', r['type']) for r in recs)
+ok = kinds == ['decision', 'result'] and all(
+    r['event']['arguments'] == {'truncated': True, 'bytes': len(args),
+                                'sha256': hashlib.sha256(args).hexdigest(),
+                                'head': args[:65536].decode()} for r in recs)
+longest = max(len(l) for l in open('$t/audit1.jsonl'))
+print(kinds, longest, file=sys.stderr)
+sys.exit(0 if ok and longest < 200000 else 1)"
 ok "audit: the secret is not in any log" bash -c "! grep -rqF '$secret' '$t'/audit*.jsonl"
 ok "each server had a session of its own (its own audit log)" \
     test -s "$t/audit1.filesystem.jsonl" -a -s "$t/audit1.everything.jsonl"
@@ -191,6 +208,44 @@ ok "a server killed mid-call: its call fails with -32603" \
 ok "a server killed mid-call: the other server still answers" q "'result' in s[1]"
 ok "every server's session ended cleanly (its audit log sealed), killed or not" \
     bash -c "for f in '$t'/audit[12].*.jsonl; do tail -n 1 \"\$f\" | grep -q '\"type\":\"seal\"' || { echo \"\$f not sealed\"; exit 1; }; done"
+
+# The proxy's own log on a full filesystem (AUDIT_RESERVE in audit.c): echo
+# calls with 60 KB of arguments, each recorded twice (decision, result),
+# after the log's filesystem was filled.  The log goes down when it cannot
+# renew its reserve; the proxy forwards nothing more and stops, saying why.
+# (A server's session whose log had no room would not start at all.)
+if mkdir "$t/full" && mount -t tmpfs -o size=32m cordon-mcp-full "$t/full"; then
+    python3 -c "
+import json
+print(json.dumps([{'op': 'call', 'name': 'everything.echo',
+                   'args': {'message': 'c' * 60000 + str(i)}} for i in range(40)]))" >"$t/full.json"
+    MCP_TEST_SECRET=$secret node "$t/mcp/client.mjs" "$t/full.json" -- "${proxy[@]}" \
+        "$t/full/audit.jsonl" >"$t/out.json" 2>"$t/full.err" & client=$!
+    # Filled once the proxy and its four servers' sessions have their logs
+    # (beside the proxy's) and reserves: before the first call.
+    for _ in $(seq 200); do
+        [ "$(ls "$t/full" | wc -l)" -ge 5 ] && break
+        sleep 0.05
+    done
+    dd if=/dev/zero of="$t/full/fill" bs=65536 2>/dev/null
+    wait $client
+    answered=$(python3 -c "
+import json; s = json.load(open('$t/out.json'))['steps']
+n = 0
+while n < len(s) and 'result' in s[n]: n += 1
+print(n if all('error' in x for x in s[n:]) else -1)")
+    results=$(grep -c '"what":"result"' "$t/full/audit.jsonl")
+    ok "full log: calls answered, then none ($answered of 40)" \
+        test "$answered" -ge 5 -a "$answered" -lt 40
+    ok "  every answer is on record, but the last at most ($results recorded)" \
+        test "$results" -le "$answered" -a "$results" -ge $((answered - 1))
+    ok "  the proxy said why it stopped" \
+        grep -qF 'mcp-proxy: stopped: the audit log cannot keep its records (No space left on device)' "$t/full.err"
+    ok "  its log verifies, sealed, and says why it went down" bash -c "
+        '$cordon' audit verify --key-dir '$CORDON_AUDIT_KEY_DIR' '$t/full/audit.jsonl' | grep -q sealed &&
+        grep -q '\"error\":\"No space left on device\",\"event\":\"audit-down\"' '$t/full/audit.jsonl'"
+    umount "$t/full"
+fi
 
 # Raw bytes: what an SDK never sends.
 raw() {  # raw LINES...: send these lines (then wait for the answers)

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <errno.h>
@@ -731,6 +732,108 @@ static void empty_log_is_truncated(void **state)
 	assert_one_problem(fx, "truncated: the log is empty");
 }
 
+/*
+ * A record over AUDIT_RECORD_MAX is refused and puts the log down: from then
+ * on decisions are dropped and counted, cordon's closing records still go
+ * in, and the first audit_down() records why.
+ */
+static void oversized_record_puts_the_log_down(void **state)
+{
+	struct fixture *fx = *state;
+	struct audit_verify_stats st;
+	struct audit *a = NULL;
+	char *big = malloc(AUDIT_RECORD_MAX + 1);
+	json_t *d;
+	uint64_t dropped = 0;
+	FILE *f;
+	char line[4096];
+	bool said = false;
+
+	assert_non_null(big);
+	memset(big, 'x', AUDIT_RECORD_MAX);
+	big[AUDIT_RECORD_MAX] = 0;
+	assert_int_equal(audit_open(fx->log, "s1", fx->keys, NULL, &a), 0);
+	assert_int_equal(audit_down(a, NULL), 0);
+	d = json_pack("{s:s}", "argv", big);
+	assert_int_equal(audit_write(a, "decision", d), -E2BIG);
+	json_decref(d);
+	free(big);
+	d = decision(1);
+	assert_int_equal(audit_write(a, "decision", d), -E2BIG);
+	assert_int_equal(audit_down(a, &dropped), -E2BIG);
+	assert_int_equal(dropped, 2);
+	assert_int_equal(audit_write(a, "mcp", d), -E2BIG);
+	json_decref(d);
+	assert_int_equal(audit_write(a, "lifecycle", NULL), 0);
+	assert_int_equal(audit_write(a, "budget", NULL), 0);
+	audit_close(a);
+	assert_int_equal(audit_verify_stats(fx->log, fx->key, stderr, &st), 0);
+	assert_int_equal(st.records, 5);        /* start, audit-down, lifecycle, budget, seal */
+	assert_true(st.sealed);
+	f = fopen(fx->log, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		said |= strstr(line, "\"dropped\":2,\"error\":\"Argument list too long\","
+				     "\"event\":\"audit-down\"") != NULL;
+	fclose(f);
+	assert_true(said);
+}
+
+static long long allocated(const char *path, long long *size)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	*size = st.st_size;
+	return (long long)st.st_blocks * 512;
+}
+
+/*
+ * The reserve: AUDIT_RESERVE bytes allocated past the end from the start,
+ * renewed as the log grows, given back at close; record 0 states it.
+ */
+static void reserve_is_kept_and_given_back(void **state)
+{
+	struct fixture *fx = *state;
+	struct audit *a = NULL;
+	char *big = malloc(100000);
+	long long size, alloc;
+	FILE *f;
+	char line[512];
+
+	assert_non_null(big);
+	memset(big, 'y', 99999);
+	big[99999] = 0;
+	assert_int_equal(audit_open(fx->log, "s1", fx->keys, NULL, &a), 0);
+	f = fopen(fx->log, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	if (strstr(line, "\"reserve\":0,")) {
+		audit_close(a);
+		free(big);
+		skip();         /* this filesystem has no fallocate(2) */
+	}
+	assert_non_null(strstr(line, "\"reserve\":4194304,"));
+	alloc = allocated(fx->log, &size);
+	assert_true(size < 4096 && alloc >= AUDIT_RESERVE);
+	/* 3 MB of records: past half the reserve, so it was renewed. */
+	for (int i = 0; i < 30; i++) {
+		json_t *d = json_pack("{s:s}", "argv", big);
+
+		assert_int_equal(audit_write(a, "decision", d), 0);
+		json_decref(d);
+	}
+	alloc = allocated(fx->log, &size);
+	assert_true(size > 3000000);
+	assert_true(alloc >= size + AUDIT_RESERVE / 2);
+	assert_int_equal(audit_down(a, NULL), 0);
+	audit_close(a);
+	alloc = allocated(fx->log, &size);
+	assert_true(alloc <= size + 65536);
+	free(big);
+}
+
 #define THREADS 4
 #define PER_THREAD 250
 
@@ -776,6 +879,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(intact_log_verifies, setup, teardown),
+		cmocka_unit_test_setup_teardown(oversized_record_puts_the_log_down, setup, teardown),
+		cmocka_unit_test_setup_teardown(reserve_is_kept_and_given_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(records_follow_the_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(modified_field_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(modified_hmac_is_named, setup, teardown),

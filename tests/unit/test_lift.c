@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "policy.h"
 
@@ -142,6 +143,65 @@ static void printable(void **state)
 	assert_string_equal(out, big);
 }
 
+/* Large arguments: kept as size, SHA-256 and head; small ones whole, the same reference. */
+static void kept(void **state)
+{
+	/* SHA-256 of {"m":"<70000 x 'é' (c3 a9)>"}: python3 -c "import hashlib,json;
+	 * print(hashlib.sha256(json.dumps({'m':'\u00e9'*70000},ensure_ascii=False,
+	 * separators=(',',':')).encode()).hexdigest())" */
+	static const char want[] = "b57a0c33523097f10c1a7ef63e5a1acf336d00a6994e6409aba6e02fc50153a6";
+	size_t n = 70000 * 2;
+	char *big = malloc(n + 1);
+	json_t *small = json_pack("{s:s,s:s,s:{s:s}}", "server", "fs", "tool", "write",
+				  "arguments", "path", "/x"), *ev, *k, *a;
+	const char *head, *sha;
+
+	(void)state;
+	for (size_t i = 0; i < n; i += 2) {
+		big[i] = (char)0xc3;
+		big[i + 1] = (char)0xa9;
+	}
+	big[n] = 0;
+	k = pol_event_kept(small);
+	assert_ptr_equal(k, small);
+	json_decref(k);
+	ev = json_pack("{s:s,s:s,s:{s:s}}", "server", "fs", "tool", "write", "arguments", "m", big);
+	assert_non_null(ev);
+	k = pol_event_kept(ev);
+	assert_non_null(k);
+	assert_ptr_not_equal(k, ev);
+	assert_string_equal(json_string_value(json_object_get(k, "tool")), "write");
+	a = json_object_get(k, "arguments");
+	assert_true(json_is_true(json_object_get(a, "truncated")));
+	assert_int_equal(json_integer_value(json_object_get(a, "bytes")), n + 8);
+	sha = json_string_value(json_object_get(a, "sha256"));
+	assert_non_null(sha);
+	assert_string_equal(sha, want);
+	/* The head: the first 64 KiB, ended on a character ({"m":" is 6 bytes, é is 2). */
+	head = json_string_value(json_object_get(a, "head"));
+	assert_non_null(head);
+	assert_int_equal(strlen(head), POL_RECORD_ARGS_BYTES);
+	assert_memory_equal(head, "{\"m\":\"\xc3\xa9", 8);
+	/* The event judged is untouched. */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(ev, "arguments"), "m")),
+			    big);
+	json_decref(k);
+	json_decref(ev);
+	/* One byte more before them: byte 65536 is inside an é, so the head stops short of it. */
+	big[1] = 'a';
+	ev = json_pack("{s:s,s:s,s:{s:s}}", "server", "fs", "tool", "write", "arguments", "m",
+		       big + 1);
+	k = pol_event_kept(ev);
+	assert_non_null(k);
+	head = json_string_value(json_object_get(json_object_get(k, "arguments"), "head"));
+	assert_non_null(head);
+	assert_int_equal(strlen(head), POL_RECORD_ARGS_BYTES - 1);
+	json_decref(k);
+	json_decref(ev);
+	json_decref(small);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +210,7 @@ int main(void)
 		cmocka_unit_test(fetch),
 		cmocka_unit_test(not_utf8),
 		cmocka_unit_test(printable),
+		cmocka_unit_test(kept),
 	};
 	return cmocka_run_group_tests_name("lift", tests, NULL, NULL);
 }

@@ -1,0 +1,88 @@
+#!/bin/sh
+# The audit log on a full filesystem (userspace/audit.c, AUDIT_RESERVE): an
+# agent that fills the filesystem holding the log, its workspace on the
+# same one, must not go on unrecorded.  The log keeps a reserve allocated
+# past its end; once it cannot renew it, the session is stopped, nothing
+# more is allowed, and the log still ends with its reason, its end record
+# and its seal.  A session whose log has no room for the reserve does not
+# start.  POSIX sh: also run in the VM (tests/vm/audit_space.sh).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib_run.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (sessions, a tmpfs mount)"
+agent_user || skip_all "no unprivileged user for the agent"
+
+t=$(mktemp -d /var/tmp/cordon-aspace.XXXXXX)
+fs=$t/fs
+mkdir "$fs"
+trap 'umount "$fs" 2>/dev/null; rm -rf "$t"' EXIT
+# 16 MiB: room for the 4 MiB reserve, and for the agent to fill the rest.
+mount -t tmpfs -o size=16m,mode=0755 cordon-aspace "$fs" ||
+    skip_all "cannot mount a tmpfs"
+mkdir "$fs/ws"
+chown "$AGENT" "$fs/ws"
+log=$fs/audit.jsonl
+marker=$t/after
+
+# --- A session that fills the filesystem, then goes on ----------------------
+# dd fills what the reserve left free; then each exec of true with 60 KB of
+# arguments is a record of about 120 KB, so the log soon needs to renew its
+# reserve and cannot.  Were it not stopped, the loop would end by writing
+# the marker (outside the filesystem, where the agent may not write either;
+# so a second marker in /tmp, which the profile allows).
+big=$(head -c 60000 /dev/zero | tr '\0' x)
+"$cordon" run -q --user "$AGENT" --workspace "$fs/ws" --audit "$log" --approve deny -- \
+    sh -c 'dd if=/dev/zero of=fill bs=65536 2>/dev/null; i=0
+           while [ $i -lt 100 ]; do /bin/true "$1"; i=$((i + 1)); done
+           echo went-on > /tmp/cordon-aspace-marker.$2' sh "$big" "${t##*.}" \
+    >/dev/null 2>"$t/err" </dev/null
+rc=$?
+err=$(cat "$t/err")
+filled=$(du -k "$fs/ws/fill" | cut -f1)
+ok "the agent filled what the reserve left ($filled KB)" test "$filled" -ge 11000
+ok "the session was stopped, not finished (rc=$rc)" test "$rc" -ne 0
+ok "the agent never got past the loop" test ! -e "/tmp/cordon-aspace-marker.${t##*.}"
+rm -f "/tmp/cordon-aspace-marker.${t##*.}"
+ok "cordon says why ($err)" \
+    said "stopped: the audit log cannot keep its records (No space left on device)"
+out=$("$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$log" 2>&1)
+ok "the log verifies: whole and sealed ($out)" sh -c "printf '%s' \"\$1\" | grep -q 'intact: .* records, sealed'" sh "$out"
+ok "its audit-down record names the cause, no record dropped" \
+    grep -q '"dropped":0,"error":"No space left on device","event":"audit-down"' "$log"
+end_said() {
+    grep -q '"event":"end".*"records_dropped":[0-9]*.*"stopped":"the audit log cannot keep' "$log" ||
+        { grep '"event":"end"' "$log" | cut -c1-600 >&2; return 1; }
+}
+ok "its end record says the session was stopped" end_said
+down=$(grep -n '"event":"audit-down"' "$log" | cut -d: -f1)
+last=$(grep -n '"type":"decision"' "$log" | tail -n 1 | cut -d: -f1)
+ok "no decision after it (the last at line $last, the audit-down at $down)" test "$last" -lt "$down"
+n=$(grep -c '"argv":\["/bin/true","xxx' "$log")
+ok "every exec that ran is on record, and the stop came early ($n of 100)" \
+    test "$n" -ge 1 -a "$n" -lt 100
+size=$(wc -c <"$log")
+used=$(du -k "$log" | cut -f1)
+ok "the rest of the reserve was given back at close ($used KB for $size bytes)" \
+    test "$used" -le $(( size / 1024 + 68 ))
+
+# --- No room for the reserve: no session ------------------------------------
+rm -f "$log"
+dd if=/dev/zero of="$fs/fill" bs=65536 2>/dev/null
+"$cordon" run -q --user "$AGENT" --workspace "$fs/ws" --audit "$fs/second.jsonl" \
+    --approve deny -- true >/dev/null 2>"$t/err" </dev/null
+rc=$?
+err=$(cat "$t/err")
+ok "a log with no room for its reserve: exit 125 ($rc)" test "$rc" -eq 125
+ok "saying so ($err)" said "No space left on device (it keeps 4 MiB allocated ahead of its records)"
+ok "and leaving no log behind" test ! -e "$fs/second.jsonl"
+
+# --- Room again: a session runs, and gives its reserve back ----------------
+rm -f "$fs/ws/fill" "$fs/fill"
+"$cordon" run -q --user "$AGENT" --workspace "$fs/ws" --audit "$fs/third.jsonl" \
+    --approve deny -- true >/dev/null 2>"$t/err" </dev/null
+rc=$?
+ok "with room again a session runs (rc=$rc)" test "$rc" -eq 0
+ok "its start record states the reserve" grep -q '"reserve":4194304' "$fs/third.jsonl"
+ok "and the filesystem holds no more than its log afterwards ($(du -k "$fs" | tail -n 1 | cut -f1) KB)" \
+    test "$(du -k "$fs" | tail -n 1 | cut -f1)" -lt 200
+done_testing
