@@ -251,7 +251,7 @@ fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz $(BUILD)/fuzz/jsonrpc
 
 $(BUILD)/fuzz/policy_fuzz: tools/fuzz/policy_fuzz.c $(FUZZ_POLICY) $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_POLICY) -ljansson
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_POLICY) -ljansson -lcrypto
 
 $(BUILD)/fuzz/jsonpos_fuzz: tools/fuzz/jsonpos_fuzz.c policy/jsonpos.c $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
