@@ -133,7 +133,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 	bool was_prompted = p->prompted && s->prompt_active;
 
 	unlink_pending(s, p);
-	if (allow && session && p->key) {
+	if (allow && session) {
 		char **v = realloc(s->approved, (s->n_approved + 1) * sizeof(char *));
 
 		if (v) {
@@ -151,7 +151,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 			/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
 			struct helper *hp = helper_of_held(s, h->nr);
 
-			sup_record(s, h->pid, hp->raw_name, NULL, p->kept ?: p->event,
+			sup_record(s, h->pid, hp->raw_name, NULL, p->kept,
 				   allow ? "allow" : "deny",
 				   p->rule[0] ? p->rule : NULL, why, approver);
 			helper_decide(s, hp, h->notif, allow, why, approver);
@@ -176,13 +176,11 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		}
 		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" :
 			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL,
-			   p->kept ?: p->event,
+			   p->kept,
 			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
 		sup_apply(s, h, ok, true, why);
 	}
-	json_decref(p->event);
 	json_decref(p->kept);
-	free(p->key);
 	free(p);
 	if (was_prompted) {
 		struct pending *next;
@@ -208,9 +206,7 @@ void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 				bool was_prompted = p->prompted && s->prompt_active;
 
 				unlink_pending(s, p);
-				json_decref(p->event);
 				json_decref(p->kept);
-				free(p->key);
 				free(p);
 				if (was_prompted) {
 					struct pending *next;
@@ -332,7 +328,7 @@ bool host_operator(int fd, uid_t invoker, char *who, size_t wlen)
 
 static json_t *event_shown(const struct pending *p)
 {
-	json_t *ev = p->kept ?: p->event;
+	json_t *ev = p->kept;
 	char *args = json_dumps(json_object_get(ev, "arguments"), JSON_COMPACT | JSON_SORT_KEYS);
 	unsigned char md[32];
 	char hex[65];

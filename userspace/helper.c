@@ -228,6 +228,7 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 	const char *rule = json_string_value(json_object_get(msg, "rule"));
 	const char *reason = json_string_value(json_object_get(msg, "reason"));
 	struct held h = { .nr = hp->held, .pid = hp->pid };
+	int r;
 
 	if (!json_is_integer(hold) || !json_is_object(event) || !summary)
 		return;
@@ -247,8 +248,9 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "escalation with --approve deny", NULL);
 		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
-	} else if (sup_hold(s, &h, event, kept, summary, rule, rule_risk(s, rule, reason)) < 0) {
-		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
+	} else if ((r = sup_hold(s, &h, event, kept, summary, rule, rule_risk(s, rule, reason))) < 0) {
+		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
+		helper_decide(s, hp, h.notif, false, sup_hold_error(r), NULL);
 	}
 	json_decref(kept);
 }

@@ -56,6 +56,8 @@
 #define CLIENT_MAX_MSG (4u << 20)       /* a request from the agent */
 #define SERVER_MAX_MSG (32u << 20)      /* a result (file contents) */
 #define QUEUE_MAX (64u << 20)           /* unsent bytes to one peer */
+#define CLIENTS_QUEUE_MAX (256u << 20)  /* unsent bytes to all clients */
+#define MAX_CLIENTS 64                  /* connected at once */
 #define READ_CHUNK 65536                /* per descriptor per round: fairness */
 #define INIT_TIMEOUT_MS 60000
 #define DEFAULT_CALL_TIMEOUT_S 120
@@ -133,7 +135,8 @@ struct proxy {
 	struct srv srv[MAX_SERVERS];
 	size_t n_srv;
 	struct client *clients;
-	unsigned n_clients;
+	unsigned n_clients;             /* ever connected: the next client's number */
+	unsigned live_clients;          /* connected now */
 	struct call *calls;
 	int listen_fd;
 	uid_t client_uid;               /* socket peers: this uid or root */
@@ -265,15 +268,36 @@ static void record(struct proxy *p, const char *type, json_t *fields)
 
 /* --- sending -------------------------------------------------------------------- */
 
+/* Bytes queued to every client and not yet read. */
+static size_t clients_unread(const struct proxy *p)
+{
+	size_t n = 0;
+
+	for (const struct client *c = p->clients; c; c = c->next)
+		n += c->out.len - c->out.off;
+	return n;
+}
+
 static void client_send(struct proxy *p, struct client *c, json_t *msg)
 {
+	const char *why = NULL;
+
 	if (!msg)
 		return;
-	if (!c->gone && q_put(&c->out, msg) < 0) {
-		/* A client that does not read its answers is dropped, not buffered. */
+	/*
+	 * A client that does not read its answers is dropped, not buffered:
+	 * past QUEUE_MAX of its own, or when the answers no client has read
+	 * pass CLIENTS_QUEUE_MAX (MAX_CLIENTS idle clients would otherwise
+	 * hold this process, outside the session's memory budget, to 4 GiB).
+	 */
+	if (!c->gone && q_put(&c->out, msg) < 0)
+		why = "it left more than 64 MiB unread";
+	else if (!c->gone && clients_unread(p) > CLIENTS_QUEUE_MAX)
+		why = "the clients left more than 256 MiB unread";
+	if (why) {
 		c->gone = true;
 		record(p, "mcp", json_pack("{s:s,s:i,s:s}", "what", "client dropped", "client", c->n,
-					   "reason", "it left more than 64 MiB unread"));
+					   "reason", why));
 	}
 	json_decref(msg);
 }
@@ -1134,6 +1158,7 @@ static struct client *client_add(struct proxy *p, int rfd, int wfd)
 	c->rfd = rfd;
 	c->wfd = wfd;
 	c->n = ++p->n_clients;
+	p->live_clients++;
 	linebuf_init(&c->in, CLIENT_MAX_MSG);
 	(void)set_nonblock(rfd);
 	(void)set_nonblock(wfd);
@@ -1166,6 +1191,7 @@ static void client_remove(struct proxy *p, struct client *c)
 	linebuf_free(&c->in);
 	free(c->out.buf);
 	free(c);
+	p->live_clients--;
 }
 
 /*
@@ -1382,7 +1408,7 @@ static int proxy_loop(struct proxy *p)
 				kind[n++] = 3;
 			}
 		}
-		if (p->listen_fd >= 0 && !gate && p->n_clients < 64) {
+		if (p->listen_fd >= 0 && !gate && p->live_clients < MAX_CLIENTS) {
 			fds[n] = (struct pollfd){ .fd = p->listen_fd, .events = POLLIN };
 			who[n] = NULL;
 			kind[n++] = 4;

@@ -499,57 +499,79 @@ static int fd_path(pid_t pid, int fd, char *out, size_t len)
 	return 0;
 }
 
+int sup_event_key(json_t *event, char key[65])
+{
+	char *text = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
+	unsigned char md[32];
+	bool ok = text && EVP_Digest(text, strlen(text), md, NULL, EVP_sha256(), NULL) == 1;
+
+	free(text);
+	if (!ok)
+		return -ENOMEM;
+	hex_encode(md, sizeof(md), key);
+	return 0;
+}
+
 int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *summary,
 	     const char *rule, const char *risk)
 {
-	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
 	struct pending *p;
+	char key[65];
+	int n = 0;
 
-	for (p = s->pending; p && key; p = p->next)
+	if (sup_event_key(event, key) < 0)
+		return -ENOMEM;
+	for (p = s->pending; p; p = p->next, n++)
 		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
 			p->held[p->n_held++] = *h;      /* batched with an identical request */
-			free(key);
 			return 0;
 		}
+	if (n >= SUP_MAX_PENDING)
+		return -EAGAIN;
 	p = calloc(1, sizeof(*p));
-	if (!p) {
-		free(key);
+	if (!p)
 		return -ENOMEM;
-	}
 	p->id = ++s->next_pending;
-	p->key = key;   /* NULL (no memory): never batched, never approved for the session */
-	key = NULL;
+	memcpy(p->key, key, sizeof(key));
 	pol_printable(p->summary, sizeof(p->summary), summary);
 	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
 	snprintf(p->risk, sizeof(p->risk), "%s", risk);
-	p->event = json_incref(event);
-	p->kept = json_incref(kept);
+	p->kept = json_incref(kept ?: event);
 	p->held[p->n_held++] = *h;
 	p->deadline_ms = sup_now_ms() + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
-	free(key);
 	p->next = s->pending;
 	s->pending = p;
 	approve_hold(s, p);
 	return 0;
 }
 
-static void escalate(struct sup *s, const struct held *h, json_t *event, json_t *kept,
-		     const char *summary, const struct pol_result *res)
+/* Why sup_hold refused, for the record. */
+const char *sup_hold_error(int r)
+{
+	return r == -EAGAIN ? "too many requests are waiting for a human: refused" :
+			      "cordon could not hold the request";
+}
+
+static void escalate(struct sup *s, const struct held *h, const char *raw_name, json_t *event,
+		     json_t *kept, const char *summary, const struct pol_result *res)
 {
 	char risk[512];
+	int r;
 
 	risk_of(res, risk, sizeof(risk));
-	if (sup_hold(s, h, event, kept, summary, rule_name(res), risk) < 0)
+	r = sup_hold(s, h, event, kept, summary, rule_name(res), risk);
+	if (r < 0) {
 		(void)notify_return(s->listener, h->notif, 0, EPERM);
+		sup_record(s, h->pid, raw_name, NULL, kept ?: event, "deny", rule_name(res),
+			   sup_hold_error(r), NULL);
+	}
 }
 
 bool sup_session_approved(struct sup *s, json_t *event)
 {
-	char *key = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
-	bool yes = key && approve_session_allowed(s, key);
+	char key[65];
 
-	free(key);
-	return yes;
+	return sup_event_key(event, key) == 0 && approve_session_allowed(s, key);
 }
 
 static size_t argv_size(char *const *argv, size_t *argc);
@@ -811,7 +833,8 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		exec_records(canon, argv, event, &raw, &kept);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   rule_name(&res), res.reason, NULL);
-		escalate(s, &h, event, kept, summary ? summary : "(no memory)", &res);
+		escalate(s, &h, at ? "execveat" : "execve", event, kept,
+			 summary ? summary : "(no memory)", &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -1095,7 +1118,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		sup_record(s, req->pid, "connect", raw, event, "escalate", rule_name(&res),
 			   res.reason, NULL);
-		escalate(s, &h, event, NULL, summary, &res);
+		escalate(s, &h, "connect", event, NULL, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -1199,7 +1222,7 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 		sup_apply(s, &h, true, true, NULL);
 	} else if (s->opt->approve != APPROVE_DENY) {
 		sup_record(s, req->pid, "open", raw, event, "escalate", rule_name(&res), res.reason, NULL);
-		escalate(s, &h, event, NULL, summary, &res);
+		escalate(s, &h, "open", event, NULL, summary, &res);
 	} else {
 		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
 			   "escalation with --approve deny", NULL);

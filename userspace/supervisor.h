@@ -74,18 +74,19 @@ struct pending {
 	struct pending *next;
 	unsigned id;                    /* shown to humans */
 	/*
-	 * The canonical semantic event, whole: identical requests are batched
-	 * under one answer, and "approved for this session" is kept as this
-	 * key (one cut at 1 KB never matched again, so such an approval of a
-	 * long request did not hold; one compared cut would let a request that
-	 * differs after the cut ride on another's approval).
+	 * The SHA-256 of the canonical semantic event, whole (sup_event_key):
+	 * identical requests are batched under one answer, and "approved for
+	 * this session" is kept as this key.  Whole, because one cut at 1 KB
+	 * never matched again, so such an approval of a long request did not
+	 * hold, and one compared cut would let a request that differs after
+	 * the cut ride on another's approval; a digest, because the event
+	 * itself may be megabytes (see SUP_MAX_PENDING).
 	 */
-	char *key;
+	char key[65];
 	char summary[1024];
 	char rule[128];
 	char risk[512];
-	json_t *event;                  /* {server, tool, arguments} */
-	json_t *kept;                   /* the event as records keep it (NULL: event) */
+	json_t *kept;                   /* the event as shown and recorded (bounded) */
 	uint64_t deadline_ms;           /* CLOCK_MONOTONIC */
 	/* The held notifications (identical requests are batched here). */
 	struct held {
@@ -191,6 +192,24 @@ struct sup {
 };
 
 uint64_t sup_now_ms(void);
+
+/*
+ * Requests held for a human at once (distinct ones: identical requests
+ * share one).  Attack: an agent holds many distinct escalated requests,
+ * each with megabytes of arguments (an exec's argv up to 6 MiB, built once
+ * and shared by its forks), and the supervisor, which runs outside the
+ * session's memory budget, keeps a copy of each: a small agent makes the
+ * host's root process take gigabytes.  A held request keeps only its
+ * bounded record form (64 KiB of arguments at most, then a digest) and the
+ * SHA-256 key of the whole event; past SUP_MAX_PENDING the next one is
+ * refused at once and recorded as such.
+ */
+#define SUP_MAX_PENDING 256
+
+/* The key of an event: SHA-256 (hex) of its canonical JSON.  0, or -ENOMEM. */
+int sup_event_key(json_t *event, char key[65]);
+/* Why sup_hold refused (its -errno), as the record says. */
+const char *sup_hold_error(int r);
 
 /*
  * After a record was written (s->lock held): if the log can no longer keep

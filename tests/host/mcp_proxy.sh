@@ -276,6 +276,61 @@ ok "raw: duplicate keys: -32700" rq "sum(1 for m in L if m.get('error',{}).get('
 ok "raw: malformed, not UTF-8 near the error (found by the fuzzer): -32700 all the same" \
     rq "sum(1 for m in L if m.get('error',{}).get('code') == -32700) >= 3"
 
+# --listen: clients come and go.  The proxy counted every client it had ever
+# accepted against its limit of 64 at once, so the 65th connection of a
+# session was never accepted (an agent that starts a bridge per call lost
+# its tools).  70 connections one after another, then 64 at once and one
+# more, which waits until one of them leaves.
+"${proxy[@]}" "$t/listen.jsonl" --listen "$t/l.sock" 2>"$t/listen.err" & lproxy=$!
+for _ in $(seq 100); do [ -S "$t/l.sock" ] && break; sleep 0.05; done
+o=$(python3 - "$t/l.sock" <<'PY'
+import socket, sys, time
+init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"n","version":"1"}}}\n'
+def conn():
+    # A full backlog answers a Unix connect with EAGAIN: retry for 5 s.
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    for _ in range(500):
+        try:
+            s.connect(sys.argv[1])
+            return s
+        except BlockingIOError:
+            time.sleep(0.01)
+    raise TimeoutError('connect: the backlog stayed full')
+def ping(s, i):
+    s.sendall(init + b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % (i + 2))
+    got = b''
+    try:
+        while b'"id":%d' % (i + 2) not in got:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+    except OSError:
+        pass
+    return b'"id":%d,"result":{}' % (i + 2) in got.replace(b' ', b'')
+served = 0
+for i in range(70):
+    s = conn()
+    served += ping(s, i)
+    s.close()
+print('one after another:', served)
+held = [conn() for _ in range(64)]
+print('64 at once:', sum(ping(s, 100 + i) for i, s in enumerate(held)))
+extra = conn()
+extra.settimeout(1)
+print('the 65th while they stay:', ping(extra, 500))
+held.pop().close()
+extra.settimeout(5)
+print('the 65th once one left:', ping(extra, 501))
+PY
+)
+kill $lproxy; wait $lproxy 2>/dev/null
+ok "--listen: 70 clients one after another, each served ($(echo $o))" grep -q 'one after another: 70' <<<"$o"
+ok "  64 at once, each served" grep -q '64 at once: 64' <<<"$o"
+ok "  a 65th waits while they stay, and is served once one leaves" \
+    grep -q "the 65th while they stay: False the 65th once one left: True" <<<"$(echo $o)"
+
 # cordon run --mcp: the SDK client is the agent, inside the session, reaching
 # the session's proxy through `cordon mcp-bridge` (the one socket its floor
 # grants).  An escalated write_file waits for `cordon approve` (then the

@@ -230,6 +230,30 @@ ok "  its decision records are bounded (longest: $longest bytes)" test "$longest
 ok "  the human's answer is recorded with the digest" \
     sh -c 'grep -F "\"approver\"" "$1" | grep -qF "\"truncated\":true"' _ "$scratch/esc6.jsonl"
 
+# Distinct escalations past SUP_MAX_PENDING (256) at once: each next one is
+# refused at once, recorded as such, while the 256 stay held (the
+# supervisor, outside the session's memory budget, keeps a bounded copy of
+# each and no more of them).
+# (Approvals wait 60 s here, not 3 s: in the VM 260 execs take longer.)
+sed 's/"timeout": "3s"/"timeout": "60s"/' "$policy" >"$scratch/hold.json"
+p3=$policy
+policy=$scratch/hold.json
+run_bg "$scratch/esc7" -- /bin/sh -c "cd $WS; i=0
+    while [ \$i -lt 260 ]; do ./git push origin b\$i >/dev/null 2>&1 & i=\$((i + 1)); done; wait"
+esc7=$!
+policy=$p3
+i=0
+while [ $i -lt 1200 ] &&
+      [ "$(cat "$scratch/esc7.jsonl" 2>/dev/null | grep -c 'too many requests are waiting')" -lt 4 ]; do
+    sleep 0.05; i=$((i + 1))
+done
+ok "held requests past 256: each refused at once, and recorded ($(grep -c 'too many requests are waiting' "$scratch/esc7.jsonl") of 4)" \
+    test "$(grep -F '"decision":"deny"' "$scratch/esc7.jsonl" | grep -c 'too many requests are waiting')" -eq 4
+n=$("$cordon" pending --json | grep -c '"waiting"')
+ok "  the 256 others stay held ($n)" test "$n" -eq 256
+kill -TERM $esc7
+wait $esc7
+
 # Bytes that are not UTF-8: kept in the event and the record, spelled out
 # (an argument was dropped from both, a binary's exec had no record at all,
 # a working directory lost the whole event).
