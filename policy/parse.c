@@ -1052,9 +1052,18 @@ static void parse_approvals(struct pctx *c, struct policy *p, json_t *o, const c
 	}
 }
 
+/* A size budget: a positive integer of bytes, or a number with K, M, G or T. */
+static void get_size(struct pctx *c, json_t *v, const char *ptr, const char *what, uint64_t *out)
+{
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		*out = (uint64_t)json_integer_value(v);
+	else if (!json_is_string(v) || pol_parse_size(json_string_value(v), out) < 0 || *out == 0)
+		err(c, ptr, "bad %s size (bytes, or a number with K, M, G or T)", what);
+}
+
 static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
 {
-	static const char *const keys[] = { "wall_time", "steps", "memory", "pids", "cpu",
+	static const char *const keys[] = { "wall_time", "steps", "memory", "pids", "cpu", "audit",
 					    "egress_requests", "egress_bytes", "llm_tokens", NULL };
 	json_t *v;
 	char cp[1024];
@@ -1069,12 +1078,11 @@ static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const cha
 	}
 	if ((v = json_object_get(o, "egress_bytes"))) {
 		child(cp, sizeof(cp), ptr, "egress_bytes");
-		if (json_is_integer(v) && json_integer_value(v) > 0)
-			p->budgets.egress_bytes = (uint64_t)json_integer_value(v);
-		else if (!json_is_string(v) ||
-			 pol_parse_size(json_string_value(v), &p->budgets.egress_bytes) < 0 ||
-			 p->budgets.egress_bytes == 0)
-			err(c, cp, "bad egress_bytes size (bytes, or a number with K, M, G or T)");
+		get_size(c, v, cp, "egress_bytes", &p->budgets.egress_bytes);
+	}
+	if ((v = json_object_get(o, "audit"))) {
+		child(cp, sizeof(cp), ptr, "audit");
+		get_size(c, v, cp, "audit", &p->budgets.audit_bytes);
 	}
 	if ((v = json_object_get(o, "llm_tokens"))) {
 		child(cp, sizeof(cp), ptr, "llm_tokens");
@@ -1096,12 +1104,7 @@ static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const cha
 	}
 	if ((v = json_object_get(o, "memory"))) {
 		child(cp, sizeof(cp), ptr, "memory");
-		if (json_is_integer(v) && json_integer_value(v) > 0)
-			p->budgets.memory_bytes = (uint64_t)json_integer_value(v);
-		else if (!json_is_string(v) ||
-			 pol_parse_size(json_string_value(v), &p->budgets.memory_bytes) < 0 ||
-			 p->budgets.memory_bytes == 0)
-			err(c, cp, "bad memory size (bytes, or a number with K, M, G or T)");
+		get_size(c, v, cp, "memory", &p->budgets.memory_bytes);
 	}
 	if ((v = json_object_get(o, "pids"))) {
 		child(cp, sizeof(cp), ptr, "pids");

@@ -127,6 +127,7 @@ struct pol_budgets {
 	uint64_t memory_bytes;
 	uint64_t pids;
 	double cpu;             /* cores */
+	uint64_t audit_bytes;   /* the session's audit log (see sup_audit_check) */
 	/* The egress broker and credential proxy (0: unlimited). */
 	uint64_t egress_requests;       /* requests (CONNECTs, forwarded and inner requests) */
 	uint64_t egress_bytes;          /* bytes up and down */

@@ -519,6 +519,18 @@ void audit_close(struct audit *a)
 	audit_free(a);
 }
 
+uint64_t audit_size(struct audit *a)
+{
+	uint64_t n;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	n = (uint64_t)a->end;
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
 int audit_down(struct audit *a, uint64_t *dropped)
 {
 	int r;

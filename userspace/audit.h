@@ -63,6 +63,9 @@ int audit_add_secret(struct audit *a, const char *name, const char *value);
  */
 int audit_write(struct audit *a, const char *type, json_t *fields);
 
+/* The bytes written to the log so far. */
+uint64_t audit_size(struct audit *a);
+
 /*
  * 0 while every record is kept; once not, the first -errno that stopped one
  * (-ENOSPC: the reserve could not be renewed, -E2BIG: a record over

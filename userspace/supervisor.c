@@ -172,10 +172,23 @@ void sup_audit_check(struct sup *s)
 {
 	int r = audit_down(s->audit, NULL);
 
-	if (!r || s->audit_err)
-		return;
-	__atomic_store_n(&s->audit_err, r, __ATOMIC_RELEASE);
-	(void)cg_kill(s->cgroup);
+	if (r && !s->audit_err) {
+		__atomic_store_n(&s->audit_err, r, __ATOMIC_RELEASE);
+		(void)cg_kill(s->cgroup);
+	}
+	/*
+	 * The audit budget (budgets.audit): attack, an agent that makes
+	 * records by the million (a loop of refused opens costs it nothing:
+	 * neither steps nor memory) and fills the host's disk through the log
+	 * before the log's own filesystem is full.  Past the budget the
+	 * session stops as with any budget, at once (the records of calls
+	 * already in flight still go in).
+	 */
+	if (s->pol->budgets.audit_bytes && !s->audit_full &&
+	    audit_size(s->audit) > s->pol->budgets.audit_bytes) {
+		__atomic_store_n(&s->audit_full, 1, __ATOMIC_RELEASE);
+		(void)cg_kill(s->cgroup);
+	}
 }
 
 void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
@@ -1248,7 +1261,8 @@ static void handle_notification(struct sup *s)
 
 	if (notify_receive(s->listener, &req) < 0)
 		return;         /* the task died before we read it */
-	if (__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&s->audit_full, __ATOMIC_ACQUIRE)) {
 		/* Nothing more can be recorded: nothing more is allowed (sup_audit_check). */
 		(void)notify_return(s->listener, req.id, 0, EPERM);
 		return;
@@ -1496,6 +1510,12 @@ int sup_loop(struct sup *s, int *status)
 			snprintf(s->stop_reason, sizeof(s->stop_reason),
 				 "the audit log cannot keep its records (%s)",
 				 strerror(-__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE)));
+			(void)cg_destroy(s->cgroup);
+		}
+		if (__atomic_load_n(&s->audit_full, __ATOMIC_ACQUIRE) && !s->stop_reason[0]) {
+			snprintf(s->stop_reason, sizeof(s->stop_reason),
+				 "audit budget spent (%llu bytes of records)",
+				 (unsigned long long)s->pol->budgets.audit_bytes);
 			(void)cg_destroy(s->cgroup);
 		}
 		approve_tick(s);

@@ -163,6 +163,7 @@ struct sup {
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
 	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
+	int audit_full;                 /* the audit budget is spent (atomic) */
 	pthread_mutex_t lock;           /* audit/event publication from workers */
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */

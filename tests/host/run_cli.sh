@@ -459,6 +459,15 @@ t1=$(date +%s)
 ok "a wall-time budget stops the agent after 2 s ($((t1 - t0)) s)" test $((t1 - t0)) -lt 10
 ok "  and says so" said "wall_time budget spent"
 
+# The audit budget: execs of 1 KB of argv (no steps budget here), each a
+# record of about 2.5 KB, until the log passes 64 KiB.
+sed 's/"approvals"/"budgets": { "audit": "64K" },\n  "approvals"/' "$policy" >"$scratch/budget3.json"
+in_session --policy "$scratch/budget3.json" -- /bin/sh -c "a=\$(printf '%01000d' 0); while :; do /bin/true \$a; done"
+ok "an audit budget (64 KiB) stops the agent (rc=$rc)" said "audit budget spent (65536 bytes of records)"
+size=$(wc -c <"$audit")
+ok "  the log stopped just past it ($size bytes)" test "$size" -gt 65536 -a "$size" -lt 81920
+ok "  and says which" grep -q '"event":"budget","prev":"[0-9a-f]*","seq":[0-9]*,"session":"[^"]*","stopped":"audit budget spent' "$audit"
+
 sed 's/"approvals"/"budgets": { "pids": 16, "memory": "64M" },\n  "approvals"/' "$policy" >"$scratch/budget2.json"
 in_session --policy "$scratch/budget2.json" -- /bin/sh -c 'i=0; while [ $i -lt 64 ]; do /bin/sleep 5 & i=$((i + 1)); done; wait'
 ok "a pids budget (16) stops a fork storm (rc=$rc)" said "pids budget spent"

@@ -106,6 +106,8 @@ static void errors_name_file_line_col(void **state)
 		     " \"net\": {\"hosts\": [\"1.2.3.4\"]}}]}", 3, 1, "exactly one subject");
 	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"budgets\": {\"memory\": \"4Q\"}}", 1, 57,
 		     "bad memory size");
+	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"budgets\": {\"audit\": 0}}", 1, 56,
+		     "bad audit size");
 	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"approvals\": {\"on_timeout\": \"maybe\"}}", 1, 63,
 		     "on_timeout");
 	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"credentials\": [{\"name\": \"x\", \"env\": \"1BAD\","
