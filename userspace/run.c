@@ -1027,6 +1027,9 @@ static void *seal_audit(void *arg)
 		json_object_set_new(fin, "stopped", json_string(s->stop_reason));
 	if (fin && audit_down(s->audit, &dropped) < 0)
 		json_object_set_new(fin, "records_dropped", json_integer((json_int_t)dropped));
+	if (fin && s->floor_dropped)
+		json_object_set_new(fin, "floor_events_dropped",
+				    json_integer((json_int_t)s->floor_dropped));
 	(void)audit_write(s->audit, "lifecycle", fin);
 	json_decref(fin);
 	(void)audit_seal(s->audit, NULL);

@@ -1327,6 +1327,32 @@ static int on_floor_event(void *ctx, const struct cordon_event *e)
 	return 0;
 }
 
+/*
+ * Kernel events lost: the session's ring buffer (CORDON_SESSION_RINGBUF) was
+ * full, so the floor decided, and enforced, without an itemised record.
+ * Attack: an agent floods operations the floor refuses faster than the
+ * supervisor drains them (or while it is slow), to bury one among them.  The
+ * kernel counts every loss per session (event_start in bpf/common.bpf.h);
+ * the log says how many were lost, as soon as it is seen, and the end
+ * record says how many in all.  It cannot say what they were.
+ */
+static void floor_drops(struct sup *s)
+{
+	uint64_t d;
+	json_t *ev;
+
+	if (!s->fsess || floor_session_drops(s->floor, s->fsess, &d) < 0 || d <= s->floor_dropped)
+		return;
+	ev = json_pack("{s:s,s:I,s:I}", "event", "floor-events-dropped", "dropped",
+		       (json_int_t)(d - s->floor_dropped), "total", (json_int_t)d);
+	s->floor_dropped = d;
+	pthread_mutex_lock(&s->lock);
+	(void)audit_write(s->audit, "lifecycle", ev);
+	sup_audit_check(s);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(ev);
+}
+
 /* --- terminal relay ------------------------------------------------------- */
 
 static void relay(int from, int to)
@@ -1461,8 +1487,10 @@ int sup_loop(struct sup *s, int *status)
 			return -errno;
 		if (p[i_listen].revents & POLLIN)
 			handle_notification(s);
-		if (i_floor >= 0 && (p[i_floor].revents & POLLIN))
+		if (i_floor >= 0 && (p[i_floor].revents & POLLIN)) {
 			(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
+			floor_drops(s);
+		}
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
 			approve_accept(s);
 		if (i_mcp >= 0 && p[i_mcp].revents)
@@ -1550,8 +1578,10 @@ int sup_loop(struct sup *s, int *status)
 	/* Drain what the floor reported before the agent exited. */
 	if (s->n_armed)
 		sweep_armed(s);
-	if (ffd >= 0)
+	if (ffd >= 0) {
 		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
+		floor_drops(s);
+	}
 	if (s->pty_master >= 0) {
 		struct pollfd pp = { .fd = s->pty_master, .events = POLLIN };
 

@@ -164,6 +164,7 @@ struct sup {
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
 	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
 	int audit_full;                 /* the audit budget is spent (atomic) */
+	uint64_t floor_dropped;         /* kernel events lost so far (floor_drops) */
 	pthread_mutex_t lock;           /* audit/event publication from workers */
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */

@@ -85,4 +85,40 @@ ok "with room again a session runs (rc=$rc)" test "$rc" -eq 0
 ok "its start record states the reserve" grep -q '"reserve":4194304' "$fs/third.jsonl"
 ok "and the filesystem holds no more than its log afterwards ($(du -k "$fs" | tail -n 1 | cut -f1) KB)" \
     test "$(du -k "$fs" | tail -n 1 | cut -f1)" -lt 200
+# --- Kernel events lost: the log says so (full posture: BPF LSM) ---------------
+# The floor refuses 30000 reads of a file outside the profile while the
+# supervisor is stopped (SIGSTOP): the session's 1 MiB ring buffer fills, the
+# kernel counts what it could not queue, and once the supervisor runs again
+# the log says how many were lost (the fallback's Landlock reports no file
+# events at all: the posture's "lacks" says so).
+if "$cordon" doctor --json 2>/dev/null | grep -q '"posture": "full"'; then
+    chmod 0755 "$t"
+    echo secret >"$t/secret"
+    chmod 0644 "$t/secret"
+    mkdir "$t/ws2"
+    chown "$AGENT" "$t/ws2"
+    "$cordon" run -q --user "$AGENT" --workspace "$t/ws2" --audit "$t/drops.jsonl" --approve deny -- \
+        /bin/sh -c "echo go >$t/ws2/started; i=0
+            while [ \$i -lt 30000 ]; do read -r x <$t/secret; i=\$((i + 1)); done 2>/dev/null
+            echo done >$t/ws2/done" >/dev/null 2>"$t/err" </dev/null & cpid=$!
+    i=0
+    while [ ! -e "$t/ws2/started" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -STOP $cpid
+    i=0
+    while [ ! -e "$t/ws2/done" ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+    kill -CONT $cpid
+    wait $cpid
+    rc=$?
+    n=$(grep '"decision":"deny"' "$t/drops.jsonl" | grep -c "\"object\":\"$t/secret\"")
+    ok "a flood of refused reads while the supervisor was stopped ran (rc=$rc, $n itemised)" \
+        sh -c '[ "$1" -eq 0 ] && [ -e "$2" ] || { cat "$3"; grep -m2 secret "$4" | cut -c1-400; exit 1; } >&2' _ "$rc" "$t/ws2/done" "$t/err" "$t/drops.jsonl"
+    ok "  the log says events were lost, and how many" \
+        grep -q '"dropped":[1-9][0-9]*,"event":"floor-events-dropped"' "$t/drops.jsonl"
+    lost=$(sed -n 's/.*"floor_events_dropped":\([0-9]*\).*/\1/p' "$t/drops.jsonl")
+    # (Lost events also include the agent's few other ones, its writes.)
+    ok "  the end record counts them: itemised and lost account for the 30000 (${lost:-none} lost)" \
+        test "$(( n + ${lost:-0} ))" -ge 30000 -a "$(( n + ${lost:-0} ))" -le 30010
+else
+    echo "# kernel events lost: not run, no BPF LSM here (the fallback reports no file events)"
+fi
 done_testing
