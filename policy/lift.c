@@ -94,6 +94,22 @@ json_t *pol_json_text(const char *s)
  * POL_RECORD_ARGS_BYTES, so the record still names exactly what was judged.
  * The policy and the approver always see the whole event.
  */
+int pol_json_sha256(json_t *v, char hex[65], size_t *bytes)
+{
+	char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	unsigned char md[32];
+	size_t n = text ? strlen(text) : 0;
+	bool ok = text && EVP_Digest(text, n, md, NULL, EVP_sha256(), NULL) == 1;
+
+	free(text);
+	if (!ok)
+		return -ENOMEM;
+	hex_encode(md, sizeof(md), hex);
+	if (bytes)
+		*bytes = n;
+	return 0;
+}
+
 json_t *pol_json_kept(json_t *v)
 {
 	unsigned char md[32];

@@ -231,6 +231,11 @@ json_t *pol_json_text(const char *s);
  */
 #define POL_RECORD_ARGS_BYTES (64u << 10)
 json_t *pol_json_kept(json_t *v);
+/*
+ * The SHA-256 (hex) of V's JSON text as pol_json_kept hashes it (compact,
+ * keys sorted), and in *BYTES (may be NULL) that text's size.  0, or -ENOMEM.
+ */
+int pol_json_sha256(json_t *v, char hex[65], size_t *bytes);
 /* EVENT ({server, tool, arguments, ...}) with its arguments as pol_json_kept keeps them. */
 json_t *pol_event_kept(json_t *event);
 /*

@@ -72,3 +72,10 @@ procs() {
         case $_c in *"$1"*) echo "$_pid" ;; esac
     done
 }
+
+# went_down LOG: an audit log that went down on a full disk verifies,
+# sealed, and its audit-down record names the cause (audit.c, AUDIT_RESERVE).
+went_down() {
+    "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$1" | grep -q sealed &&
+        grep -q '"error":"No space left on device","event":"audit-down"' "$1"
+}

@@ -27,8 +27,6 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
-#include <openssl/evp.h>
-
 #include "audit.h"
 #include "notify.h"
 #include "supervisor.h"
@@ -329,26 +327,17 @@ bool host_operator(int fd, uid_t invoker, char *who, size_t wlen)
 static json_t *event_shown(const struct pending *p)
 {
 	json_t *ev = p->kept;
-	char *args = json_dumps(json_object_get(ev, "arguments"), JSON_COMPACT | JSON_SORT_KEYS);
-	unsigned char md[32];
 	char hex[65];
-	json_t *out;
+	size_t n;
 
-	if (args && strlen(args) <= LIST_EVENT_BYTES) {
-		free(args);
-		return json_incref(ev);
-	}
-	if (!args || !EVP_Digest(args, strlen(args), md, NULL, EVP_sha256(), NULL)) {
-		free(args);
+	if (pol_json_sha256(json_object_get(ev, "arguments"), hex, &n) < 0)
 		return json_pack("{s:O*,s:O*}", "server", json_object_get(ev, "server"), "tool",
 				 json_object_get(ev, "tool"));
-	}
-	hex_encode(md, sizeof(md), hex);
-	out = json_pack("{s:O*,s:O*,s:{s:I,s:s,s:b}}", "server", json_object_get(ev, "server"),
-			"tool", json_object_get(ev, "tool"), "arguments", "json_bytes",
-			(json_int_t)strlen(args), "json_sha256", hex, "truncated", 1);
-	free(args);
-	return out;
+	if (n <= LIST_EVENT_BYTES)
+		return json_incref(ev);
+	return json_pack("{s:O*,s:O*,s:{s:I,s:s,s:b}}", "server", json_object_get(ev, "server"),
+			 "tool", json_object_get(ev, "tool"), "arguments", "json_bytes",
+			 (json_int_t)n, "json_sha256", hex, "truncated", 1);
 }
 
 static json_t *pending_json(struct sup *s)

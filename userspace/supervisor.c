@@ -512,19 +512,6 @@ static int fd_path(pid_t pid, int fd, char *out, size_t len)
 	return 0;
 }
 
-int sup_event_key(json_t *event, char key[65])
-{
-	char *text = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS);
-	unsigned char md[32];
-	bool ok = text && EVP_Digest(text, strlen(text), md, NULL, EVP_sha256(), NULL) == 1;
-
-	free(text);
-	if (!ok)
-		return -ENOMEM;
-	hex_encode(md, sizeof(md), key);
-	return 0;
-}
-
 int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *summary,
 	     const char *rule, const char *risk)
 {
@@ -532,7 +519,7 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 	char key[65];
 	int n = 0;
 
-	if (sup_event_key(event, key) < 0)
+	if (pol_json_sha256(event, key, NULL) < 0)
 		return -ENOMEM;
 	for (p = s->pending; p; p = p->next, n++)
 		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
@@ -584,7 +571,7 @@ bool sup_session_approved(struct sup *s, json_t *event)
 {
 	char key[65];
 
-	return sup_event_key(event, key) == 0 && approve_session_allowed(s, key);
+	return pol_json_sha256(event, key, NULL) == 0 && approve_session_allowed(s, key);
 }
 
 static size_t argv_size(char *const *argv, size_t *argc);

@@ -74,7 +74,7 @@ struct pending {
 	struct pending *next;
 	unsigned id;                    /* shown to humans */
 	/*
-	 * The SHA-256 of the canonical semantic event, whole (sup_event_key):
+	 * The SHA-256 of the canonical semantic event, whole (pol_json_sha256):
 	 * identical requests are batched under one answer, and "approved for
 	 * this session" is kept as this key.  Whole, because one cut at 1 KB
 	 * never matched again, so such an approval of a long request did not
@@ -208,8 +208,6 @@ uint64_t sup_now_ms(void);
  */
 #define SUP_MAX_PENDING 256
 
-/* The key of an event: SHA-256 (hex) of its canonical JSON.  0, or -ENOMEM. */
-int sup_event_key(json_t *event, char key[65]);
 /* Why sup_hold refused (its -errno), as the record says. */
 const char *sup_hold_error(int r);
 

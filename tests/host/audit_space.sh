@@ -30,7 +30,7 @@ marker=$t/after
 # reserve and cannot.  Were it not stopped, the loop would end by writing
 # the marker (outside the filesystem, where the agent may not write either;
 # so a second marker in /tmp, which the profile allows).
-big=$(head -c 60000 /dev/zero | tr '\0' x)
+big=$(head -c 60000 /dev/zero | tr '\0' q)
 "$cordon" run -q --user "$AGENT" --workspace "$fs/ws" --audit "$log" --approve deny -- \
     sh -c 'dd if=/dev/zero of=fill bs=65536 2>/dev/null; i=0
            while [ $i -lt 100 ]; do /bin/true "$1"; i=$((i + 1)); done
@@ -57,7 +57,7 @@ ok "its end record says the session was stopped" end_said
 down=$(grep -n '"event":"audit-down"' "$log" | cut -d: -f1)
 last=$(grep -n '"type":"decision"' "$log" | tail -n 1 | cut -d: -f1)
 ok "no decision after it (the last at line $last, the audit-down at $down)" test "$last" -lt "$down"
-n=$(grep -c '"argv":\["/bin/true","xxx' "$log")
+n=$(grep -c '"argv":\["/bin/true","qqq' "$log")
 ok "every exec that ran is on record, and the stop came early ($n of 100)" \
     test "$n" -ge 1 -a "$n" -lt 100
 size=$(wc -c <"$log")
