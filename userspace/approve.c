@@ -7,7 +7,8 @@
  * Channels:
  *   - tty: a prompt on cordon's own terminal.  The agent never holds a
  *     descriptor of that terminal (it has its own pseudo-terminal, see
- *     run.c), so it cannot type the answer.
+ *     run.c), so it cannot type the answer; nor can it make the terminal
+ *     type one through what it writes, or hide the question (tty_guard.c).
  *   - socket: RUN_DIR/SESSION/approve.sock, spoken to by `cordon pending`,
  *     `cordon approve`, `cordon deny`.  A peer must be root or the invoking
  *     user, must not be a task of any cordon session (its cgroup, read for
@@ -22,10 +23,12 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "notify.h"
@@ -78,10 +81,21 @@ static void tty_print(struct sup *s, const char *fmt, ...)
 	(void)!write(STDERR_FILENO, out, o);
 }
 
+/*
+ * The question, on a terminal the agent can neither answer nor paint over:
+ * its output waits from here until the last prompt is answered (the loop
+ * stops reading its pty), and the terminal is first put back in a state
+ * where text shows as written and nothing reports on its own (tty_guard.c).
+ */
 static void prompt(struct sup *s, struct pending *p)
 {
+	char pre[512];
+	size_t n = tty_guard_begin(pre, sizeof(pre));
+
 	s->prompt_active = true;
 	p->prompted = true;
+	if (isatty(STDERR_FILENO))
+		write_all(STDERR_FILENO, pre, n);
 	tty_print(s, "\n[cordon] The agent asks to: %s\n"
 		  "[cordon]   rule: %s - %s\n"
 		  "[cordon]   waiting: %d call%s; answer within %llu s or: %s\n"
@@ -101,6 +115,31 @@ static struct pending *first_unprompted(struct sup *s)
 		if (!p->prompted)
 			last = p;
 	return last;
+}
+
+/*
+ * The next question, or, after the last, the agent's terminal back: the
+ * reporting modes it had on, and SIGWINCH to its foreground process group
+ * so a full-screen program repaints what the prompt scrolled.
+ */
+static void prompt_next(struct sup *s)
+{
+	struct pending *next = first_unprompted(s);
+	char post[256];
+	size_t n;
+	pid_t fg;
+
+	s->prompt_active = false;
+	if (next) {
+		prompt(s, next);
+		return;
+	}
+	n = tty_guard_end(&s->out, post, sizeof(post));
+	if (n && isatty(STDERR_FILENO))
+		write_all(STDERR_FILENO, post, n);
+	fg = s->pty_master >= 0 ? tcgetpgrp(s->pty_master) : -1;
+	if (fg > 0)
+		(void)kill(-fg, SIGWINCH);
 }
 
 void approve_hold(struct sup *s, struct pending *p)
@@ -180,15 +219,8 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 	}
 	json_decref(p->kept);
 	free(p);
-	if (was_prompted) {
-		struct pending *next;
-
-		s->prompt_active = false;
-		s->prompt_len = 0;
-		next = first_unprompted(s);
-		if (next)
-			prompt(s, next);
-	}
+	if (was_prompted)
+		prompt_next(s);
 }
 
 /* A held call whose caller gave up (an MCP client cancelled or left). */
@@ -207,14 +239,8 @@ void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 				json_decref(p->kept);
 				free(p);
 				if (was_prompted) {
-					struct pending *next;
-
 					tty_print(s, "withdrawn by the agent\n");
-					s->prompt_active = false;
-					s->prompt_len = 0;
-					next = first_unprompted(s);
-					if (next)
-						prompt(s, next);
+					prompt_next(s);
 				}
 			}
 			return;
@@ -256,18 +282,26 @@ void approve_tick(struct sup *s)
 	}
 }
 
+/*
+ * Keys typed at the prompt.  Every byte goes through the parser, the ones
+ * after an answer too (so a report split by it stays one), but only the
+ * first answer in a read counts: what follows it does not answer the next
+ * question.
+ */
 void approve_tty_input(struct sup *s, const char *buf, size_t n)
 {
 	struct pending *p;
+	bool answered = false;
 
 	for (p = s->pending; p && !(p->prompted); p = p->next)
 		;
-	if (!p)
-		return;
 	for (size_t i = 0; i < n; i++) {
-		char c = buf[i];
+		/* Only a key typed outside every control sequence answers. */
+		int c = tty_keys_feed(&s->keys, (unsigned char)buf[i]);
 		bool allow, session = false;
 
+		if (answered || !p)
+			continue;
 		if (c == 'y' || c == 'Y')
 			allow = true;
 		else if (c == 's' || c == 'S')
@@ -279,7 +313,7 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n)
 		tty_print(s, "%s\n", allow ? (session ? "approved for this session" : "approved")
 					   : "denied");
 		approve_resolve(s, p, allow, session, "tty");
-		return;
+		answered = true;
 	}
 }
 

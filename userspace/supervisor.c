@@ -1342,12 +1342,25 @@ static void floor_drops(struct sup *s)
 
 /* --- terminal relay ------------------------------------------------------- */
 
-static void relay(int from, int to)
+/*
+ * The agent's output to cordon's terminal goes through tty_out_filter (no
+ * ENQ; its reporting modes tracked), and the terminal's input to the agent
+ * through the key parser, so that the parser knows where a report stands
+ * when a prompt begins (tty_guard.c).
+ */
+static void relay(struct sup *s, int from, int to)
 {
 	char buf[4096];
 	ssize_t n = read(from, buf, sizeof(buf));
 
-	for (ssize_t off = 0; n > 0 && off < n;) {
+	if (n <= 0)
+		return;
+	if (from == s->pty_master)
+		n = (ssize_t)tty_out_filter(&s->out, buf, (size_t)n);
+	else
+		for (ssize_t i = 0; i < n; i++)
+			(void)tty_keys_feed(&s->keys, (unsigned char)buf[i]);
+	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(to, buf + off, (size_t)(n - off));
 
 		if (w < 0 && errno != EINTR)
@@ -1458,7 +1471,8 @@ int sup_loop(struct sup *s, int *status)
 			p[i_appr = n++] = (struct pollfd){ .fd = s->approve_sock, .events = POLLIN };
 		if (s->events_sock >= 0)
 			p[i_ev = n++] = (struct pollfd){ .fd = s->events_sock, .events = POLLIN };
-		if (s->pty_master >= 0)
+		/* While a prompt is up the agent's output waits (tty_guard.c). */
+		if (s->pty_master >= 0 && !s->prompt_active)
 			p[i_pty = n++] = (struct pollfd){ .fd = s->pty_master, .events = POLLIN };
 		if (s->tty_fd >= 0)
 			p[i_tty = n++] = (struct pollfd){ .fd = s->tty_fd, .events = POLLIN };
@@ -1488,7 +1502,7 @@ int sup_loop(struct sup *s, int *status)
 			accept_events(s);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {
 			if (p[i_pty].revents & POLLIN)
-				relay(s->pty_master, STDOUT_FILENO);
+				relay(s, s->pty_master, STDOUT_FILENO);
 			else
 				s->pty_master = -1;     /* closed at exit */
 		}
@@ -1500,7 +1514,7 @@ int sup_loop(struct sup *s, int *status)
 				if (r > 0)
 					approve_tty_input(s, buf, (size_t)r);
 			} else if (s->pty_master >= 0) {
-				relay(s->tty_fd, s->pty_master);
+				relay(s, s->tty_fd, s->pty_master);
 			}
 		}
 		if (p[i_sig].revents & POLLIN) {
@@ -1573,7 +1587,7 @@ int sup_loop(struct sup *s, int *status)
 		struct pollfd pp = { .fd = s->pty_master, .events = POLLIN };
 
 		while (poll(&pp, 1, 0) > 0 && (pp.revents & POLLIN))
-			relay(s->pty_master, STDOUT_FILENO);
+			relay(s, s->pty_master, STDOUT_FILENO);
 	}
 	if (s->stop_reason[0] && !audit_stop) {
 		json_t *ev = json_pack("{s:s,s:s}", "event", "budget", "stopped", s->stop_reason);

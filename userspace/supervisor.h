@@ -17,6 +17,7 @@
 #include "cordon.h"
 #include "policy.h"
 #include "posture.h"
+#include "tty_guard.h"
 
 struct floor;
 struct floor_session;
@@ -144,9 +145,9 @@ struct sup {
 	unsigned next_pending;
 	char **approved;                /* "for this session" event keys */
 	size_t n_approved;
-	bool prompt_active;
-	char prompt_buf[16];
-	size_t prompt_len;
+	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
+	struct tty_keys keys;           /* cordon's terminal's input, parsed */
+	struct tty_out out;             /* the agent's output, filtered */
 
 	bool notify_open;               /* the policy escalates some file access */
 	int ll_fd;                      /* fallback: the Landlock ruleset built for the agent */

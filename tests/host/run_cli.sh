@@ -373,35 +373,16 @@ ok "  every approved open was done by the supervisor" grep -q '"approved for thi
 policy=$policy_saved
 
 # --- approval on cordon's terminal ---------------------------------------------
-# cordon under a pseudo-terminal (python3's pty): the prompt appears there,
-# a key answers it, and the agent holds a terminal of its own, not cordon's.
+# cordon under a pseudo-terminal (tests/terminal.py): the prompt appears
+# there, a key answers it, and the agent holds a terminal of its own, not
+# cordon's.
 tty_session() {  # tty_session KEY AUDIT CMD...: prints what the terminal showed, then "exit N"
     key=$1 a=$2; shift 2
-    python3 - "$key" "$cordon" "$AGENT" "$WS" "$policy" "$a" "$@" <<'PY'
-import os, pty, select, sys, time
-key, cordon, agent, ws, policy, audit = sys.argv[1:7]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execv(cordon, [cordon, "run", "-q", "--user", agent, "--workspace", ws,
-                      "--policy", policy, "--audit", audit, "--"] + sys.argv[7:])
-buf, answered, end, ctty = b"", False, time.time() + 20, ""
-while time.time() < end:
-    if select.select([fd], [], [], 0.2)[0]:
-        try:
-            d = os.read(fd, 4096)
-        except OSError:
-            break
-        if not d:
-            break
-        buf += d
-        if not ctty:
-            ctty = os.readlink("/proc/%d/fd/0" % pid)
-        if not answered and b"Approve once" in buf:
-            os.write(fd, key.encode()); answered = True
-print(buf.decode(errors="replace").replace("\r", ""))
-print("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-print("cordon-tty", ctty)
-PY
+    python3 "$(dirname "$0")/../terminal.py" "$key" 0 "$scratch/tty.log" -- "$cordon" run -q \
+        --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$a" -- "$@" >/dev/null 2>&1
+    rc=$?
+    sed 's/<<[A-Z]*>>//g' "$scratch/tty.log"
+    echo "exit $rc"
 }
 if command -v python3 >/dev/null 2>&1; then
     o=$(tty_session y "$scratch/tty1.jsonl" /bin/sh -c "cd $WS && ./git push origin main && readlink /proc/self/fd/0")
@@ -420,6 +401,37 @@ if command -v python3 >/dev/null 2>&1; then
         sh -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" != "$2" ]' _ "$agent_tty" "$cordon_tty"
     o=$(tty_session n "$scratch/tty2.jsonl" /bin/sh -c "cd $WS && ./git push origin main")
     ok "tty: n denies (the push failed)" sh -c 'printf %s "$1" | grep -q "^exit [1-9]"' _ "$o"
+
+    # The agent answers through the terminal (userspace/tty_guard.c): before
+    # its push it writes ENQ (answerback "PuTTY"), sets the title to "yes"
+    # and asks for it back, has a DECRQSS request echoed with a "y", and
+    # turns on mouse tracking (reports whose raw coordinates are "y" and
+    # "s"); while the push waits, another of its processes asks for
+    # XTVERSION ("kitty").  tests/terminal.py answers all of it, 150 ms
+    # late as over ssh.  Each one alone approved the push before.
+    tty_attack="cd $WS && printf '\\005\\033]0;yes\\007\\033[21t\\033P\$qy\\033\\\\\\033[?1003h';
+        (sleep 0.5; printf '\\033[>0q\\005'; echo while-held) & ./git push origin main; echo push=\$?; wait"
+    tty_term() {  # tty_term KEY NAME: the attack in a session, KEY typed 1 s after the question
+        python3 "$(dirname "$0")/../terminal.py" "$1" 1 "$scratch/$2.term" -- "$cordon" run -q --user "$AGENT" \
+            --workspace "$WS" --policy "$policy" --audit "$scratch/$2.jsonl" -- /bin/sh -c "$tty_attack" \
+            >/dev/null 2>&1
+    }
+    tty_term - tty3
+    ok "tty: the terminal's reports do not answer the prompt (no human: the push is refused at the timeout)" \
+        sh -c 'grep -q "push=[1-9]" "$1" && grep -q "\"approver\":\"timeout\"" "$2" &&
+               ! grep -q "\"approver\":\"tty\"" "$2" ||
+               { tail -c 600 "$1" | cat -v; grep -o "\"decision\":\"[a-z]*\".\{0,120\}" "$2" | tail -n 3; exit 1; } >&2' \
+        _ "$scratch/tty3.term" "$scratch/tty3.jsonl"
+    tty_term y tty4
+    ok "  with the same reports flowing, a human's y approves (the push ran)" \
+        sh -c 'grep -q "push=0" "$1" && grep -q "\"approver\":\"tty\"" "$2"' _ "$scratch/tty4.term" "$scratch/tty4.jsonl"
+    ok "  the agent's output waited while the question was up (none between it and the answer)" \
+        sh -c 'sed -n "s/.*<<PROMPT>>\(.*\)<<KEY>>.*/\1/p" "$1" | grep -q "^$" &&
+               sed -n "/<<KEY>>/,\$p" "$1" | sed "s/.*<<KEY>>//" | grep -q while-held' _ "$scratch/tty4.term"
+    ok "  ENQ never reached the terminal" sh -c '! grep -q "$(printf "\005")" "$1"' _ "$scratch/tty4.term"
+    ok "  mouse reports were turned off for the question and back on after it" \
+        sh -c 'sed "/<<PROMPT>>/q" "$1" | sed "s/<<PROMPT>>.*//" | grep -q "$(printf "\033")\[?1003l" &&
+               sed -n "/<<KEY>>/,\$p" "$1" | sed "s/.*<<KEY>>//" | grep -q "$(printf "\033")\[?1003h"' _ "$scratch/tty4.term"
 fi
 
 # --- the event socket ------------------------------------------------------------

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The terminal between the agent and the human who approves its calls.
+ * The agent cannot write to cordon's terminal's input (it has a pty of its
+ * own, run.c), but its output reaches that terminal, and a terminal answers
+ * some output with input: device reports, the ENQ answerback, echoed
+ * titles and settings, mouse and focus reports once the output enables
+ * them.  Read by a y/n prompt, such an answer is the agent approving its
+ * own call.  Why each piece is there, and what it cannot close:
+ * tty_guard.c.  Pure byte parsing; the supervisor does the I/O.
+ */
+#ifndef CORDON_TTY_GUARD_H
+#define CORDON_TTY_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The terminal's input as a parser sees it: which bytes a human typed alone. */
+struct tty_keys {
+	uint8_t st;             /* TK_* (tty_guard.c) */
+	uint8_t left;           /* mouse report: characters still to come */
+	uint8_t cont;           /* UTF-8: continuation bytes still to come */
+	uint8_t lead;           /* UTF-8: the lead byte of the character */
+	bool any;               /* CSI: a parameter or intermediate byte seen */
+	bool osc;               /* string: OSC (BEL ends it too) */
+};
+
+/*
+ * Feed one byte of the terminal's input.  Returns the byte when it is a
+ * key typed outside every control sequence (an ASCII character or C0
+ * control alone), or -1 when it belongs to a sequence or a non-ASCII
+ * character.  The state carries across reads, and across the time input is
+ * relayed to the agent (feed those bytes too), so a report split around a
+ * prompt's start is still a report.
+ */
+int tty_keys_feed(struct tty_keys *k, unsigned char c);
+
+/* The agent's output on its way to the terminal. */
+struct tty_out {
+	uint8_t st;
+	bool priv;              /* CSI ? ... */
+	uint8_t n;              /* parameters so far */
+	uint32_t par[16];
+	uint32_t modes;         /* TTY_MODE_* the agent has turned on */
+};
+
+/*
+ * Filter the agent's output in place: ENQ (0x05) is dropped, the modes in
+ * which the terminal reports the mouse or focus are tracked.  Returns the
+ * new length.
+ */
+size_t tty_out_filter(struct tty_out *o, char *buf, size_t n);
+
+/*
+ * Bytes to write before a prompt: end whatever sequence the agent left
+ * open, reset what can hide or disguise text, and turn off every mode in
+ * which the terminal sends input of its own.  Returns the length written
+ * (at most len; 512 is enough).
+ */
+size_t tty_guard_begin(char *out, size_t len);
+
+/* Bytes to write after the last prompt: the agent's reporting modes back on. */
+size_t tty_guard_end(const struct tty_out *o, char *out, size_t len);
+
+#endif
