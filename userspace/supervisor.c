@@ -1343,23 +1343,26 @@ static void floor_drops(struct sup *s)
 /* --- terminal relay ------------------------------------------------------- */
 
 /*
- * The agent's output to cordon's terminal goes through tty_out_filter (no
- * ENQ; its reporting modes tracked), and the terminal's input to the agent
+ * The agent's output to cordon's terminal goes through tty_out_filter (what
+ * only draws passes; its reporting modes tracked), and the terminal's input to the agent
  * through the key parser, so that the parser knows where a report stands
  * when a prompt begins (tty_guard.c).
  */
 static void relay(struct sup *s, int from, int to)
 {
-	char buf[4096];
-	ssize_t n = read(from, buf, sizeof(buf));
+	char in[4096], filtered[TTY_OUT_MAX(sizeof(in))];
+	const char *buf = in;
+	ssize_t n = read(from, in, sizeof(in));
 
 	if (n <= 0)
 		return;
-	if (from == s->pty_master)
-		n = (ssize_t)tty_out_filter(&s->out, buf, (size_t)n);
-	else
+	if (from == s->pty_master) {
+		n = (ssize_t)tty_out_filter(&s->out, in, (size_t)n, filtered);
+		buf = filtered;
+	} else {
 		for (ssize_t i = 0; i < n; i++)
-			(void)tty_keys_feed(&s->keys, (unsigned char)buf[i]);
+			(void)tty_keys_feed(&s->keys, (unsigned char)in[i]);
+	}
 	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(to, buf + off, (size_t)(n - off));
 

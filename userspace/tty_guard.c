@@ -31,7 +31,8 @@
  *      Strings end only at their terminator (ESC \, and BEL for OSC): not
  *      at CAN, SUB or an 8-bit ST, which an echoed payload could hold.
  *   3. ENQ is removed from the agent's output: the answerback is the one
- *      reply that is bare text.
+ *      reply that is bare text.  The same filter drops what would act on
+ *      the host through the terminal (tty_out_filter, below).
  *   4. Before the question: CAN and ST end any sequence or string left
  *      open, then 7-bit replies (S7C1T), plain text attributes, the ASCII
  *      character set, the default colours and palette, the full scroll
@@ -210,64 +211,259 @@ static void mode_set(struct tty_out *o, uint32_t m, bool on)
 		}
 }
 
-enum { TO_GROUND, TO_ESC, TO_CSI };
+enum { TO_GROUND, TO_C2, TO_ESC, TO_CSI, TO_CSI_DROP, TO_OSC_NUM, TO_OSC, TO_OSC_ESC,
+       TO_DROP, TO_DROP_ESC };
+
+/* OSC commands a terminal only draws with: titles, colours, cwd, links, notices, marks. */
+static bool osc_allowed(uint32_t num)
+{
+	static const uint16_t ok[] = { 0, 1, 2, 4, 7, 8, 9, 10, 11, 12, 104, 110, 111, 112, 133, 777 };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (ok[i] == num)
+			return true;
+	return false;
+}
+
+/* A CSI held whole in o->hold, judged at its final byte. */
+static size_t csi_done(struct tty_out *o, char *out)
+{
+	unsigned char fin = (unsigned char)o->hold[o->n - 1];
+	bool priv = o->n > 3 && o->hold[2] == '?';
+	uint32_t par = 0;
+
+	if (fin == 'i')
+		return 0;       /* media copy: xterm's printer command runs on the host */
+	if (priv && (fin == 'h' || fin == 'l'))
+		for (size_t i = 3; i < o->n; i++) {
+			char c = o->hold[i];
+
+			if (c >= '0' && c <= '9') {
+				if (par < 100000)
+					par = par * 10 + (uint32_t)(c - '0');
+			} else {
+				mode_set(o, par, fin == 'h');
+				par = 0;
+			}
+		}
+	memcpy(out, o->hold, o->n);
+	return o->n;
+}
 
 /*
- * Tracking is for restoring the agent's modes after a prompt only: a form
- * it misses (an 8-bit CSI, say) costs the agent its mouse after the prompt,
- * never the prompt its guard, which turns every reporting mode off.
+ * One byte of text (GROUND, or an OSC's content): UTF-8 passes, C1
+ * controls do not, 8-bit (a stray 0x80..0x9f) or UTF-8 encoded
+ * (U+0080..U+009F, C2 80..C2 9F): a terminal that honours them would start
+ * the sequences this filter judges in their 7-bit form.  A C2 is held
+ * until the next byte tells which it is (TO_C2).
  */
-size_t tty_out_filter(struct tty_out *o, char *buf, size_t n)
+static size_t text_byte(struct tty_out *o, unsigned char c, char *out, uint8_t back)
+{
+	if (o->cont && c >= 0x80 && c <= 0xbf) {
+		o->cont--;
+		out[0] = (char)c;
+		return 1;
+	}
+	o->cont = 0;
+	if (c == 0xc2) {
+		o->st = TO_C2;          /* judged with the next byte */
+		o->back = back;
+		return 0;
+	}
+	if (c >= 0x80 && c <= 0x9f)
+		return 0;
+	if (c >= 0xc3 && c <= 0xf4)
+		o->cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+	out[0] = (char)c;
+	return 1;
+}
+
+static size_t out_byte(struct tty_out *o, unsigned char c, char *out);
+
+/* ESC and the byte after it. */
+static size_t esc_byte(struct tty_out *o, unsigned char c, char *out)
+{
+	switch (c) {
+	case '[':
+		o->st = TO_CSI;
+		o->hold[0] = 0x1b;
+		o->hold[1] = '[';
+		o->n = 2;
+		return 0;
+	case ']':
+		o->st = TO_OSC_NUM;
+		o->hold[0] = 0x1b;
+		o->hold[1] = ']';
+		o->n = 2;
+		o->num = 0;
+		return 0;
+	case 'P': case '_': case '^': case 'X':
+		o->st = TO_DROP;        /* DCS, APC, PM, SOS: never shown */
+		return 0;
+	case 0x1b:
+		return 0;               /* ESC ESC: the first one did nothing */
+	case '\\':
+		o->st = TO_GROUND;      /* a stray ST ends nothing */
+		return 0;
+	case 0x18: case 0x1a:
+		o->st = TO_GROUND;
+		return 0;
+	default:
+		if (c < 0x20 || c >= 0x7f) {
+			o->st = TO_GROUND;
+			return out_byte(o, c, out);   /* ESC then a control or non-ASCII: ESC ignored */
+		}
+		if (c == 'c')
+			o->modes = 0;   /* RIS: the terminal resets them all */
+		o->st = TO_GROUND;
+		out[0] = 0x1b;
+		out[1] = (char)c;
+		return 2;
+	}
+}
+
+static size_t out_byte(struct tty_out *o, unsigned char c, char *out)
+{
+	size_t w;
+
+	if (c < 0x80 || c > 0xbf)
+		o->cont = 0;    /* a character cut short: what follows is no part of it */
+	switch (o->st) {
+	case TO_GROUND:
+		if (c == 0x1b) {
+			o->st = TO_ESC;
+			o->cont = 0;
+			return 0;
+		}
+		if (c == 0x05)
+			return 0;       /* ENQ: its answerback is bare text (tty_keys_feed) */
+		return text_byte(o, c, out, TO_GROUND);
+	case TO_C2:
+		o->st = o->back;
+		if (c >= 0x80 && c <= 0xbf) {
+			if (c <= 0x9f)
+				return 0;       /* a UTF-8 C1 control: both bytes go */
+			out[0] = (char)0xc2;
+			out[1] = (char)c;
+			return 2;
+		}
+		out[0] = (char)0xc2;    /* a lone lead byte: shown, and c read afresh */
+		return 1 + out_byte(o, c, out + 1);
+	case TO_ESC:
+		return esc_byte(o, c, out);
+	case TO_CSI:
+		if (c == 0x1b || c == 0x18 || c == 0x1a || c >= 0x80) {
+			o->st = TO_GROUND;      /* aborted: nothing of it was shown */
+			return c == 0x18 || c == 0x1a ? 0 : out_byte(o, c, out);
+		}
+		if (c < 0x20)
+			return 0;               /* a control inside: dropped */
+		if (o->n == sizeof(o->hold)) {
+			o->st = TO_CSI_DROP;
+			return out_byte(o, c, out);
+		}
+		o->hold[o->n++] = (char)c;
+		if (c >= 0x40 && c <= 0x7e) {
+			o->st = TO_GROUND;
+			return csi_done(o, out);
+		}
+		return 0;
+	case TO_CSI_DROP:
+		if (c == 0x1b || c >= 0x80) {
+			o->st = TO_GROUND;
+			return out_byte(o, c, out);
+		}
+		if ((c >= 0x40 && c <= 0x7e) || c == 0x18 || c == 0x1a)
+			o->st = TO_GROUND;
+		return 0;
+	case TO_OSC_NUM:
+		if (c >= '0' && c <= '9' && o->n < 7) {     /* 5 digits: no wrap-around */
+			o->hold[o->n++] = (char)c;
+			o->num = o->num * 10 + (uint32_t)(c - '0');
+			return 0;
+		}
+		/* Only digits then ';' or the end: a byte dropped here could join two numbers. */
+		if (o->n == 2 || !osc_allowed(o->num) || (c != ';' && c != 0x07 && c != 0x1b)) {
+			o->st = TO_DROP;
+			return out_byte(o, c, out);
+		}
+		memcpy(out, o->hold, o->n);
+		w = o->n;
+		o->st = TO_OSC;
+		o->cont = 0;
+		return w + out_byte(o, c, out + w);
+	case TO_OSC:
+		/*
+		 * The content of an OSC let through: text only.  BEL ends it;
+		 * any other control, ESC included, ends it here with an ST of
+		 * ours and is then read afresh, so what a terminal reads as a
+		 * new sequence this filter has judged as one.
+		 */
+		if (c == 0x07) {
+			o->st = TO_GROUND;
+			out[0] = 0x07;
+			return 1;
+		}
+		if (c == 0x1b) {
+			o->st = TO_OSC_ESC;
+			return 0;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			o->st = TO_GROUND;
+			out[0] = 0x1b;
+			out[1] = '\\';
+			return 2 + out_byte(o, c, out + 2);
+		}
+		return text_byte(o, c, out, TO_OSC);
+	case TO_OSC_ESC:
+		o->st = TO_GROUND;
+		out[0] = 0x1b;
+		out[1] = '\\';
+		if (c == '\\')
+			return 2;
+		o->st = TO_ESC;
+		return 2 + out_byte(o, c, out + 2);
+	case TO_DROP:
+		if (c == 0x1b)
+			o->st = TO_DROP_ESC;
+		else if (c == 0x07 || c == 0x18 || c == 0x1a)
+			o->st = TO_GROUND;
+		return 0;
+	case TO_DROP_ESC:
+		if (c == '\\') {
+			o->st = TO_GROUND;
+			return 0;
+		}
+		o->st = TO_ESC;         /* the terminal never saw the string: ESC starts anew */
+		return out_byte(o, c, out);
+	default:
+		o->st = TO_GROUND;
+		return 0;
+	}
+}
+
+/*
+ * Attack, beyond the prompt: what the agent prints reaches a terminal on
+ * the host, and terminals act on some sequences outside their window:
+ * OSC 52 sets (or reads back) the host's clipboard, so a command is
+ * pasted into a host shell later or a password read; DECUDK programs a
+ * function key to type a command into the next host shell; kitty's remote
+ * control (a DCS) and iTerm2's and kitty's file transfer (OSC 1337, 5113)
+ * launch programs and write files on the host; tmux passthrough (a DCS)
+ * carries any of these past tmux; xterm's media copy runs its printer
+ * command.  So the filter lets through text and the sequences that only
+ * draw, and drops the rest whole (an OSC is judged by its number before
+ * any of it leaves).  Costs: sixel and kitty images, tmux passthrough and
+ * clipboard copy from inside the sandbox do not work.  Not closed: what a
+ * listed sequence can still do (a hyperlink the human clicks, window
+ * titles), and terminals that give other sequences host effects.
+ */
+size_t tty_out_filter(struct tty_out *o, const char *in, size_t n, char *out)
 {
 	size_t w = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)buf[i];
-
-		if (c == 0x05)
-			continue;
-		buf[w++] = (char)c;
-		switch (o->st) {
-		case TO_GROUND:
-			if (c == 0x1b)
-				o->st = TO_ESC;
-			break;
-		case TO_ESC:
-			if (c == '[') {
-				o->st = TO_CSI;
-				o->priv = false;
-				o->n = 0;
-				o->par[0] = 0;
-				break;
-			}
-			if (c == 'c')
-				o->modes = 0;   /* RIS: the terminal resets them all */
-			o->st = c == 0x1b ? TO_ESC : TO_GROUND;
-			break;
-		case TO_CSI:
-			if (c == '?' && o->n == 0 && o->par[0] == 0 && !o->priv) {
-				o->priv = true;
-			} else if (c >= '0' && c <= '9') {
-				if (o->par[o->n] < 100000)
-					o->par[o->n] = o->par[o->n] * 10 + (c - '0');
-			} else if (c == ';') {
-				if ((size_t)o->n + 1 < sizeof(o->par) / sizeof(o->par[0]))
-					o->par[++o->n] = 0;
-			} else if (c >= 0x40 && c <= 0x7e) {
-				if (o->priv && (c == 'h' || c == 'l'))
-					for (unsigned j = 0; j <= o->n; j++)
-						mode_set(o, o->par[j], c == 'h');
-				o->st = TO_GROUND;
-			} else if (c == 0x1b) {
-				o->st = TO_ESC;
-			} else if (c == 0x18 || c == 0x1a || c >= 0x80) {
-				o->st = TO_GROUND;
-			}
-			break;
-		default:
-			o->st = TO_GROUND;
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		w += out_byte(o, (unsigned char)in[i], out + w);
 	return w;
 }
 

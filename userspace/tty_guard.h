@@ -37,20 +37,28 @@ struct tty_keys {
 int tty_keys_feed(struct tty_keys *k, unsigned char c);
 
 /* The agent's output on its way to the terminal. */
+#define TTY_OUT_HOLD 256
+#define TTY_OUT_MAX(n) (2 * (n) + TTY_OUT_HOLD + 4)
 struct tty_out {
-	uint8_t st;
-	bool priv;              /* CSI ? ... */
-	uint8_t n;              /* parameters so far */
-	uint32_t par[16];
+	uint8_t st;             /* TO_* (tty_guard.c) */
+	uint8_t cont;           /* UTF-8 continuation bytes still to come */
+	uint8_t back;           /* after a held C2: the state to return to */
+	uint32_t num;           /* OSC: the command number so far */
 	uint32_t modes;         /* TTY_MODE_* the agent has turned on */
+	size_t n;               /* bytes held */
+	char hold[TTY_OUT_HOLD];        /* a CSI or an OSC's start, until judged */
 };
 
 /*
- * Filter the agent's output in place: ENQ (0x05) is dropped, the modes in
- * which the terminal reports the mouse or focus are tracked.  Returns the
- * new length.
+ * Filter the agent's output: what reaches the terminal is text and the
+ * control sequences a terminal only draws with.  Dropped whole: ENQ, every
+ * DCS, APC, PM and SOS string, OSC commands other than the listed ones
+ * (title, colours, hyperlinks, cwd, notifications, shell marks), media copy
+ * (CSI i), and C1 controls in 8-bit or UTF-8 form.  The reporting modes
+ * the agent turns on are tracked.  Writes at most TTY_OUT_MAX(n) bytes to
+ * out; returns how many.  The state carries across calls.
  */
-size_t tty_out_filter(struct tty_out *o, char *buf, size_t n);
+size_t tty_out_filter(struct tty_out *o, const char *in, size_t n, char *out);
 
 /*
  * Bytes to write before a prompt: end whatever sequence the agent left

@@ -408,8 +408,11 @@ if command -v python3 >/dev/null 2>&1; then
     # turns on mouse tracking (reports whose raw coordinates are "y" and
     # "s"); while the push waits, another of its processes asks for
     # XTVERSION ("kitty").  tests/terminal.py answers all of it, 150 ms
-    # late as over ssh.  Each one alone approved the push before.
-    tty_attack="cd $WS && printf '\\005\\033]0;yes\\007\\033[21t\\033P\$qy\\033\\\\\\033[?1003h';
+    # late as over ssh.  Each one alone approved the push before.  It also
+    # writes the host's clipboard (OSC 52) and programs a key (DECUDK),
+    # which must not reach the terminal, and sets a title, which must.
+    tty_attack="cd $WS && printf '\\033]52;c;cm0gLXJmIH4K\\007\\033P1;1|17/726d\\033\\\\\\033]0;kept-title\\007';
+        printf '\\005\\033]0;yes\\007\\033[21t\\033P\$qy\\033\\\\\\033[?1003h';
         (sleep 0.5; printf '\\033[>0q\\005'; echo while-held) & ./git push origin main; echo push=\$?; wait"
     tty_term() {  # tty_term KEY NAME: the attack in a session, KEY typed 1 s after the question
         python3 "$(dirname "$0")/../terminal.py" "$1" 1 "$scratch/$2.term" -- "$cordon" run -q --user "$AGENT" \
@@ -429,6 +432,8 @@ if command -v python3 >/dev/null 2>&1; then
         sh -c 'sed -n "s/.*<<PROMPT>>\(.*\)<<KEY>>.*/\1/p" "$1" | grep -q "^$" &&
                sed -n "/<<KEY>>/,\$p" "$1" | sed "s/.*<<KEY>>//" | grep -q while-held' _ "$scratch/tty4.term"
     ok "  ENQ never reached the terminal" sh -c '! grep -q "$(printf "\005")" "$1"' _ "$scratch/tty4.term"
+    ok "  nor a clipboard write or a programmed key, while a title did" \
+        sh -c '! grep -q "]52;" "$1" && ! grep -q "P1;1|" "$1" && grep -q "]0;kept-title" "$1"' _ "$scratch/tty4.term"
     ok "  mouse reports were turned off for the question and back on after it" \
         sh -c 'sed "/<<PROMPT>>/q" "$1" | sed "s/<<PROMPT>>.*//" | grep -q "$(printf "\033")\[?1003l" &&
                sed -n "/<<KEY>>/,\$p" "$1" | sed "s/.*<<KEY>>//" | grep -q "$(printf "\033")\[?1003h"' _ "$scratch/tty4.term"

@@ -4,9 +4,13 @@
  * alone answer; no byte of a terminal report does, whatever it carries (the
  * reports the agent can provoke, 7-bit, 8-bit and UTF-8 C1 forms, X10 mouse
  * reports in both encodings, strings that hold CAN, SUB or an 8-bit ST,
- * random payloads), and the parser is back to plain keys after each; ENQ
- * leaves the agent's output, and the reporting modes it turns on are
- * tracked (split across writes, reset by RIS) and given back.
+ * random payloads), and the parser is back to plain keys after each.  The
+ * agent's output: what acts on the host (clipboard, programmed keys, remote
+ * control, file transfer, passthrough, media copy, C1 forms, ENQ) is
+ * dropped, what only draws passes unchanged, and random streams split at
+ * random never get one of the dropped kinds to a terminal as xterm reads;
+ * the reporting modes it turns on are tracked (split across writes, reset
+ * by RIS) and given back.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,35 +174,208 @@ static void random_payloads(void **state)
 	}
 }
 
-static void output_drops_enq(void **state)
+/* The filter's output for a string literal, as a NUL-terminated string. */
+static const char *filt(struct tty_out *o, const char *in, size_t n)
 {
-	struct tty_out o = { 0 };
-	char buf[] = "a\x05" "b\x05\x05" "c";
+	static char out[TTY_OUT_MAX(512) + 1];
+	size_t w;
+
+	assert_true(n <= 512);
+	w = tty_out_filter(o, in, n, out);
+	out[w] = '\0';
+	return out;
+}
+
+#define FILT(o, lit) filt((o), (lit), sizeof(lit) - 1)
+
+static void output_drops_what_acts_on_the_host(void **state)
+{
+	static const struct { const char *what, *in, *out; } c[] = {
+		{ "ENQ", "a\x05" "b\x05\x05" "c", "abc" },
+		{ "OSC 52 (clipboard), BEL", "a\x1b]52;c;cm0gLXJmIH4K\x07" "b", "ab" },
+		{ "OSC 52 (clipboard), ST", "a\x1b]52;c;?\x1b\\b", "ab" },
+		{ "OSC 1337 (iTerm2 file)", "\x1b]1337;File=name=eA==:eA==\x07ok", "ok" },
+		{ "OSC 5113 (kitty file transfer)", "\x1b]5113;ac=send\x1b\\ok", "ok" },
+		{ "OSC without a number", "\x1b]lyes\x1b\\ok", "ok" },
+		{ "DECUDK (programs a key)", "\x1bP1;1|17/726d202d7266\x1b\\ok", "ok" },
+		{ "kitty remote control", "\x1bP@kitty-cmd{\"cmd\":\"launch\"}\x1b\\ok", "ok" },
+		{ "tmux passthrough", "\x1bPtmux;\x1b\x1b]52;c;eA==\x07\x1b\\ok", "ok" },
+		{ "APC (kitty graphics)", "\x1b_Gf=100,t=f;L2V0Yy9zaGFkb3c=\x1b\\ok", "ok" },
+		{ "PM and SOS", "\x1b^x\x1b\\\x1bXy\x1b\\ok", "ok" },
+		{ "media copy", "\x1b[5ia\x1b[4i\x1b[?5i", "a" },
+		{ "8-bit DCS and OSC", "\x90q\x9c\x9d" "52;c;eA==\x07ok", "q52;c;eA==\x07ok" },
+		{ "UTF-8 C1 DCS", "\xc2\x90" "1|\x1b\\ok", "1|ok" },
+		{ "a DCS ended by a new ESC", "\x1bPx\x1b[1mB", "\x1b[1mB" },
+		{ "CAN inside a CSI", "\x1b[3\x18" "1m", "1m" },
+	};
 
 	(void)state;
-	assert_int_equal(tty_out_filter(&o, buf, sizeof(buf) - 1), 3);
-	assert_memory_equal(buf, "abc", 3);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct tty_out o = { 0 };
+		const char *got = filt(&o, c[i].in, strlen(c[i].in));
+
+		if (strcmp(got, c[i].out))
+			fail_msg("%s: got \"%s\"", c[i].what, got);
+	}
+}
+
+static void output_keeps_what_draws(void **state)
+{
+	static const char *const keep[] = {
+		"plain text, UTF-8 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 and \xc2\xa0\r\n\t\b",
+		"\x1b[1;31mred\x1b[0m \x1b[2J\x1b[H\x1b[?25l\x1b[?1049h\x1b[?2026h\x1b[>1u",
+		"\x1b]0;a title\x07\x1b]2;another\x1b\\",
+		"\x1b]8;;https://example.org/\x1b\\link\x1b]8;;\x1b\\",
+		"\x1b]11;?\x07\x1b]4;1;rgb:ff/00/00\x1b\\\x1b]104\x07\x1b]133;A\x07",
+		"\x1b" "7\x1b" "8\x1b(B\x1b=\x1b>",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		struct tty_out o = { 0 };
+
+		assert_string_equal(filt(&o, keep[i], strlen(keep[i])), keep[i]);
+	}
+}
+
+/*
+ * What a terminal would make of the filter's output, read the way xterm
+ * reads it and, where terminals differ, the more dangerous way: returns
+ * NULL, or what got through.
+ */
+static const char *terminal_sees(const unsigned char *b, size_t n)
+{
+	enum { G, E, C, O, ON } st = G;
+	uint32_t num = 0;
+	int digits = 0, cont = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = b[i];
+
+		switch (st) {
+		case G:
+			if (c == 0x05)
+				return "ENQ";
+			if (cont && c >= 0x80 && c <= 0xbf) {
+				if (i > 0 && b[i - 1] == 0xc2 && c <= 0x9f)
+					return "a UTF-8 C1 control";
+				cont--;
+				break;
+			}
+			cont = c >= 0xc2 && c <= 0xf4 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+			if (c >= 0x80 && c <= 0x9f)
+				return "an 8-bit C1 control";
+			if (c == 0x1b)
+				st = E;
+			break;
+		case E:
+			if (c == 'P' || c == '_' || c == '^' || c == 'X')
+				return "a DCS, APC, PM or SOS";
+			st = c == '[' ? C : c == ']' ? ON : c == 0x1b ? E : G;
+			num = 0;
+			digits = 0;
+			break;
+		case C:
+			if (c < 0x20)
+				return "a control inside a CSI";
+			if (c >= 0x40 && c <= 0x7e) {
+				if (c == 'i')
+					return "media copy";
+				st = G;
+			}
+			break;
+		case ON:
+			if (c >= '0' && c <= '9') {
+				num = num * 10 + (c - '0');
+				digits++;
+				break;
+			}
+			if (!digits || !(num <= 12 || num == 52 || num == 104 || num == 110 ||
+					 num == 111 || num == 112 || num == 133 || num == 777) ||
+			    num == 3 || num == 5 || num == 6 || num == 52)
+				return "an OSC that is not on the list";
+			st = O;
+			cont = 0;
+			/* fall through */
+		case O:
+			if (cont && c >= 0x80 && c <= 0xbf) {
+				if (b[i - 1] == 0xc2 && c <= 0x9f)
+					return "a UTF-8 C1 control inside an OSC";
+				cont--;
+				break;
+			}
+			cont = c >= 0xc2 && c <= 0xf4 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+			if (c == 0x07)
+				st = G;
+			else if (c == 0x1b)
+				st = E;
+			else if (c < 0x20 || (c >= 0x80 && c <= 0x9f))
+				return "a control inside an OSC";
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Random streams of the bytes that matter: nothing of the dropped kinds gets through, however split. */
+static void random_output_never_reaches_the_terminal(void **state)
+{
+	static const unsigned char alpha[] = { 0x1b, '[', ']', 'P', '_', '^', 'X', '\\', 0x07,
+					       0x18, 0x1a, 0x05, '5', '2', '1', '0', ';', '?',
+					       'i', 'h', 'a', 0x90, 0x9b, 0x9c, 0x9d, 0xc2, 0xc3,
+					       0xa9, 0x01, 0x7f, 0xe2, 0x82 };
+	static char whole[TTY_OUT_MAX(64)], parts[TTY_OUT_MAX(64) * 2];
+
+	(void)state;
+	for (int t = 0; t < 100000; t++) {
+		struct tty_out a = { 0 }, b = { 0 };
+		unsigned char in[64];
+		size_t n = 1 + rnd() % sizeof(in), wa, wb = 0;
+		const char *bad;
+
+		for (size_t i = 0; i < n; i++)
+			in[i] = alpha[rnd() % sizeof(alpha)];
+		wa = tty_out_filter(&a, (const char *)in, n, whole);
+		assert_true(wa <= TTY_OUT_MAX(n));
+		for (size_t i = 0; i < n;) {
+			size_t k = 1 + rnd() % 7;
+
+			if (k > n - i)
+				k = n - i;
+			wb += tty_out_filter(&b, (const char *)in + i, k, parts + wb);
+			i += k;
+		}
+		if (wa != wb || memcmp(whole, parts, wa))
+			fail_msg("case %d: the output depends on how the input was split", t);
+		bad = terminal_sees((const unsigned char *)whole, wa);
+		if (bad) {
+			char hex[64 * 3 + 1];
+
+			for (size_t i = 0; i < n; i++)
+				snprintf(hex + 3 * i, 4, "%02x ", in[i]);
+			fail_msg("case %d: %s reached the terminal from: %s", t, bad, hex);
+		}
+	}
 }
 
 static void output_tracks_reporting_modes(void **state)
 {
 	struct tty_out o = { 0 };
-	char a[] = "x\x1b[?1000;10", b[] = "06h\x1b[?25l\x1b[?1004h", c[] = "\x1b[?1004l",
-	     d[] = "\x1b[1000h", e[] = "\x1b" "c", out[128];
+	char out[128];
 	size_t n;
 
 	(void)state;
-	tty_out_filter(&o, a, strlen(a));
-	tty_out_filter(&o, b, strlen(b));
+	FILT(&o, "x\x1b[?1000;10");
+	FILT(&o, "06h\x1b[?25l\x1b[?1004h");
 	n = tty_guard_end(&o, out, sizeof(out));
 	out[n] = '\0';
 	assert_string_equal(out, "\x1b[?1000h\x1b[?1004h\x1b[?1006h");
-	tty_out_filter(&o, c, strlen(c));
-	tty_out_filter(&o, d, strlen(d));       /* not private: an ANSI mode, not tracked */
+	FILT(&o, "\x1b[?1004l");
+	FILT(&o, "\x1b[1000h");         /* not private: an ANSI mode, not tracked */
 	n = tty_guard_end(&o, out, sizeof(out));
 	out[n] = '\0';
 	assert_string_equal(out, "\x1b[?1000h\x1b[?1006h");
-	tty_out_filter(&o, e, strlen(e));       /* RIS */
+	FILT(&o, "\x1b" "c");           /* RIS */
 	assert_int_equal(tty_guard_end(&o, out, sizeof(out)), 0);
 }
 
@@ -231,7 +408,9 @@ int main(void)
 		cmocka_unit_test(reports_never_answer),
 		cmocka_unit_test(split_reports),
 		cmocka_unit_test(random_payloads),
-		cmocka_unit_test(output_drops_enq),
+		cmocka_unit_test(output_drops_what_acts_on_the_host),
+		cmocka_unit_test(output_keeps_what_draws),
+		cmocka_unit_test(random_output_never_reaches_the_terminal),
 		cmocka_unit_test(output_tracks_reporting_modes),
 		cmocka_unit_test(guard_turns_reports_off),
 	};
