@@ -93,6 +93,7 @@ static void prompt(struct sup *s, struct pending *p)
 	size_t n = tty_guard_begin(pre, sizeof(pre));
 
 	s->prompt_active = true;
+	s->prompt_at = sup_now_ms();
 	p->prompted = true;
 	if (isatty(STDERR_FILENO))
 		write_all(STDERR_FILENO, pre, n);
@@ -285,13 +286,13 @@ void approve_tick(struct sup *s)
 /*
  * Keys typed at the prompt.  Every byte goes through the parser, the ones
  * after an answer too (so a report split by it stays one), but only the
- * first answer in a read counts: what follows it does not answer the next
- * question.
+ * first answer in a read counts, what follows it does not answer the next
+ * question, and nothing typed in the question's first PROMPT_GRACE_MS does.
  */
 void approve_tty_input(struct sup *s, const char *buf, size_t n)
 {
 	struct pending *p;
-	bool answered = false;
+	bool answered = sup_now_ms() < s->prompt_at + PROMPT_GRACE_MS;
 
 	for (p = s->pending; p && !(p->prompted); p = p->next)
 		;

@@ -146,6 +146,7 @@ struct sup {
 	char **approved;                /* "for this session" event keys */
 	size_t n_approved;
 	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
+	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
 	struct tty_keys keys;           /* cordon's terminal's input, parsed */
 	struct tty_out out;             /* the agent's output, filtered */
 
@@ -208,6 +209,16 @@ uint64_t sup_now_ms(void);
  * refused at once and recorded as such.
  */
 #define SUP_MAX_PENDING 256
+
+/*
+ * Keys typed within this long of a question do not answer it.  Attack:
+ * the agent reads what the human types to it, so it can raise a question
+ * just as the human is about to press y or s in some other word ("yes",
+ * "this"): the key meant for the agent would approve.  A second is as
+ * long as browsers keep their security dialogs' buttons off, for the same
+ * reason; a human reads the question for longer than that anyway.
+ */
+#define PROMPT_GRACE_MS 1000
 
 /* Why sup_hold refused (its -errno), as the record says. */
 const char *sup_hold_error(int r);

@@ -378,7 +378,7 @@ policy=$policy_saved
 # cordon's.
 tty_session() {  # tty_session KEY AUDIT CMD...: prints what the terminal showed, then "exit N"
     key=$1 a=$2; shift 2
-    python3 "$(dirname "$0")/../terminal.py" "$key" 0 "$scratch/tty.log" -- "$cordon" run -q \
+    python3 "$(dirname "$0")/../terminal.py" "$key" "${TTY_DELAY:-1.2}" "$scratch/tty.log" -- "$cordon" run -q \
         --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$a" -- "$@" >/dev/null 2>&1
     rc=$?
     sed 's/<<[A-Z]*>>//g' "$scratch/tty.log"
@@ -401,6 +401,11 @@ if command -v python3 >/dev/null 2>&1; then
         sh -c '[ -n "$1" ] && [ -n "$2" ] && [ "$1" != "$2" ]' _ "$agent_tty" "$cordon_tty"
     o=$(tty_session n "$scratch/tty2.jsonl" /bin/sh -c "cd $WS && ./git push origin main")
     ok "tty: n denies (the push failed)" sh -c 'printf %s "$1" | grep -q "^exit [1-9]"' _ "$o"
+    # Type-ahead: a key meant for the agent, pressed as the question appears.
+    o=$(TTY_DELAY=0.2 tty_session y "$scratch/tty5.jsonl" /bin/sh -c "cd $WS && ./git push origin main")
+    ok "tty: a y typed 0.2 s after the question appeared does not answer it (refused at the timeout)" \
+        sh -c 'printf %s "$1" | grep -q "^exit [1-9]" && grep -q "\"approver\":\"timeout\"" "$2"' \
+        _ "$o" "$scratch/tty5.jsonl"
 
     # The agent answers through the terminal (userspace/tty_guard.c): before
     # its push it writes ENQ (answerback "PuTTY"), sets the title to "yes"
@@ -414,8 +419,8 @@ if command -v python3 >/dev/null 2>&1; then
     tty_attack="cd $WS && printf '\\033]52;c;cm0gLXJmIH4K\\007\\033P1;1|17/726d\\033\\\\\\033]0;kept-title\\007';
         printf '\\005\\033]0;yes\\007\\033[21t\\033P\$qy\\033\\\\\\033[?1003h';
         (sleep 0.5; printf '\\033[>0q\\005'; echo while-held) & ./git push origin main; echo push=\$?; wait"
-    tty_term() {  # tty_term KEY NAME: the attack in a session, KEY typed 1 s after the question
-        python3 "$(dirname "$0")/../terminal.py" "$1" 1 "$scratch/$2.term" -- "$cordon" run -q --user "$AGENT" \
+    tty_term() {  # tty_term KEY NAME: the attack in a session, KEY typed 1.2 s after the question
+        python3 "$(dirname "$0")/../terminal.py" "$1" 1.2 "$scratch/$2.term" -- "$cordon" run -q --user "$AGENT" \
             --workspace "$WS" --policy "$policy" --audit "$scratch/$2.jsonl" -- /bin/sh -c "$tty_attack" \
             >/dev/null 2>&1
     }
