@@ -66,7 +66,7 @@ def main():
         shown += d
         scan += d
         if not ctty:
-            ctty = os.readlink("/proc/%d/fd/0" % pid)
+            ctty = os.readlink("/proc/%d/fd/1" % pid)
         if asked_at is None and b"Approve once" in shown:
             asked_at = time.time()
             shown += b"<<PROMPT>>"

@@ -892,32 +892,44 @@ static void restore_tty(void)
 }
 
 /*
- * With a terminal on stdin, the agent gets its own pseudo-terminal and the
- * supervisor relays bytes: the agent never holds a descriptor of cordon's
- * terminal (no TIOCSTI into it, no reading the human's answer to a prompt).
+ * With a terminal on stdin, stdout or stderr, the agent gets its own
+ * pseudo-terminal in the place of each, and the supervisor relays bytes:
+ * the agent never holds a descriptor of cordon's terminal (no TIOCSTI into
+ * it, no reading the human's keys or answer to a prompt from it, no
+ * sequence written to it unfiltered, tty_guard.c).  Attack closed by
+ * taking stdout and stderr too: before, with stdin not a terminal
+ * (`cordon run ... </dev/null`, a pipe), the agent wrote to cordon's
+ * terminal through its own stdout, so the output filter was not on the way.
+ * The human's keys reach the agent only when stdin is the terminal.
  */
 static int setup_pty(struct sup *s, int *slave)
 {
+	int term = isatty(STDIN_FILENO) ? STDIN_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO :
+		   isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
 	struct winsize ws;
 	struct termios raw;
 	int m;
 
 	*slave = -1;
-	if (!isatty(STDIN_FILENO))
+	if (term < 0)
 		return 0;
-	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) < 0)
+	if (ioctl(term, TIOCGWINSZ, &ws) < 0)
 		memset(&ws, 0, sizeof(ws));
-	if (tcgetattr(STDIN_FILENO, &saved_tio) < 0)
+	if (term == STDIN_FILENO && tcgetattr(STDIN_FILENO, &saved_tio) < 0)
 		return -errno;
-	if (openpty(&m, slave, NULL, &saved_tio, &ws) < 0)
+	if (openpty(&m, slave, NULL, term == STDIN_FILENO ? &saved_tio : NULL, &ws) < 0)
 		return -errno;
 	(void)fcntl(m, F_SETFD, FD_CLOEXEC);
+	s->pty_master = m;
+	s->term_fd = term;
+	s->pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+	if (term != STDIN_FILENO)
+		return 0;
 	tio_saved = true;
 	atexit(restore_tty);
 	raw = saved_tio;
 	cfmakeraw(&raw);
 	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
-	s->pty_master = m;
 	s->tty_fd = STDIN_FILENO;
 	return 0;
 }
@@ -1051,7 +1063,8 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
-			 .approve_sock = -1, .events_sock = -1, .watchdog_fd = -1, .ll_fd = -1,
+			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
+			 .watchdog_fd = -1, .ll_fd = -1,
 			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },

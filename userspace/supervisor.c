@@ -1505,7 +1505,7 @@ int sup_loop(struct sup *s, int *status)
 			accept_events(s);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {
 			if (p[i_pty].revents & POLLIN)
-				relay(s, s->pty_master, STDOUT_FILENO);
+				relay(s, s->pty_master, s->pty_out);
 			else
 				s->pty_master = -1;     /* closed at exit */
 		}
@@ -1527,7 +1527,7 @@ int sup_loop(struct sup *s, int *status)
 				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0) {
 					struct winsize ws;
 
-					if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+					if (ioctl(s->term_fd, TIOCGWINSZ, &ws) == 0)
 						(void)ioctl(s->pty_master, TIOCSWINSZ, &ws);
 				} else if (si.ssi_signo != SIGCHLD) {
 					(void)kill(s->agent, (int)si.ssi_signo);
@@ -1590,7 +1590,7 @@ int sup_loop(struct sup *s, int *status)
 		struct pollfd pp = { .fd = s->pty_master, .events = POLLIN };
 
 		while (poll(&pp, 1, 0) > 0 && (pp.revents & POLLIN))
-			relay(s, s->pty_master, STDOUT_FILENO);
+			relay(s, s->pty_master, s->pty_out);
 	}
 	if (s->stop_reason[0] && !audit_stop) {
 		json_t *ev = json_pack("{s:s,s:s}", "event", "budget", "stopped", s->stop_reason);

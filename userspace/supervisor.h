@@ -135,6 +135,8 @@ struct sup {
 	int listener;                   /* seccomp notify */
 	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
 	int pty_master;                 /* the agent's terminal, or -1 */
+	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
+	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
 	int approve_sock;
 	int events_sock;
 	int watchdog_fd;

@@ -442,6 +442,19 @@ if command -v python3 >/dev/null 2>&1; then
     ok "  mouse reports were turned off for the question and back on after it" \
         sh -c 'sed "/<<PROMPT>>/q" "$1" | sed "s/<<PROMPT>>.*//" | grep -q "$(printf "\033")\[?1003l" &&
                sed -n "/<<KEY>>/,\$p" "$1" | sed "s/.*<<KEY>>//" | grep -q "$(printf "\033")\[?1003h"' _ "$scratch/tty4.term"
+
+    # stdin not a terminal, stdout and stderr one: the agent gets a pty in
+    # their place too, so its output goes through the same filter; before,
+    # it wrote to cordon's terminal directly.
+    python3 "$(dirname "$0")/../terminal.py" - 0 "$scratch/tty6.term" -- /bin/sh -c 'exec "$0" "$@" </dev/null' \
+        "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$scratch/tty6.jsonl" -- \
+        /bin/sh -c "printf '\\033]52;c;cm0gLXJmIH4K\\007'; echo; readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2" \
+        >/dev/null 2>&1
+    ok "tty: with stdin not a terminal, the agent's stdout and stderr are a pty of its own and its stdin stays" \
+        sh -c 't=$(sed -n "s/^cordon-tty //p" "$1"); [ -n "$t" ] && grep -q "^/dev/null$" "$1" &&
+               [ "$(grep -c "^/dev/pts/" "$1")" -eq 2 ] && ! grep -q "^$t$" "$1" ||
+               { cat -v "$1"; exit 1; } >&2' _ "$scratch/tty6.term"
+    ok "  and its clipboard write did not reach the terminal" sh -c '! grep -q "]52;" "$1"' _ "$scratch/tty6.term"
 fi
 
 # --- the event socket ------------------------------------------------------------
