@@ -96,7 +96,7 @@ static void prompt(struct sup *s, struct pending *p)
 	s->prompt_at = sup_now_ms();
 	p->prompted = true;
 	if (isatty(STDERR_FILENO))
-		write_all(STDERR_FILENO, pre, n);
+		(void)write_all(STDERR_FILENO, pre, n);
 	tty_print(s, "\n[cordon] The agent asks to: %s\n"
 		  "[cordon]   rule: %s - %s\n"
 		  "[cordon]   waiting: %d call%s; answer within %llu s or: %s\n"
@@ -137,7 +137,7 @@ static void prompt_next(struct sup *s)
 	}
 	n = tty_guard_end(&s->out, post, sizeof(post));
 	if (n && isatty(STDERR_FILENO))
-		write_all(STDERR_FILENO, post, n);
+		(void)write_all(STDERR_FILENO, post, n);
 	fg = s->pty_master >= 0 ? tcgetpgrp(s->pty_master) : -1;
 	if (fg > 0)
 		(void)kill(-fg, SIGWINCH);
@@ -292,7 +292,7 @@ void approve_tick(struct sup *s)
 void approve_tty_input(struct sup *s, const char *buf, size_t n)
 {
 	struct pending *p;
-	bool answered = sup_now_ms() < s->prompt_at + PROMPT_GRACE_MS;
+	bool done = sup_now_ms() < s->prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
 
 	for (p = s->pending; p && !(p->prompted); p = p->next)
 		;
@@ -301,7 +301,7 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n)
 		int c = tty_keys_feed(&s->keys, (unsigned char)buf[i]);
 		bool allow, session = false;
 
-		if (answered || !p)
+		if (done || !p)
 			continue;
 		if (c == 'y' || c == 'Y')
 			allow = true;
@@ -314,7 +314,7 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n)
 		tty_print(s, "%s\n", allow ? (session ? "approved for this session" : "approved")
 					   : "denied");
 		approve_resolve(s, p, allow, session, "tty");
-		answered = true;
+		done = true;
 	}
 }
 

@@ -1344,9 +1344,9 @@ static void floor_drops(struct sup *s)
 
 /*
  * The agent's output to cordon's terminal goes through tty_out_filter (what
- * only draws passes; its reporting modes tracked), and the terminal's input to the agent
- * through the key parser, so that the parser knows where a report stands
- * when a prompt begins (tty_guard.c).
+ * only draws passes; its reporting modes are tracked), and the terminal's
+ * input to the agent through the key parser, so that the parser knows
+ * where a report stands when a prompt begins (tty_guard.c).
  */
 static void relay(struct sup *s, int from, int to)
 {

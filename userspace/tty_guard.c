@@ -211,8 +211,8 @@ static void mode_set(struct tty_out *o, uint32_t m, bool on)
 		}
 }
 
-enum { TO_GROUND, TO_C2, TO_ESC, TO_CSI, TO_CSI_DROP, TO_OSC_NUM, TO_OSC, TO_OSC_ESC,
-       TO_DROP, TO_DROP_ESC };
+enum { TO_GROUND, TO_C2, TO_ESC, TO_ESC_PCT, TO_CSI, TO_CSI_DROP, TO_OSC_NUM, TO_OSC,
+       TO_OSC_ESC, TO_DROP, TO_DROP_ESC };
 
 /* OSC commands a terminal only draws with: titles, colours, cwd, links, notices, marks. */
 static bool osc_allowed(uint32_t num)
@@ -305,6 +305,14 @@ static size_t esc_byte(struct tty_out *o, unsigned char c, char *out)
 	case '\\':
 		o->st = TO_GROUND;      /* a stray ST ends nothing */
 		return 0;
+	case '%':
+		/*
+		 * ESC % @ takes a terminal out of UTF-8: the continuation
+		 * bytes 0x80..0x9f of text passed as UTF-8 would then be C1
+		 * controls.  No character-set mode switch gets through.
+		 */
+		o->st = TO_ESC_PCT;
+		return 0;
 	case 0x18: case 0x1a:
 		o->st = TO_GROUND;
 		return 0;
@@ -351,6 +359,9 @@ static size_t out_byte(struct tty_out *o, unsigned char c, char *out)
 		return 1 + out_byte(o, c, out + 1);
 	case TO_ESC:
 		return esc_byte(o, c, out);
+	case TO_ESC_PCT:
+		o->st = c == 0x1b ? TO_ESC : TO_GROUND;
+		return 0;
 	case TO_CSI:
 		if (c == 0x1b || c == 0x18 || c == 0x1a || c >= 0x80) {
 			o->st = TO_GROUND;      /* aborted: nothing of it was shown */

@@ -54,7 +54,8 @@ struct tty_out {
  * control sequences a terminal only draws with.  Dropped whole: ENQ, every
  * DCS, APC, PM and SOS string, OSC commands other than the listed ones
  * (title, colours, hyperlinks, cwd, notifications, shell marks), media copy
- * (CSI i), and C1 controls in 8-bit or UTF-8 form.  The reporting modes
+ * (CSI i), character-set switches (ESC %), and C1 controls in 8-bit or
+ * UTF-8 form.  The reporting modes
  * the agent turns on are tracked.  Writes at most TTY_OUT_MAX(n) bytes to
  * out; returns how many.  The state carries across calls.
  */

@@ -6,7 +6,8 @@
  * reports in both encodings, strings that hold CAN, SUB or an 8-bit ST,
  * random payloads), and the parser is back to plain keys after each.  The
  * agent's output: what acts on the host (clipboard, programmed keys, remote
- * control, file transfer, passthrough, media copy, C1 forms, ENQ) is
+ * control, file transfer, passthrough, media copy, C1 forms, leaving
+ * UTF-8, ENQ) is
  * dropped, what only draws passes unchanged, and random streams split at
  * random never get one of the dropped kinds to a terminal as xterm reads;
  * the reporting modes it turns on are tracked (split across writes, reset
@@ -207,6 +208,7 @@ static void output_drops_what_acts_on_the_host(void **state)
 		{ "UTF-8 C1 DCS", "\xc2\x90" "1|\x1b\\ok", "1|ok" },
 		{ "a DCS ended by a new ESC", "\x1bPx\x1b[1mB", "\x1b[1mB" },
 		{ "CAN inside a CSI", "\x1b[3\x18" "1m", "1m" },
+		{ "leaving UTF-8 (ESC % @)", "\x1b%@\xc3\x90q", "\xc3\x90q" },
 	};
 
 	(void)state;
@@ -271,6 +273,8 @@ static const char *terminal_sees(const unsigned char *b, size_t n)
 		case E:
 			if (c == 'P' || c == '_' || c == '^' || c == 'X')
 				return "a DCS, APC, PM or SOS";
+			if (c == '%')
+				return "a character-set mode switch";
 			st = c == '[' ? C : c == ']' ? ON : c == 0x1b ? E : G;
 			num = 0;
 			digits = 0;
@@ -323,7 +327,7 @@ static void random_output_never_reaches_the_terminal(void **state)
 	static const unsigned char alpha[] = { 0x1b, '[', ']', 'P', '_', '^', 'X', '\\', 0x07,
 					       0x18, 0x1a, 0x05, '5', '2', '1', '0', ';', '?',
 					       'i', 'h', 'a', 0x90, 0x9b, 0x9c, 0x9d, 0xc2, 0xc3,
-					       0xa9, 0x01, 0x7f, 0xe2, 0x82 };
+					       0xa9, 0x01, 0x7f, 0xe2, 0x82, '%', '@' };
 	static char whole[TTY_OUT_MAX(64)], parts[TTY_OUT_MAX(64) * 2];
 
 	(void)state;
