@@ -40,13 +40,14 @@
  *      mouse and focus reports off; the question is written from the last
  *      line.  After the last prompt the reporting modes the agent had on
  *      are turned back on, and the agent is sent SIGWINCH to repaint.
+ *   5. No key counts in a question's first second (PROMPT_GRACE_MS,
+ *      supervisor.h): the agent reads what the human types to it.
  * What it cannot close: a terminal that reports in a form no standard
- * gives (a bare-text reply other than the answerback); keys the human
- * programs or pastes (the agent may have set the clipboard, OSC 52); a
- * terminal whose window the agent may resize or retitle to mislead
- * (XTWINOPS, refused by default by the common terminals).  A human who
- * types a key that a sequence swallows (ESC then 'y' reads as Alt-y)
- * types it again; nothing here can turn a report into an answer.
+ * gives (a bare-text reply other than the answerback); a key the human
+ * pastes; a terminal whose window the agent may resize or retitle to
+ * mislead (XTWINOPS, refused by default by the common terminals).  A
+ * human who types a key that a sequence swallows (ESC then 'y' reads as
+ * Alt-y) types it again; nothing here can turn a report into an answer.
  */
 #include <stdio.h>
 #include <string.h>
