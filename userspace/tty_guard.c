@@ -53,6 +53,13 @@
 #include <string.h>
 
 #include "tty_guard.h"
+#include "util.h"
+
+/* The continuation bytes a UTF-8 lead byte announces; 0 for any other byte. */
+static uint8_t utf8_cont(unsigned char c)
+{
+	return c < 0xc2 || c > 0xf4 ? 0 : c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+}
 
 enum { TK_GROUND, TK_ESC, TK_ESC_INT, TK_CSI, TK_MOUSE, TK_SS, TK_STR, TK_STR_ESC };
 
@@ -86,11 +93,9 @@ static void high(struct tty_keys *k, unsigned char c)
 			c1(k, c);
 		return;
 	}
-	k->cont = 0;
-	if (c >= 0xc2 && c <= 0xf4) {
-		k->lead = c;
-		k->cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
-	} else if (c >= 0x80 && c <= 0x9f) {
+	k->cont = utf8_cont(c);
+	k->lead = c;
+	if (!k->cont && c >= 0x80 && c <= 0x9f) {
 		c1(k, c);
 	}
 }
@@ -173,7 +178,7 @@ again:
 				goto again;
 			}
 		}
-		k->cont = c >= 0xc2 && c <= 0xf4 ? (c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1) : 0;
+		k->cont = utf8_cont(c);
 		if (!k->cont && --k->left == 0)
 			k->st = TK_GROUND;
 		return -1;
@@ -203,7 +208,7 @@ static const uint16_t report_modes[] = { 9, 1000, 1001, 1002, 1003, 1004, 1005, 
 
 static void mode_set(struct tty_out *o, uint32_t m, bool on)
 {
-	for (size_t i = 0; i < sizeof(report_modes) / sizeof(report_modes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(report_modes); i++)
 		if (report_modes[i] == m) {
 			if (on)
 				o->modes |= 1u << i;
@@ -220,7 +225,7 @@ static bool osc_allowed(uint32_t num)
 {
 	static const uint16_t ok[] = { 0, 1, 2, 4, 7, 8, 9, 10, 11, 12, 104, 110, 111, 112, 133, 777 };
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
 		if (ok[i] == num)
 			return true;
 	return false;
@@ -273,8 +278,7 @@ static size_t text_byte(struct tty_out *o, unsigned char c, char *out, uint8_t b
 	}
 	if (c >= 0x80 && c <= 0x9f)
 		return 0;
-	if (c >= 0xc3 && c <= 0xf4)
-		o->cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+	o->cont = utf8_cont(c);         /* C2 was taken above */
 	out[0] = (char)c;
 	return 1;
 }
@@ -503,7 +507,7 @@ size_t tty_guard_end(const struct tty_out *o, char *out, size_t len)
 {
 	size_t w = 0;
 
-	for (size_t i = 0; i < sizeof(report_modes) / sizeof(report_modes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(report_modes); i++) {
 		int r;
 
 		if (!(o->modes & (1u << i)))
