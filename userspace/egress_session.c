@@ -127,9 +127,9 @@ int egress_session_listen(struct sup *s)
  */
 int egress_session_spawn(struct sup *s)
 {
-	char self[PATH_MAX], lfd[] = "3", cfd[] = "4";
+	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", sfd[4];
 	const char *argv[32 + 2 * RUN_MAX_ENV];
-	int fds[2] = { s->egress_listen, s->egress_ca }, n, chan_arg, r;
+	int fds[3] = { s->egress_listen }, n_fds = 1, n, chan_arg, r;
 
 	n = helper_argv_start(argv, self, "http-proxy");
 	if (n < 0) {
@@ -141,13 +141,18 @@ int egress_session_spawn(struct sup *s)
 	if (s->egress_ca >= 0) {
 		argv[n++] = "--ca-fd";
 		argv[n++] = cfd;
+		fds[n_fds++] = s->egress_ca;
 	}
+	snprintf(sfd, sizeof(sfd), "%d", 3 + n_fds);
+	fds[n_fds++] = s->steps.fd;
+	argv[n++] = "--steps-fd";
+	argv[n++] = sfd;
 	n = helper_argv_session(s, argv, n);
 	n = helper_argv_vars(s, argv, n);
 	argv[n++] = "--channel-fd";
 	chan_arg = n++;
 	argv[n] = NULL;
-	r = helper_spawn(&s->egress, argv, chan_arg, fds, s->egress_ca >= 0 ? 2 : 1);
+	r = helper_spawn(&s->egress, argv, chan_arg, fds, n_fds);
 	if (r < 0)
 		log_err("run: the egress broker did not start: %s", strerror(-r));
 	return r;

@@ -63,6 +63,7 @@
 #include "policy.h"
 #include "tls_sni.h"
 #include "policy_cmd.h"
+#include "steps.h"
 #include "util.h"
 
 #define MAX_CONNS 256
@@ -93,6 +94,7 @@ struct hp {
 	uint64_t cgroup_id;             /* only sockets made in this cgroup are served; 0: any (alone) */
 	/* Spent so far, against the policy's budgets (0 there: unlimited). */
 	atomic_ullong spent_requests, spent_bytes, spent_tokens;
+	struct steps steps;             /* the session's steps (steps.h); none alone */
 };
 
 /* A request held for the session's human. */
@@ -809,7 +811,14 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 
 	bool hold;
 
-	pol_eval(c->hp->pol, &pr, res);
+	/* Each judged request is one of the session's steps, a refused one too (steps.h). */
+	if (!steps_take(&c->hp->steps)) {
+		*res = (struct pol_result){ .decision = CORDON_DENY, .invariant = "steps-budget" };
+		snprintf(res->reason, sizeof(res->reason), "the session's steps budget (%llu) is spent",
+			 (unsigned long long)steps_max(&c->hp->steps));
+	} else {
+		pol_eval(c->hp->pol, &pr, res);
+	}
 	rule = res->rule ? res->rule->name : res->invariant;
 	dec = res->decision == CORDON_ALLOW ? "allow" :
 	      res->decision == CORDON_ESCALATE ? "escalate" : "deny";
@@ -1869,13 +1878,14 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "sentinels-out", required_argument, NULL, 'S' },
 		{ "channel-fd", required_argument, NULL, 'C' },
 		{ "ca-fd", required_argument, NULL, 'F' },
+		{ "steps-fd", required_argument, NULL, 'N' },
 		/* For cordon run (not in the usage): a listening socket it bound. */
 		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct hp hp = { .listen_fd = -1, .head_timeout_ms = 10000, .hello_timeout_ms = 10000,
-			 .chan_fd = -1, .chan_lock = PTHREAD_MUTEX_INITIALIZER };
+			 .chan_fd = -1, .chan_lock = PTHREAD_MUTEX_INITIALIZER, .steps = { .fd = -1 } };
 	int ca_fd = -1;
 	pthread_t reader;
 	const char *policy = "coding-agent", *workspace = ".", *user = NULL, *audit = NULL;
@@ -1914,6 +1924,12 @@ int cmd_http_proxy(int argc, char **argv)
 		case 'U': upstream_ca = optarg; break;
 		case 'C': hp.chan_fd = atoi(optarg); break;
 		case 'F': ca_fd = atoi(optarg); break;
+		case 'N':
+			if (steps_attach(&hp.steps, atoi(optarg)) < 0) {
+				log_err("http-proxy: --steps-fd %s: not cordon's steps counter", optarg);
+				return 125;
+			}
+			break;
 		case 'O': ca_out = optarg; break;
 		case 'S': sentinels_out = optarg; break;
 		case 'h': usage(stdout); return 0;

@@ -49,6 +49,7 @@
 #include "policy.h"
 #include "scrub.h"
 #include "policy_cmd.h"
+#include "steps.h"
 #include "util.h"
 
 #define PROXY_VERSION "0.1.0"
@@ -158,6 +159,7 @@ struct proxy {
 	struct outq chan_out;
 	uint64_t next_hold;
 	char session[40];
+	struct steps steps;             /* the session's steps (steps.h); none alone */
 };
 
 static uint64_t now_ms(void)
@@ -921,7 +923,14 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	rq.tool = tool;
 	rq.args = args;
 	rq.roots = (const char *const *)s->roots;
-	pol_eval(p->pol, &rq, &res);
+	/* Each judged call is one of the session's steps, a refused one too (steps.h). */
+	if (!steps_take(&p->steps)) {
+		res = (struct pol_result){ .decision = CORDON_DENY, .invariant = "steps-budget" };
+		snprintf(res.reason, sizeof(res.reason), "the session's steps budget (%llu) is spent",
+			 (unsigned long long)steps_max(&p->steps));
+	} else {
+		pol_eval(p->pol, &rq, &res);
+	}
 	/* The records keep a digest of large arguments (pol_event_kept); the server gets them whole. */
 	kept = pol_event_kept(event);
 	if (!kept) {
@@ -1759,11 +1768,12 @@ int cmd_mcp_proxy(int argc, char **argv)
 		/* For cordon run --mcp (not in the usage: run passes them). */
 		{ "listen-fd", required_argument, NULL, 'L' },
 		{ "channel-fd", required_argument, NULL, 'C' },
+		{ "steps-fd", required_argument, NULL, 'N' },
 		{ "session", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct proxy p = { .listen_fd = -1, .chan_fd = -1 };
+	struct proxy p = { .listen_fd = -1, .chan_fd = -1, .steps = { .fd = -1 } };
 	const char *servers = NULL, *policy = "coding-agent", *workspace = ".", *user = NULL;
 	const char *listen_path = NULL, *audit = NULL;
 	const char *vars[32];
@@ -1790,6 +1800,12 @@ int cmd_mcp_proxy(int argc, char **argv)
 			break;
 		case 'L': listen_fd = atoi(optarg); break;
 		case 'C': p.chan_fd = atoi(optarg); break;
+		case 'N':
+			if (steps_attach(&p.steps, atoi(optarg)) < 0) {
+				log_err("mcp-proxy: --steps-fd %s: not cordon's steps counter", optarg);
+				return 125;
+			}
+			break;
 		case 'S':
 			if (!name_ok(optarg) || strlen(optarg) >= sizeof(p.session)) {
 				log_err("mcp-proxy: --session %s: not a session name", optarg);

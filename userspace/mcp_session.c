@@ -88,9 +88,9 @@ int mcp_session_listen(struct sup *s)
 
 int mcp_session_start(struct sup *s)
 {
-	char self[PATH_MAX], lfd[16];
+	char self[PATH_MAX], lfd[] = "3", sfd[] = "4";
 	const char *argv[48 + 2 * RUN_MAX_ENV];
-	int n, chan_arg, r;
+	int fds[2] = { s->mcp_listen, s->steps.fd }, n, chan_arg, r;
 	json_t *ready = NULL;
 
 	n = helper_argv_start(argv, self, "mcp-proxy");
@@ -98,12 +98,13 @@ int mcp_session_start(struct sup *s)
 		log_err("run: --mcp: /proc/self/exe: %s", strerror(-n));
 		return n;
 	}
-	snprintf(lfd, sizeof(lfd), "%d", 3);
 	argv[n++] = "--servers";
 	argv[n++] = s->opt->mcp;
 	n = helper_argv_session(s, argv, n);
 	argv[n++] = "--listen-fd";
 	argv[n++] = lfd;
+	argv[n++] = "--steps-fd";
+	argv[n++] = sfd;
 	argv[n++] = "--channel-fd";
 	chan_arg = n++;
 	argv[n++] = "--session";
@@ -112,7 +113,7 @@ int mcp_session_start(struct sup *s)
 	argv[n++] = s->audit_path;
 	n = helper_argv_vars(s, argv, n);
 	argv[n] = NULL;
-	r = helper_start(&s->mcp, argv, chan_arg, &s->mcp_listen, 1, &ready);
+	r = helper_start(&s->mcp, argv, chan_arg, fds, 2, &ready);
 	json_decref(ready);
 	if (r < 0) {
 		log_err("run: --mcp %s: the MCP proxy did not start%s", s->opt->mcp,

@@ -1031,7 +1031,7 @@ static void *seal_audit(void *arg)
 {
 	struct sup *s = arg;
 	json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", s->exit_status,
-				"steps", (json_int_t)s->steps, "held", sup_stats(s));
+				"steps", (json_int_t)steps_count(&s->steps), "held", sup_stats(s));
 
 	uint64_t dropped = 0;
 
@@ -1069,7 +1069,8 @@ int cmd_run(int argc, char **argv)
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
 			 .egress = { .what = "egress broker", .raw_name = "http-proxy",
-				     .record_type = "http", .held = HELD_HTTP, .chan = -1 } };
+				     .record_type = "http", .held = HELD_HTTP, .chan = -1 },
+			 .steps = { .fd = -1 } };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
 	pthread_t prep_thread, att_thread, seal_thread;
@@ -1117,6 +1118,13 @@ int cmd_run(int argc, char **argv)
 			}
 		}
 	phase("policy loaded");
+	/* Before any helper starts: they count their calls in it too. */
+	r = steps_create(&s.steps, s.pol->budgets.steps);
+	if (r < 0) {
+		log_err("run: the steps counter: %s", strerror(-r));
+		pol_free(s.pol);
+		return EXIT_CORDON;
+	}
 	/*
 	 * Opens are notified only when the policy escalates some file access
 	 * (the kernel cannot hold a call for a human; the supervisor can):
@@ -1342,6 +1350,7 @@ out:
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");
 	pol_free(s.pol);
+	steps_close(&s.steps);
 	phase("done");
 	if (s.stop_reason[0])
 		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);

@@ -200,16 +200,21 @@ void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, jso
 	record_as(s, pid, comm, raw_name, raw, event, decision, rule, reason, approver);
 }
 
-/* The steps budget: every lifted operation is one step. */
-static void step(struct sup *s)
+void sup_steps_check(struct sup *s)
 {
-	s->steps++;
-	if (s->pol->budgets.steps && s->steps > s->pol->budgets.steps && !s->stop_reason[0]) {
+	if (steps_spent(&s->steps) && !s->stop_reason[0]) {
 		snprintf(s->stop_reason, sizeof(s->stop_reason),
-			 "steps budget spent (%llu lifted operations)",
-			 (unsigned long long)s->pol->budgets.steps);
+			 "steps budget spent (%llu judged operations)",
+			 (unsigned long long)steps_max(&s->steps));
 		(void)cg_destroy(s->cgroup);
 	}
+}
+
+/* The steps budget (steps.h): every lifted operation is one step. */
+static void step(struct sup *s)
+{
+	(void)steps_take(&s->steps);
+	sup_steps_check(s);
 }
 
 static const char *rule_name(const struct pol_result *r)
@@ -1501,6 +1506,8 @@ int sup_loop(struct sup *s, int *status)
 			helper_input(s, &s->mcp);
 		if (i_http >= 0 && p[i_http].revents)
 			helper_input(s, &s->egress);
+		/* A helper refuses the call that spends the budget; the session stops here. */
+		sup_steps_check(s);
 		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))
 			accept_events(s);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {

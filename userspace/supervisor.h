@@ -17,6 +17,7 @@
 #include "cordon.h"
 #include "policy.h"
 #include "posture.h"
+#include "steps.h"
 #include "tty_guard.h"
 
 struct floor;
@@ -163,7 +164,7 @@ struct sup {
 	 * microseconds: the last 4096 of each kind, for the end record. */
 	uint32_t lat_exec[4096], lat_connect[4096];
 	uint64_t n_exec, n_connect;
-	uint64_t steps;
+	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
 	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
@@ -230,6 +231,12 @@ const char *sup_hold_error(int r);
  * records (audit_down), stop the session at once.  See supervisor.c.
  */
 void sup_audit_check(struct sup *s);
+
+/*
+ * If the session's steps (steps.h) passed its budget, by the supervisor's
+ * count or a helper's, stop the session and say so.  Main loop only.
+ */
+void sup_steps_check(struct sup *s);
 
 /*
  * Before an exec held in h is let go on: arm the exec recheck with what was

@@ -283,6 +283,28 @@ o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" -
 ok "egress_requests 2: one CONNECT and one request inside it, then a 403 naming the budget" \
     bash -c "[ \"\$(grep -c '\"usage\"' <<<'$o')\" = 1 ] && grep -q 'egress_requests budget (2) is spent' '$t/reqs.jsonl'"
 
+# --- the steps budget counts requests inside a tunnel ------------------------------
+# One connect to the broker and one kept-alive tunnel, then 40 requests:
+# each request the proxy judges is a step, as every exec and connect is.
+# (Before, only the connect counted: all 40 reached the upstream.)
+policy "$t/policy.json" "" '{ "steps": 15 }'
+o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --audit "$t/steps.jsonl" -- $py -c '
+import http.client, os, ssl
+p = os.environ["HTTPS_PROXY"].rsplit(":", 1)
+c = http.client.HTTPSConnection("127.0.0.1", int(p[1]), context=ssl.create_default_context())
+c.set_tunnel("localhost", '"$up"')
+for i in range(40):
+    c.request("POST", "/v1/messages", body="{\"from\":\"steps\"}", headers={"x-api-key": os.environ["TEST_API_KEY"]})
+    r = c.getresponse(); r.read(); print(r.status, flush=True)' 2>&1 </dev/null)
+rc=$?
+n=$(grep -c '\\"from\\": *\\"steps\\"' "$t/requests.jsonl")
+ok "steps 15: a session of 40 requests in one tunnel is stopped: $n reached the upstream (rc=$rc)" \
+    bash -c "[ $n -ge 1 ] && [ $n -lt 15 ] && [ $rc -ne 0 ]"
+ok "  the request past it was refused, the log naming the budget" \
+    bash -c "grep '\"decision\":\"deny\"' '$t/steps.jsonl' | grep '\"rule\":\"steps-budget\"' | grep -q '\"path\":\"/v1/messages\"'"
+ok "  and the session says it stopped for it" grep -q 'steps budget spent' <<<"$o"
+
 # --- the host side keeps no copy it does not need ------------------------------------
 # cordon run inherits the real key in its environment; once its broker has
 # taken its own copy, the supervisor's is wiped (its /proc/PID/environ, a

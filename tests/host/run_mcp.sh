@@ -19,7 +19,7 @@ other=/run/cordon-mcp/test-$$
 bg=
 cleanup() {
     [ -z "$bg" ] || kill $bg 2>/dev/null
-    rm -rf "$WS" "$scratch" "$other"
+    [ -n "${KEEP:-}" ] || rm -rf "$WS" "$scratch" "$other"
 }
 trap cleanup EXIT
 mkdir -p "$scratch/srv"
@@ -190,6 +190,43 @@ if "$cordon" doctor --json | grep -q '"posture": "full"'; then
     ok "  nor can root in the sandbox: $(echo $out)" sh -c 'printf %s "$1" | grep -q "^contained" && printf %s "$1" | grep -q kept && printf %s "$1" | grep -q "^srw-rw---- "' _ "$out"
     rm -f /run/cordon-mcp/planted
 fi
+
+# --- the steps budget counts tool calls -----------------------------------------
+# One connect to the socket, then 60 calls: every call is a step, as every
+# exec and connect is, so a session that works through tools alone is
+# bounded by its steps too.  (Before, the calls were not counted: all 60
+# reached the server and the session ended cleanly.)
+sed 's/"approvals"/"budgets": { "steps": 25 },\n  "approvals"/' "$policy" >"$scratch/steps.json"
+chmod 0644 "$scratch/steps.json"
+cat >"$WS/many.sh" <<'EOF'
+#!/bin/sh
+{
+    echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+    echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    i=2
+    while [ $i -le 61 ]; do
+        echo '{"jsonrpc":"2.0","id":'$i',"method":"tools/call","params":{"name":"sh.greet","arguments":{}}}'
+        i=$((i + 1))
+    done
+    sleep 5
+} | "$(dirname "$0")/cordon" mcp-bridge >"$(dirname "$0")/out.many"
+EOF
+chmod 0755 "$WS/many.sh"; chown "$AGENT" "$WS/many.sh"
+before=$(grep -c '"name":"greet"' "$scratch/srv/calls")
+"$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$scratch/steps.json" --approve deny \
+    --mcp "$scratch/servers.json" --audit "$scratch/steps.jsonl" -- "$WS/many.sh" \
+    >"$scratch/steps.out" 2>"$scratch/steps.err" </dev/null
+rc=$?
+got=$(( $(grep -c '"name":"greet"' "$scratch/srv/calls") - before ))
+fwd=$(grep '"tool":"greet"' "$scratch/steps.jsonl" | grep -c '"outcome":"forwarded"')
+ok "a steps budget of 25 stops a session of 60 tool calls: $fwd forwarded, $got reached the server (rc=$rc)" \
+    sh -c "[ $fwd -ge 1 ] && [ $fwd -lt 25 ] && [ $got -le $fwd ] && [ $rc -ne 0 ]"
+ok "  and says so" grep -q 'steps budget spent' "$scratch/steps.err"
+audit=$scratch/steps.jsonl
+ok "  the call past it was refused, on record" audited deny sh greet '"rule":"steps-budget"'
+ok "  the end record counts the calls ($(grep -o '"steps":[0-9]*' "$audit"))" \
+    sh -c "grep '\"event\":\"end\"' '$audit' | grep -qE '\"steps\":(2[6-9]|[3-9][0-9])[,}]'"
+ok "  and the log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$audit"
 
 # --- start-up errors ------------------------------------------------------------
 printf '{ "servers": {\n  "x": { "command": "not-a-list" } } }\n' >"$scratch/bad.json"
