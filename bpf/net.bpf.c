@@ -459,9 +459,10 @@ int cordon_bind6(struct bpf_sock_addr *ctx)
  * sendto, sendmsg, sendmmsg, io_uring.
  *
  * A task of the session may not name a pathname socket itself: the
- * supervisor judges each connect it traps by the canonical path and
- * performs an allowed one on a copy of the socket from its own thread (a
- * host task here, so it passes).  What that closes:
+ * supervisor judges each connect it traps by the canonical path and has
+ * the session's Unix connector (userspace/unix_connector.h) perform an
+ * allowed one on a copy of the socket: a process outside the session, so
+ * it passes.  What that closes:
  * - a connect whose address read as abstract, or as not Unix at all, when
  *   the supervisor judged it, and was rewritten to a path by another
  *   thread before the kernel copied it: refused here;

@@ -55,9 +55,9 @@ static const struct lack no_lsm[] = {
 	  "mapping a non-executable file PROT_EXEC: Landlock has no mmap hook" },
 	{ "unix-socket-by-object",
 	  "pathname Unix sockets judged by inode in the kernel: the supervisor "
-	  "judges the canonical path and connects on a copy of the socket, as the "
-	  "agent's uid and gid but with cordon's pid in SO_PEERCRED (a listener "
-	  "that authorises by pid sees a root process); a datagram sent with a "
+	  "judges the canonical path and a connector process with the agent's "
+	  "identity connects a copy of the socket (SO_PEERCRED names that "
+	  "process, not the one that asked); a datagram sent with a "
 	  "pathname destination is refused rather than judged (connect, then "
 	  "send, is judged)" },
 	{ "capable",

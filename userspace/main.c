@@ -10,6 +10,7 @@
 #include "run.h"
 #include "mcp_proxy.h"
 #include "http_proxy.h"
+#include "unix_connector.h"
 #include "util.h"
 
 #define CORDON_VERSION "0.1.0"
@@ -32,6 +33,7 @@ static const struct command commands[] = {
 	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
 	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy" },
 	{ "http-proxy", cmd_http_proxy, "the egress broker: allowlisted hosts only, judged by policy" },
+	{ "unix-connector", cmd_unix_connector, "(started by run) a session's Unix connects, as its agent" },
 };
 
 static void usage(FILE *f)

@@ -1204,35 +1204,41 @@ static void client_remove(struct proxy *p, struct client *c)
 }
 
 /*
- * Under `cordon run --mcp`, a peer must be a task of this session; or this
- * proxy's parent, the session's supervisor, as the agent's user: in the
- * fallback posture the supervisor performs the agent's connect itself, from
- * a thread that has taken the agent's uid (supervisor.c, unix_worker), so
- * the kernel records the supervisor's pid with the agent's uid; or host root
- * outside every session.  Another session's agent running as the same user
- * (a policy that lets it write the socket directory) is refused here, its
- * connect being made by its own supervisor.  The cgroup is read from the
- * peer the kernel captured at connect, race-free where it can be
- * (peer_read: a peer gone before the read is refused, its pid may have
- * been reused); a pid that cannot be read is refused.
+ * Under `cordon run --mcp`, a peer must be a task of this session; or the
+ * session's Unix connector, as the agent's user: in the fallback posture
+ * the connector performs the agent's connect (unix_connector.h) from
+ * <cgroup2>/cordon-unix/SESSION, a cgroup only root can put a process in;
+ * or host root outside every session.  Another session's agent running as
+ * the same user (a policy that lets it write the socket directory) is
+ * refused here, its connect being made by its own session's connector.
+ * The cgroup is read from the peer the kernel captured at connect,
+ * race-free where it can be (peer_read: a peer gone before the read is
+ * refused, its pid may have been reused); a pid that cannot be read is
+ * refused.
  */
+static bool cg_is(const char *cg, const char *want)
+{
+	const char *hit = strstr(cg, want);
+
+	return hit && (hit[strlen(want)] == '/' || hit[strlen(want)] == '\n' || !hit[strlen(want)]);
+}
+
 static bool peer_in_session(const struct proxy *p, int fd, struct ucred *cr)
 {
-	char want[80], *cg = NULL, *hit;
+	char want[80], *cg = NULL;
 	bool ok;
 
 	if (peer_read(fd, cr, &cg) < 0)
 		return false;
-	if (cr->pid == getppid() && cr->uid == p->client_uid && cr->uid != 0) {
-		free(cg);
-		return true;
+	snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "-unix/%s", p->session);
+	if (cg_is(cg, want)) {
+		ok = cr->uid == p->client_uid && cr->uid != 0;
+	} else {
+		snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "/%s", p->session);
+		ok = cg_is(cg, want) ||
+		     (cr->uid == 0 && !strstr(cg, "/" CORDON_CGROUP_PARENT "/") &&
+		      !strstr(cg, "/" CORDON_CGROUP_PARENT "-unix/"));
 	}
-	snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "/%s", p->session);
-	hit = strstr(cg, want);
-	if (hit && (hit[strlen(want)] == '/' || hit[strlen(want)] == '\n' || !hit[strlen(want)]))
-		ok = true;
-	else
-		ok = cr->uid == 0 && !strstr(cg, "/" CORDON_CGROUP_PARENT "/");
 	free(cg);
 	return ok;
 }

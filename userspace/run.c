@@ -51,6 +51,7 @@
 #include "probe.h"
 #include "run.h"
 #include "supervisor.h"
+#include "unix_connector.h"
 #include "util.h"
 
 #define EXIT_CORDON 125
@@ -439,7 +440,9 @@ static int make_session(struct sup *s)
 			return r;
 		}
 		if ((size_t)snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", parent, s->name) >=
-		    sizeof(s->cgroup)) {
+		    sizeof(s->cgroup) ||
+		    (size_t)snprintf(s->conn_cgroup, sizeof(s->conn_cgroup), "%s-unix/%s", parent,
+				     s->name) >= sizeof(s->conn_cgroup)) {
 			log_err("run: cgroup path too long");
 			return -ENAMETOOLONG;
 		}
@@ -542,6 +545,8 @@ static int start_watchdog(struct sup *s)
 		if (c != 'D') {
 			if (s->cgroup[0])
 				(void)cg_destroy(s->cgroup);
+			if (s->conn_cgroup[0])
+				(void)cg_destroy(s->conn_cgroup);       /* its connector died with us */
 			budget_destroy(s->budget);
 			if (s->fsess)
 				(void)floor_session_destroy(s->floor, s->fsess);
@@ -1065,7 +1070,7 @@ int cmd_run(int argc, char **argv)
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
 			 .watchdog_fd = -1, .ll_fd = -1,
-			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1,
+			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn_chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
 			 .egress = { .what = "egress broker", .raw_name = "http-proxy",
@@ -1343,6 +1348,7 @@ out:
 		floor_close(s.floor);
 	if (s.net)
 		net_close(s.net);
+	unix_connector_stop(&s);
 	/* The helpers sent their last records and closed their channels; now their exits. */
 	helper_reap(&s.mcp);
 	helper_reap(&s.egress);

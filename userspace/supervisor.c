@@ -53,6 +53,7 @@
 #include "net.h"
 #include "notify.h"
 #include "supervisor.h"
+#include "unix_connector.h"
 #include "util.h"
 
 /*
@@ -875,28 +876,31 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
  * A pathname Unix socket in the fallback posture, where no LSM judges it by
  * object (Landlock has no hook for it): the supervisor judges the canonical
  * path (the write right, as the BPF LSM floor does on the socket inode) and
- * performs the connect itself on a copy of the task's socket.  The
+ * has the connect performed on a copy of the task's socket.  The
  * session may not name such a socket itself: the network floor's unix gate
  * refuses it in the kernel (bpf/net.bpf.c), so an address rewritten after
  * this check, and a datagram sent with a destination, never reach a path
- * unjudged.  This thread passes the gate because it is not in the session.
+ * unjudged.
  *
- * The connect is made from a worker thread that takes the agent's whole
- * identity first (uid, gid and groups, on that thread only): DAC applies as
- * to the agent, the thread has no capabilities, and the listener's
- * SO_PEERCRED says the agent's uid and gid, never root (a server that
- * authorises by peer uid, such as the system bus, must not see the
- * supervisor's).  The socket's directory was opened without following
- * symlinks, and the last component is opened O_PATH without following one
- * and must be a socket: the connect goes through that descriptor
+ * The connect is made by the session's Unix connector (unix_connector.h), a
+ * process with the agent's whole identity (uid, gid and groups, no
+ * capabilities) outside the session and outside the human's login session:
+ * DAC applies as to the agent, and the listener's SO_PEERCRED and
+ * SO_PEERPIDFD name a process of the agent, never root and never cordon (a
+ * server that authorises by peer uid, such as the system bus, or resolves
+ * the peer's login session from its pid, as polkit and logind do, must not
+ * see the supervisor).  It passes the gate because it is not in the
+ * session.  The socket's directory was opened here without following
+ * symlinks; the connector opens the last component O_PATH without
+ * following one, requires a socket, and connects through that descriptor
  * (/proc/self/fd/N), so it reaches the very inode checked, and a symlink
- * swapped in after the judgement is refused.
+ * swapped in after the judgement is refused.  A worker thread waits for
+ * its answer, so a listener with a full backlog holds only that connect.
  *
- * What remains: the listener sees cordon's pid in SO_PEERCRED (a server
- * that looks the pid up finds a root process: one that authorises by pid,
- * not uid, must not be allowed by a policy); a socket renamed into the
- * judged path by a task that may write that directory is the object at
- * that path, which the rule allowed.
+ * What remains: the pid the listener sees is the connector's, one for the
+ * whole session, not that of the agent process that asked; a socket
+ * renamed into the judged path by a task that may write that directory is
+ * the object at that path, which the rule allowed.
  */
 struct unix_emul {
 	struct sup *s;
@@ -906,44 +910,16 @@ struct unix_emul {
 	char name[108];
 };
 
-/* This thread becomes the agent: raw syscalls, as glibc's wrappers change every thread. */
-static int become_agent(uid_t u, gid_t g)
-{
-	uid_t ru, eu, su;
-
-	if (unshare(CLONE_FS) < 0 || syscall(SYS_setgroups, 1, &g) < 0 ||
-	    syscall(SYS_setresgid, g, g, g) < 0 || syscall(SYS_setresuid, u, u, u) < 0 ||
-	    syscall(SYS_getresuid, &ru, &eu, &su) < 0 || ru != u || eu != u || su != u)
-		return EPERM;
-	return 0;
-}
-
 static void *unix_worker(void *arg)
 {
 	struct unix_emul *e = arg;
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct stat st;
-	int err = become_agent(e->s->uid, e->s->gid), fd = -1;
+	int err = unix_connector_connect(e->s, e->sock, e->dirfd, e->name);
 
-	if (!err) {
-		fd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0)
-			err = errno;
-		else if (!S_ISSOCK(st.st_mode))
-			err = S_ISLNK(st.st_mode) ? ELOOP : ECONNREFUSED;
-	}
-	if (!err) {
-		snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d", fd);
-		if (connect(e->sock, (struct sockaddr *)&a, sizeof(a)) < 0)
-			err = errno;
-	}
 	(void)notify_return(e->s->listener, e->h.notif, 0, err);
-	if (fd >= 0)
-		close(fd);
 	close(e->sock);
 	close(e->dirfd);
 	free(e);
-	return NULL;    /* the thread exits: its identity and fs context go with it */
+	return NULL;
 }
 
 static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
@@ -956,6 +932,9 @@ static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
 
 	if (!slash || strlen(slash + 1) >= sizeof(e->name) || !slash[1])
 		return -ENAMETOOLONG;
+	/* Here, on the main thread: the connector dies with the thread that started it. */
+	if (unix_connector_start(s) < 0)
+		return -ECONNREFUSED;
 	snprintf(dir, sizeof(dir), "%.*s", slash == canon ? 1 : (int)(slash - canon), canon);
 	e = calloc(1, sizeof(*e));
 	if (!e)

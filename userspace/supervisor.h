@@ -174,6 +174,10 @@ struct sup {
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
 	int mcp_listen;                 /* the listening socket, until handed over */
+	/* The fallback's Unix connector (unix_connector.h), started on first use. */
+	int conn_chan;
+	pid_t conn_pid;
+	char conn_cgroup[PATH_MAX];     /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
 	struct helper mcp;
 	/* The egress broker and credential proxy (egress_session.c). */
 	int egress_listen;

@@ -437,7 +437,8 @@ static int unix_race(const char *path, int n, const char *how)
 
 /*
  * peer-serve PATH (outside a session): a stream listener at PATH (mode 0777)
- * answering every connection with what SO_PEERCRED says of the peer.
+ * answering every connection with what SO_PEERCRED says of the peer, and
+ * what /proc says of its pid (real uid, cgroup v2 path).
  * unix-peer PATH (inside): connect and print that answer.
  */
 static int peer_serve(const char *path)
@@ -457,8 +458,29 @@ static int peer_serve(const char *path)
 
 		if (c < 0)
 			continue;
-		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &uc, &ul) == 0)
-			dprintf(c, "uid %u gid %u pid %d\n", uc.uid, uc.gid, (int)uc.pid);
+		if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &uc, &ul) == 0) {
+			/* What a server that looks its peer up by pid finds (polkit, logind). */
+			char f[64], line[512], cg[400] = "?";
+			long puid = -1;
+			FILE *fp;
+
+			snprintf(f, sizeof(f), "/proc/%d/status", (int)uc.pid);
+			if ((fp = fopen(f, "r"))) {
+				while (fgets(line, sizeof(line), fp))
+					if (sscanf(line, "Uid: %ld", &puid) == 1)
+						break;
+				fclose(fp);
+			}
+			snprintf(f, sizeof(f), "/proc/%d/cgroup", (int)uc.pid);
+			if ((fp = fopen(f, "r"))) {
+				while (fgets(line, sizeof(line), fp))
+					if (!strncmp(line, "0::", 3) && sscanf(line + 3, "%399s", cg) == 1)
+						break;
+				fclose(fp);
+			}
+			dprintf(c, "uid %u gid %u pid %d proc-uid %ld cgroup %s\n", uc.uid, uc.gid,
+				(int)uc.pid, puid, cg);
+		}
 		close(c);
 	}
 }

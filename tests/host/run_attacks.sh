@@ -164,6 +164,21 @@ ok "a Unix socket the policy allows (in the workspace) is reached: $(echo $out)"
 AGENT_GID=$(id -g "$AGENT")
 ok "  and its listener sees the agent's uid and gid, not root's" \
     sh -c 'printf "%s\n" "$1" | grep -q "^peer: uid $2 gid $3 "' _ "$out" "$AGENT_UID" "$AGENT_GID"
+# A server that looks its peer up by pid (polkit and logind resolve the
+# caller's login session from the pid's cgroup) must find a process of the
+# agent: its uid, in cordon's cgroups, never the supervisor (uid 0, in the
+# invoking shell's login session).
+ok "  and the pid it names is a process with the agent's uid, in cordon's cgroups: $(echo $out | sed 's/.*\(proc-uid [^ ]* cgroup [^ ]*\).*/\1/')" \
+    sh -c 'printf "%s\n" "$1" | grep -qE "^peer: uid $2 .* proc-uid $2 cgroup /cordon(-unix)?/s[0-9a-f]+\$"' _ "$out" "$AGENT_UID"
+# The fallback's connector: the agent cannot signal it (Landlock's signal
+# scope, ABI 6), and it does not outlive its session.
+if printf '%s\n' "$out" | grep -q 'cgroup /cordon-unix/'; then
+    in_session -- /bin/sh -c "p=\$('$attack' unix-peer '$WS/peer.sock' | sed -n 's/^peer: .* pid \\([0-9]*\\) proc-uid.*/\\1/p')
+        kill -9 \$p 2>/dev/null && echo killed || echo refused; '$attack' unix-peer '$WS/peer.sock'"
+    ok "  the agent cannot kill its connector: $(echo $out | cut -c1-90)" \
+        sh -c 'printf "%s\n" "$1" | grep -qx refused && [ "$(printf "%s\n" "$1" | grep -c "proc-uid $2 cgroup /cordon-unix/")" = 1 ]' _ "$out" "$AGENT_UID"
+    ok "  and no connector outlives its session" sh -c '! ps -eo args | grep -q "^[^ ]*cordon unix-connector"'
+fi
 kill "$peer" 2>/dev/null
 in_session -- "$attack" unix-own "$WS"
 for what in abstract-connect path-connect dgram-connect-send; do

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The session's Unix connector (unix_connector.h): the supervisor's side,
+ * which starts it and hands it each connect, and `cordon unix-connector`.
+ *
+ * A request is one SOCK_SEQPACKET message on the connector's channel: the
+ * socket's last component as data, and three descriptors: a reply socket
+ * (one end of a pair made for this request), the agent's socket, the
+ * directory.  The connector answers with one int, the errno (0: connected)
+ * on the reply socket, from a thread of its own, so a listener with a full
+ * backlog holds only the connect that waits for it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "supervisor.h"
+#include "unix_connector.h"
+#include "util.h"
+
+#define NAME_MAX_UN ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
+
+/* --- the supervisor's side ------------------------------------------------------ */
+
+int unix_connector_start(struct sup *s)
+{
+	char self[PATH_MAX], uid[16], gid[16], parent[16], groups[64 * 12] = "", cg[PATH_MAX];
+	const char *argv[20];
+	int sp[2], n, r;
+	pid_t pid;
+
+	if (s->conn_pid > 0)
+		return 0;
+	if (!s->conn_cgroup[0])
+		return -ENOTSUP;
+	snprintf(cg, sizeof(cg), "%s", s->conn_cgroup);
+	*strrchr(cg, '/') = '\0';
+	r = cg_mkdir(cg);
+	r = r ?: cg_mkdir(s->conn_cgroup);
+	if (r < 0)
+		return r;
+	n = helper_argv_start(argv, self, "unix-connector");
+	if (n < 0)
+		return n;
+	snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)s->gid);
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	for (int i = 0, o = 0; i < s->n_groups; i++)
+		o += snprintf(groups + o, sizeof(groups) - (size_t)o, "%s%u", i ? "," : "",
+			      (unsigned)s->groups[i]);
+	argv[n++] = "--channel-fd";
+	argv[n++] = "3";
+	argv[n++] = "--uid";
+	argv[n++] = uid;
+	argv[n++] = "--gid";
+	argv[n++] = gid;
+	argv[n++] = "--groups";
+	argv[n++] = groups;
+	argv[n++] = "--parent";
+	argv[n++] = parent;
+	argv[n] = NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	pid = spawn_helper(self, argv, &sp[1], 1);
+	close(sp[1]);
+	if (pid < 0) {
+		close(sp[0]);
+		return pid;
+	}
+	/* Before its first request: out of the human's login session. */
+	r = cg_attach_pid(s->conn_cgroup, pid);
+	if (r < 0) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		close(sp[0]);
+		return r;
+	}
+	s->conn_pid = pid;
+	s->conn_chan = sp[0];
+	return 0;
+}
+
+int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *name)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} c = { 0 };
+	struct iovec iov = { .iov_base = (void *)name, .iov_len = strlen(name) + 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+			    .msg_controllen = sizeof(c.buf) };
+	int sp[2], err = ECONNREFUSED;
+	ssize_t n;
+
+	if (s->conn_pid <= 0 || (int)iov.iov_len > NAME_MAX_UN)
+		return ECONNREFUSED;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return errno;
+	c.h.cmsg_level = SOL_SOCKET;
+	c.h.cmsg_type = SCM_RIGHTS;
+	c.h.cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(&c.h), (int[]){ sp[1], sock, dirfd }, 3 * sizeof(int));
+	n = sendmsg(s->conn_chan, &m, MSG_NOSIGNAL);
+	close(sp[1]);
+	/* A connector that is gone answers nothing: the connect is refused, never made. */
+	if (n == (ssize_t)iov.iov_len) {
+		do
+			n = read(sp[0], &err, sizeof(err));
+		while (n < 0 && errno == EINTR);
+		if (n != sizeof(err))
+			err = ECONNREFUSED;
+	}
+	close(sp[0]);
+	return err;
+}
+
+void unix_connector_stop(struct sup *s)
+{
+	if (s->conn_pid > 0) {
+		/*
+		 * Shut, not closed: a worker thread still on its way to it gets
+		 * EPIPE (a refused connect), never a reused descriptor number.
+		 * cordon run exits soon after, which closes it.
+		 */
+		(void)shutdown(s->conn_chan, SHUT_RDWR);
+		(void)kill(s->conn_pid, SIGKILL);
+		while (waitpid(s->conn_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	s->conn_pid = 0;
+	if (s->conn_cgroup[0])
+		(void)cg_destroy(s->conn_cgroup);
+}
+
+/* --- cordon unix-connector ------------------------------------------------------ */
+
+struct creq {
+	int reply, sock, dirfd;
+	char name[NAME_MAX_UN + 1];
+};
+
+static void *serve_one(void *arg)
+{
+	struct creq *q = arg;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct stat st;
+	int err = 0, fd = -1;
+
+	/* One component, never a path: the directory is the one judged. */
+	if (!q->name[0] || strchr(q->name, '/') || !strcmp(q->name, "..") || !strcmp(q->name, "."))
+		err = EINVAL;
+	else if ((fd = openat(q->dirfd, q->name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+		 fstat(fd, &st) < 0)
+		err = errno;
+	else if (!S_ISSOCK(st.st_mode))
+		err = S_ISLNK(st.st_mode) ? ELOOP : ECONNREFUSED;
+	if (!err) {
+		snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d", fd);
+		if (connect(q->sock, (struct sockaddr *)&a, sizeof(a)) < 0)
+			err = errno;
+	}
+	(void)send(q->reply, &err, sizeof(err), MSG_NOSIGNAL);
+	if (fd >= 0)
+		close(fd);
+	close(q->reply);
+	close(q->sock);
+	close(q->dirfd);
+	free(q);
+	return NULL;
+}
+
+/* The agent's identity, for good: then no capability is left, and nothing can be regained. */
+static int drop_to(uid_t u, gid_t g, const char *list, pid_t parent)
+{
+	gid_t groups[64];
+	size_t n = 0;
+	uid_t ru, eu, su;
+	char *end;
+
+	for (const char *p = list; *p; p = *end ? end + 1 : end) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p || (*end && *end != ',') || n == ARRAY_SIZE(groups))
+			return -EINVAL;
+		groups[n++] = (gid_t)v;
+	}
+	if (u == 0 || setgroups(n, groups) < 0 || setresgid(g, g, g) < 0 || setresuid(u, u, u) < 0 ||
+	    getresuid(&ru, &eu, &su) < 0 || ru != u || eu != u || su != u)
+		return -EPERM;
+	/* A change of identity clears the parent-death signal: set it again, then check. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
+		return -EPERM;
+	return 0;
+}
+
+int cmd_unix_connector(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "channel-fd", required_argument, NULL, 'C' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "gid", required_argument, NULL, 'g' },
+		{ "groups", required_argument, NULL, 'G' },
+		{ "parent", required_argument, NULL, 'P' },
+		{ 0 },
+	};
+	const char *groups = "";
+	long chan = -1, uid = -1, gid = -1, parent = -1;
+	int o;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'C': chan = strtol(optarg, NULL, 10); break;
+		case 'u': uid = strtol(optarg, NULL, 10); break;
+		case 'g': gid = strtol(optarg, NULL, 10); break;
+		case 'G': groups = optarg; break;
+		case 'P': parent = strtol(optarg, NULL, 10); break;
+		default: return 125;
+		}
+	}
+	if (chan < 3 || uid < 0 || gid < 0 || parent < 1 || optind != argc ||
+	    fcntl((int)chan, F_GETFD) < 0) {
+		log_err("unix-connector: started by cordon run only");
+		return 125;
+	}
+	if (drop_to((uid_t)uid, (gid_t)gid, groups, (pid_t)parent) < 0) {
+		log_err("unix-connector: cannot take the agent's identity (uid %ld): refusing to serve",
+			uid);
+		return 125;
+	}
+	for (;;) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(3 * sizeof(int))];
+		} c;
+		struct creq *q = calloc(1, sizeof(*q));
+		struct iovec iov;
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
+				    .msg_controllen = sizeof(c.buf) };
+		struct cmsghdr *h;
+		pthread_t t;
+		pthread_attr_t at;
+		ssize_t n;
+		int fds[3];
+
+		if (!q)
+			return 1;
+		iov = (struct iovec){ .iov_base = q->name, .iov_len = sizeof(q->name) - 1 };
+		n = recvmsg((int)chan, &m, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR) {
+			free(q);
+			continue;
+		}
+		if (n <= 0) {
+			free(q);
+			return 0;       /* the supervisor is gone */
+		}
+		h = CMSG_FIRSTHDR(&m);
+		if (!h || h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(fds)) ||
+		    (m.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+			/* Only the supervisor writes here: anything else ends the connector. */
+			log_err("unix-connector: a malformed request: stopping");
+			return 1;
+		}
+		memcpy(fds, CMSG_DATA(h), sizeof(fds));
+		q->reply = fds[0];
+		q->sock = fds[1];
+		q->dirfd = fds[2];
+		q->name[n] = '\0';
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, serve_one, q) != 0) {
+			int err = EAGAIN;
+
+			(void)send(q->reply, &err, sizeof(err), MSG_NOSIGNAL);
+			close(q->reply);
+			close(q->sock);
+			close(q->dirfd);
+			free(q);
+		}
+		pthread_attr_destroy(&at);
+	}
+}
