@@ -26,7 +26,9 @@
  * What it cannot close: the pid is the connector's, not that of the agent
  * process that asked (a server that ties a connection to one process of
  * the agent sees the same connector for every one); the connector's
- * /proc/PID/exe is cordon.
+ * /proc/PID/exe is cordon.  Without Landlock's signal scope (ABI < 6) the
+ * agent, having the same uid, can kill it: the session's later Unix
+ * connects are then refused, never made another way.
  */
 #ifndef CORDON_UNIX_CONNECTOR_H
 #define CORDON_UNIX_CONNECTOR_H
