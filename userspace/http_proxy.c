@@ -812,13 +812,7 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 	bool hold;
 
 	/* Each judged request is one of the session's steps, a refused one too (steps.h). */
-	if (!steps_take(&c->hp->steps)) {
-		*res = (struct pol_result){ .decision = CORDON_DENY, .invariant = "steps-budget" };
-		snprintf(res->reason, sizeof(res->reason), "the session's steps budget (%llu) is spent",
-			 (unsigned long long)steps_max(&c->hp->steps));
-	} else {
-		pol_eval(c->hp->pol, &pr, res);
-	}
+	steps_eval(&c->hp->steps, c->hp->pol, &pr, res);
 	rule = res->rule ? res->rule->name : res->invariant;
 	dec = res->decision == CORDON_ALLOW ? "allow" :
 	      res->decision == CORDON_ESCALATE ? "escalate" : "deny";

@@ -924,13 +924,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	rq.args = args;
 	rq.roots = (const char *const *)s->roots;
 	/* Each judged call is one of the session's steps, a refused one too (steps.h). */
-	if (!steps_take(&p->steps)) {
-		res = (struct pol_result){ .decision = CORDON_DENY, .invariant = "steps-budget" };
-		snprintf(res.reason, sizeof(res.reason), "the session's steps budget (%llu) is spent",
-			 (unsigned long long)steps_max(&p->steps));
-	} else {
-		pol_eval(p->pol, &rq, &res);
-	}
+	steps_eval(&p->steps, p->pol, &rq, &res);
 	/* The records keep a digest of large arguments (pol_event_kept); the server gets them whole. */
 	kept = pol_event_kept(event);
 	if (!kept) {

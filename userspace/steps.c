@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <stdio.h>
 #include <unistd.h>
 
+#include "policy.h"
 #include "steps.h"
 
 #define STEPS_MAGIC 0x7370657473646f63ull       /* a mapping of anything else is refused */
@@ -88,6 +90,18 @@ bool steps_take(struct steps *st)
 		return true;
 	n = __atomic_add_fetch(&st->page->taken, 1, __ATOMIC_RELAXED);
 	return !st->page->max || n <= st->page->max;
+}
+
+void steps_eval(struct steps *st, const struct policy *pol, const struct pol_request *req,
+		struct pol_result *res)
+{
+	if (steps_take(st)) {
+		pol_eval(pol, req, res);
+		return;
+	}
+	*res = (struct pol_result){ .decision = CORDON_DENY, .invariant = "steps-budget" };
+	snprintf(res->reason, sizeof(res->reason), "the session's steps budget (%llu) is spent",
+		 (unsigned long long)steps_max(st));
 }
 
 uint64_t steps_count(const struct steps *st)

@@ -31,6 +31,9 @@
 #include <stdint.h>
 
 struct steps_page;
+struct policy;
+struct pol_request;
+struct pol_result;
 
 struct steps {
 	struct steps_page *page;        /* NULL: nothing shared, nothing counted */
@@ -51,6 +54,14 @@ int steps_attach(struct steps *st, int fd);
  * the budget is spent, the operation must be refused.
  */
 bool steps_take(struct steps *st);
+
+/*
+ * A helper's judgement of one call: a step taken, then the policy's word
+ * (pol_eval), or, past the budget, a refusal by the "steps-budget"
+ * invariant that says so.
+ */
+void steps_eval(struct steps *st, const struct policy *pol, const struct pol_request *req,
+		struct pol_result *res);
 
 /* The steps taken so far, and whether they passed the budget. */
 uint64_t steps_count(const struct steps *st);
