@@ -189,7 +189,8 @@ enum cordon_counter {
 #define CORDON_NET_PIN_DIR      CORDON_PIN_DIR "/net"
 #define CORDON_MAX_NET_RULES    16384   /* (policy, prefix) entries, all sessions */
 #define CORDON_NET_RANGES       16      /* port ranges one prefix can carry */
-#define CORDON_NET_RINGBUF      (1u << 20)
+#define CORDON_NET_RINGBUF      (1u << 20)   /* events of sessions without a ring of their own */
+#define CORDON_NET_SESSION_RINGBUF (1u << 18) /* bytes of each session's own ring (~1,200 events) */
 #define CORDON_NET_UNIX_PATH    108     /* sizeof(sun_path) */
 
 /* Operations in net events. */

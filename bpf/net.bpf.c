@@ -90,10 +90,42 @@ struct {
 	__type(value, struct cordon_net_rule);
 } net_rules SEC(".maps");
 
+/*
+ * Events of a session without a ring of its own (a test's, or one whose
+ * cordon predates per-session rings) and of strays.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, CORDON_NET_RINGBUF);
 } net_events SEC(".maps");
+
+/*
+ * Each session's own ring buffer (loader/net.c, net_ring_open), read by its
+ * own supervisor into its own audit log.  Attack it closes: with one ring
+ * for every session, an agent flooding refused sends fills the ring and
+ * another session's kernel denials are lost (or, with several readers, read
+ * into the wrong log).  Per session, a flood costs only the flooder's own
+ * records, and those losses are counted in net_drops under its id.
+ */
+struct net_session_rb {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CORDON_NET_SESSION_RINGBUF);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, CORDON_MAX_SESSIONS);
+	__type(key, __u64);
+	__array(values, struct net_session_rb);
+} net_session_events SEC(".maps");
+
+/* Events each session's ring could not take: key its id, value the count. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CORDON_MAX_SESSIONS);
+	__type(key, __u64);
+	__type(value, __u64);
+} net_drops SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -182,18 +214,27 @@ struct verdict {
 };
 
 /*
- * A ring buffer record with what every event has (who, when, the verdict);
- * the caller fills in the destination and submits it.  NULL (counted as a
- * drop) when the buffer is full.  The whole record is zeroed: the buffer
- * hands out memory as the last reader left it.
+ * A ring buffer record with what every event has (who, when, the verdict),
+ * in the session's own ring when it has one; the caller fills in the
+ * destination and submits it.  NULL when the buffer is full: counted as a
+ * drop globally and, for a session with a drops entry, under its id.  The
+ * whole record is zeroed: the buffer hands out memory as the last reader
+ * left it.
  */
 static __always_inline struct cordon_net_event *event_new(__u64 sid, __u32 op, __u32 family,
 							  const struct verdict *v)
 {
-	struct cordon_net_event *e = bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
+	void *rb = bpf_map_lookup_elem(&net_session_events, &sid);
+	struct cordon_net_event *e;
+	__u64 *drops;
 
+	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0)
+	       : bpf_ringbuf_reserve(&net_events, sizeof(*e), 0);
 	if (!e) {
 		count(CORDON_CNT_DROPS);
+		drops = bpf_map_lookup_elem(&net_drops, &sid);
+		if (drops)
+			__sync_fetch_and_add(drops, 1);
 		return NULL;
 	}
 	count(CORDON_CNT_EVENTS);

@@ -39,6 +39,7 @@ struct net {
 	struct bpf_link *links[16];
 	size_t n_links;
 	int fd_config, fd_rules, fd_events, fd_counters, fd_exec_key, fd_exec_expect;
+	int fd_sess_events, fd_drops;
 	bool exec_recheck;          /* its programs are loaded and attached */
 	bool unix_gate;             /* the cgroup unix programs are loaded and attached */
 	struct cordon_exec_key exec_key;
@@ -59,6 +60,8 @@ static const struct {
 	M("counters", fd_counters),
 	M("exec_key", fd_exec_key),
 	M("exec_expect", fd_exec_expect),
+	M("session_events", fd_sess_events),
+	M("drops", fd_drops),
 #undef M
 };
 
@@ -246,6 +249,8 @@ static int load(struct net *n)
 	n->fd_rules = bpf_map__fd(n->skel->maps.net_rules);
 	n->fd_events = bpf_map__fd(n->skel->maps.net_events);
 	n->fd_counters = bpf_map__fd(n->skel->maps.net_counters);
+	n->fd_sess_events = bpf_map__fd(n->skel->maps.net_session_events);
+	n->fd_drops = bpf_map__fd(n->skel->maps.net_drops);
 	/* Configured before attaching: a program never runs unconfigured. */
 	if (bpf_map_update_elem(n->fd_config, &zero, &cfg, 0))
 		return -errno;
@@ -602,16 +607,232 @@ int net_session_del(struct net *n, uint64_t cgroup_id)
 {
 	struct cordon_net_rule self;
 	struct cordon_net_key k;
+	int r;
 
 	if (session_get(n, cgroup_id, &self))
 		return -ENOENT;
 	session_key(&k, cgroup_id);
 	if (bpf_map_delete_elem(n->fd_rules, &k))
 		return -errno;
-	return remove_rules(n, cgroup_id);
+	r = remove_rules(n, cgroup_id);
+	/* Its ring, if any (a reader holding it keeps it until it closes). */
+	(void)bpf_map_delete_elem(n->fd_sess_events, &cgroup_id);
+	(void)bpf_map_delete_elem(n->fd_drops, &cgroup_id);
+	return r;
+}
+
+/*
+ * The ids of the cgroups at the session level now (children of cordon's
+ * parent), sorted; *out is malloc'd.
+ */
+static int live_ids(uint64_t **out, size_t *n)
+{
+	char parent[PATH_MAX];
+	uint64_t *ids = NULL;
+	size_t cap = 0;
+	struct dirent *de;
+	uint32_t level;
+	uint64_t pid;
+	DIR *d;
+	int r;
+
+	*n = 0;
+	r = cg_session_parent(parent, sizeof(parent), &level, &pid);
+	if (r < 0)
+		return r;
+	d = opendir(parent);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX * 2];
+		uint64_t id;
+
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		if (cg_id(path, &id) < 0)
+			continue;
+		if (*n == cap) {
+			uint64_t *m = realloc(ids, (cap = cap ? cap * 2 : 64) * sizeof(*ids));
+
+			if (!m) {
+				closedir(d);
+				free(ids);
+				return -ENOMEM;
+			}
+			ids = m;
+		}
+		ids[(*n)++] = id;
+	}
+	closedir(d);
+	*out = ids;
+	return 0;
+}
+
+static bool has_id(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Sessions registered for a cgroup that is gone: their supervisor (and its
+ * watchdog) died before net_session_del.  No task can be in a cgroup that
+ * no longer exists, so the entries allow nobody anything, but they fill the
+ * rule map (CORDON_MAX_NET_RULES across all sessions) until no new session
+ * can register: the denial of service this closes.  Their rings and drops
+ * entries go with them.
+ */
+int net_gc(struct net *n)
+{
+	_cleanup_free_ uint64_t *live = NULL, *dead = NULL;
+	size_t n_live = 0, n_dead = 0, cap = 0;
+	struct cordon_net_key key, next;
+	uint64_t id, nid;
+	void *prev = NULL;
+	int r, removed = 0;
+
+	r = live_ids(&live, &n_live);
+	if (r < 0)
+		return r;
+	while (bpf_map_get_next_key(n->fd_rules, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.family != CORDON_NET_FAMILY_SESSION || key.prefixlen != CORDON_NET_KEY_BITS ||
+		    has_id(live, n_live, key.session) || has_id(dead, n_dead, key.session))
+			continue;
+		if (n_dead == cap) {
+			uint64_t *m = realloc(dead, (cap = cap ? cap * 2 : 16) * sizeof(*dead));
+
+			if (!m)
+				return -ENOMEM;
+			dead = m;
+		}
+		dead[n_dead++] = key.session;
+	}
+	for (size_t i = 0; i < n_dead; i++)
+		if (net_session_del(n, dead[i]) == 0)
+			removed++;
+	/* A ring or drops entry whose session was never registered, or is gone. */
+	prev = NULL;
+	while (bpf_map_get_next_key(n->fd_drops, prev, &nid) == 0) {
+		id = nid;
+		prev = &id;
+		if (has_id(live, n_live, id))
+			continue;
+		(void)bpf_map_delete_elem(n->fd_sess_events, &id);
+		if (bpf_map_delete_elem(n->fd_drops, &id) == 0)
+			prev = NULL;    /* the walk starts again: its key is gone */
+	}
+	return removed;
 }
 
 /* --- events ------------------------------------------------------------------ */
+
+struct net_ring {
+	struct net *n;
+	uint64_t id;
+	int rb_fd;
+	struct ring_buffer *rb;
+	net_event_fn fn;
+	void *ctx;
+	int delivered;
+};
+
+/*
+ * The drops entry first, then the ring: an event the ring cannot take is
+ * counted under the session from the moment the ring exists.
+ */
+int net_ring_open(struct net *n, uint64_t cgroup_id, struct net_ring **out)
+{
+	struct net_ring *g;
+	uint64_t zero = 0;
+	int r;
+
+	if (!cgroup_id)
+		return -EINVAL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->n = n;
+	g->id = cgroup_id;
+	g->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cordon_net_rb", 0, 0,
+				  CORDON_NET_SESSION_RINGBUF, NULL);
+	if (g->rb_fd < 0) {
+		r = -errno;
+		free(g);
+		return r;
+	}
+	if (bpf_map_update_elem(n->fd_drops, &cgroup_id, &zero, BPF_NOEXIST)) {
+		r = -errno;
+		goto fail;
+	}
+	if (bpf_map_update_elem(n->fd_sess_events, &cgroup_id, &g->rb_fd, BPF_NOEXIST)) {
+		r = -errno;
+		(void)bpf_map_delete_elem(n->fd_drops, &cgroup_id);
+		goto fail;
+	}
+	*out = g;
+	return 0;
+fail:
+	close(g->rb_fd);
+	free(g);
+	return r;
+}
+
+static int on_ring(void *ctx, void *data, size_t len)
+{
+	struct net_ring *g = ctx;
+
+	if (len < sizeof(struct cordon_net_event) || !g->fn)
+		return 0;
+	g->delivered++;
+	return g->fn(g->ctx, data);
+}
+
+int net_ring_fd(struct net_ring *g)
+{
+	if (!g->rb) {
+		g->rb = ring_buffer__new(g->rb_fd, on_ring, g, NULL);
+		if (!g->rb)
+			return -errno;
+	}
+	return ring_buffer__epoll_fd(g->rb);
+}
+
+int net_ring_poll(struct net_ring *g, int timeout_ms, net_event_fn fn, void *ctx)
+{
+	int r = net_ring_fd(g);
+
+	if (r < 0)
+		return r;
+	g->fn = fn;
+	g->ctx = ctx;
+	g->delivered = 0;
+	r = ring_buffer__poll(g->rb, timeout_ms);
+	g->fn = NULL;
+	return r < 0 ? r : g->delivered;
+}
+
+int net_ring_drops(const struct net_ring *g, uint64_t *out)
+{
+	if (bpf_map_lookup_elem(g->n->fd_drops, &g->id, out))
+		return -errno;
+	return 0;
+}
+
+void net_ring_close(struct net_ring *g)
+{
+	if (!g)
+		return;
+	(void)bpf_map_delete_elem(g->n->fd_sess_events, &g->id);
+	(void)bpf_map_delete_elem(g->n->fd_drops, &g->id);
+	ring_buffer__free(g->rb);
+	close(g->rb_fd);
+	free(g);
+}
 
 static int on_rb(void *ctx, void *data, size_t len)
 {

@@ -66,14 +66,42 @@ int net_session_allow(struct net *n, uint64_t cgroup_id, int family, const void 
  */
 int net_session_del(struct net *n, uint64_t cgroup_id);
 
+/*
+ * Forget sessions whose cgroup no longer exists (their cordon and its
+ * watchdog died before net_session_del): rules, rings, drops.  Returns how
+ * many sessions were removed, or -errno.
+ */
+int net_gc(struct net *n);
+
 typedef int (*net_event_fn)(void *ctx, const struct cordon_net_event *e);
 
 /*
  * Deliver pending events (denials, and allowed connects of sessions that
- * asked for them; of every session) to fn; waits up to timeout_ms.  Returns the number delivered or -errno.
- * The buffer is global: one consumer at a time.
+ * asked for them) of every session without a ring of its own (net_ring_open)
+ * and of strays to fn; waits up to timeout_ms.  Returns the number delivered
+ * or -errno.  The buffer is shared: one consumer at a time.
  */
 int net_poll(struct net *n, int timeout_ms, net_event_fn fn, void *ctx);
+
+/*
+ * A session's own ring buffer for its network floor events
+ * (CORDON_NET_SESSION_RINGBUF bytes), so that each supervisor reads its own
+ * session's kernel denials into its own log and a flood in one session
+ * cannot make another lose them.  Open it before net_session_add, so that
+ * none of the session's events goes to the shared ring.  Events the ring
+ * cannot take are counted under the session (net_ring_drops).  -EEXIST if
+ * the session has a ring already.  The ring holds n: close it first.
+ */
+struct net_ring;
+int net_ring_open(struct net *n, uint64_t cgroup_id, struct net_ring **out);
+/* An fd that polls readable when events are pending, or -errno. */
+int net_ring_fd(struct net_ring *g);
+/* Deliver pending events to fn; waits up to timeout_ms.  The number delivered or -errno. */
+int net_ring_poll(struct net_ring *g, int timeout_ms, net_event_fn fn, void *ctx);
+/* Events the session's ring could not take so far. */
+int net_ring_drops(const struct net_ring *g, uint64_t *out);
+/* Unregister the ring (net_session_del does too) and free it; pending events are lost. */
+void net_ring_close(struct net_ring *g);
 
 /* Totals of the per-CPU counters (CORDON_CNT_EVENTS, CORDON_CNT_DROPS). */
 int net_counter(struct net *n, enum cordon_counter which, uint64_t *out);

@@ -18,6 +18,12 @@ ok() {
     fi
 }
 
+# skip REASON: one check this kernel cannot run (TAP's "# SKIP": never a pass).
+skip() {
+    _n=$((_n + 1))
+    echo "ok $_n # SKIP $1"
+}
+
 # skip_all REASON: the kernel (or machine) lacks a feature; exit 77.
 skip_all() {
     echo "1..0 # SKIP $1"

@@ -832,6 +832,25 @@ int budget_pollfd(struct budget *bg)
 	return bg->epfd;
 }
 
+void budget_reap(const char *name)
+{
+	const char *mountinfo = NULL;
+
+	if (!valid_name(name) || cg_mountinfo(&mountinfo) < 0)
+		return;
+	for (int i = 0; i < BUDGET_NCTL; i++) {
+		char mnt[PATH_MAX], dir[PATH_MAX * 2];
+		int r;
+
+		if (budget_v1_mount(mountinfo, ctl_names[i], mnt, sizeof(mnt)) < 0)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s/%s", mnt, CORDON_CGROUP_PARENT, name);
+		r = access(dir, F_OK) == 0 ? cg_destroy(dir) : 0;
+		if (r < 0)
+			log_warn("budget: cannot remove %s: %s", dir, strerror(-r));
+	}
+}
+
 void budget_destroy(struct budget *bg)
 {
 	if (!bg)

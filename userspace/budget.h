@@ -124,6 +124,9 @@ const char *budget_ctl_name(enum budget_ctl c);
  * mount whose super options hold CTL as a whole word (so "cpu" is found in
  * "rw,cpu,cpuacct" but not in "rw,cpuset").  0, -ENOENT, -ENAMETOOLONG.
  */
+/* Remove the v1 budget groups of session name, whose cordon is gone (reap.c). */
+void budget_reap(const char *name);
+
 int budget_v1_mount(const char *mountinfo, const char *ctl, char *out, size_t outlen);
 
 /* Is CTL a word of a cgroup.controllers / cgroup.subtree_control text? */

@@ -2,9 +2,12 @@
 /*
  * `cordon floor status | load | unload | gc`: the pinned kernel floor.
  */
+#include <unistd.h>
 #include "floor.h"
 #include "floor_cmd.h"
+#include "net.h"
 #include "probe.h"
+#include "reap.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -13,7 +16,8 @@ static void usage(FILE *f)
 		   "  status  what is pinned under " CORDON_PIN_DIR ": programs, sessions, events\n"
 		   "  load    load, attach and pin the BPF LSM floor (needs root and BPF LSM)\n"
 		   "  unload  detach and unpin it (running sessions lose their floor)\n"
-		   "  gc      forget sessions whose cgroup is gone\n");
+		   "  gc      reap sessions whose cordon is gone (their tasks killed),\n"
+		   "          and forget kernel entries of sessions whose cgroup is gone\n");
 }
 
 static int status(bool json)
@@ -86,12 +90,28 @@ int cmd_floor(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "gc")) {
-		int r = floor_gc();
+		struct net *net = NULL;
+		int lock = reap_floor_lock(), reaped, r;
+
+		if (lock < 0) {
+			log_err("floor: gc: " CORDON_RUN_DIR "/.floor.lock: %s", strerror(-lock));
+			return 1;
+		}
+		/* The network floor as pinned; gc never loads it. */
+		if (access(CORDON_NET_PIN_DIR "/config", F_OK) == 0 && (r = net_open(&net)) < 0)
+			log_warn("floor: gc: the network floor: %s", strerror(-r));
+		reaped = reap_stale(net);
+		if (net && (r = net_gc(net)) < 0)
+			log_warn("floor: gc: the network floor: %s", strerror(-r));
+		r = floor_gc();
+		net_close(net);
+		close(lock);
 		if (r < 0) {
 			log_err("floor: gc: %s", strerror(-r));
 			return 1;
 		}
-		printf("floor: %d stale session(s) removed\n", r);
+		printf("floor: %d stale session(s) removed, %d dead session(s) reaped\n", r,
+		       reaped < 0 ? 0 : reaped);
 		return 0;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -49,6 +49,7 @@
 #include "notify.h"
 #include "policy_cmd.h"
 #include "probe.h"
+#include "reap.h"
 #include "run.h"
 #include "supervisor.h"
 #include "unix_connector.h"
@@ -68,7 +69,7 @@ static void phase(const char *what)
 	log_debug("run: %-24s %.2f ms", what, (double)(t.tv_sec - t_start.tv_sec) * 1e3 +
 		  (double)(t.tv_nsec - t_start.tv_nsec) / 1e6);
 }
-#define RUN_DIR "/run/cordon"
+#define RUN_DIR CORDON_RUN_DIR
 #define AUDIT_DIR "/var/log/cordon"
 
 static void usage(FILE *f)
@@ -232,7 +233,6 @@ static int load_policy(struct sup *s)
 				   &s->pol);
 }
 
-static int mkdir_p(const char *path, mode_t mode);
 
 static void say(const struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const struct sup *s, const char *fmt, ...)
@@ -344,10 +344,9 @@ static int open_floor(struct sup *s)
 	 * programs (one of them failing with EEXIST): loading is serialised
 	 * by a lock next to the sessions' run directories.
 	 */
-	r = mkdir_p(RUN_DIR, 0755);
-	lock = r < 0 ? -1 : open(RUN_DIR "/.floor.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX) < 0) {
-		log_err("run: " RUN_DIR "/.floor.lock: %s", strerror(r < 0 ? -r : errno));
+	lock = reap_floor_lock();
+	if (lock < 0) {
+		log_err("run: " RUN_DIR "/.floor.lock: %s", strerror(-lock));
 		return -EIO;
 	}
 	if (posture_cached(s)) {
@@ -401,6 +400,20 @@ static int open_floor(struct sup *s)
 	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
 	if (!s->floor && !net_unix_gate(s->net))
 		posture_add(&s->posture, &posture_no_unix_gate);
+	/*
+	 * Still under the floor lock: sessions whose cordon and watchdog both
+	 * died are reaped (reap.h), and this one's run directory is made and
+	 * locked for its life, before its cgroup exists, so that no reaper
+	 * takes it for dead.
+	 */
+	(void)reap_stale(s->net);
+	(void)net_gc(s->net);
+	(void)floor_gc();
+	s->run_lock = reap_lock_run_dir(s->run_dir);
+	if (s->run_lock < 0) {
+		log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
+		return s->run_lock;
+	}
 	return 0;
 }
 
@@ -454,6 +467,8 @@ static int make_session(struct sup *s)
 		}
 	}
 	r = cg_id(s->cgroup, &s->cgid);
+	/* The session's own ring first: none of its refusals goes to the shared one. */
+	r = r ?: net_ring_open(s->net, s->cgid, &s->nring);
 	/*
 	 * Allowed connects are audited by the supervisor, not the kernel.  In
 	 * the fallback the session may not name a pathname Unix socket itself:
@@ -489,6 +504,8 @@ static void teardown(struct sup *s)
 	}
 	if (s->net && s->cgid)
 		(void)net_session_del(s->net, s->cgid);
+	net_ring_close(s->nring);
+	s->nring = NULL;
 	s->cgid = 0;
 	s->cgroup[0] = '\0';
 }
@@ -792,24 +809,6 @@ static int random_name(char *out, size_t len)
 	return 0;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Where the audit log and its key go: decided before the policy is compiled,
  * so that both can be protected from the agent. */
 static int audit_paths(struct sup *s)
@@ -1047,6 +1046,9 @@ static void *seal_audit(void *arg)
 	if (fin && s->floor_dropped)
 		json_object_set_new(fin, "floor_events_dropped",
 				    json_integer((json_int_t)s->floor_dropped));
+	if (fin && s->net_dropped)
+		json_object_set_new(fin, "net_events_dropped",
+				    json_integer((json_int_t)s->net_dropped));
 	(void)audit_write(s->audit, "lifecycle", fin);
 	json_decref(fin);
 	(void)audit_seal(s->audit, NULL);
@@ -1069,7 +1071,7 @@ int cmd_run(int argc, char **argv)
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
-			 .watchdog_fd = -1, .ll_fd = -1,
+			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1,
 			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn_chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
@@ -1201,11 +1203,6 @@ int cmd_run(int argc, char **argv)
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
 			"it); run the agent as an unprivileged user");
-		goto out;
-	}
-	r = mkdir_p(s.run_dir, 0711);
-	if (r < 0) {
-		log_err("run: %s: %s", s.run_dir, strerror(-r));
 		goto out;
 	}
 	/* The log exists before the rules are compiled: the floor protects its inode. */
@@ -1344,6 +1341,8 @@ out:
 		close(s.watchdog_fd);
 	}
 	remove_run_dir(&s);
+	if (s.run_lock >= 0)
+		close(s.run_lock);      /* after the directory is gone: no reaper finds it */
 	if (s.floor)
 		floor_close(s.floor);
 	if (s.net)

@@ -1307,21 +1307,81 @@ static int on_floor_event(void *ctx, const struct cordon_event *e)
  * the log says how many were lost, as soon as it is seen, and the end
  * record says how many in all.  It cannot say what they were.
  */
-static void floor_drops(struct sup *s)
+static void drops_seen(struct sup *s, const char *ring, uint64_t d, uint64_t *seen)
 {
-	uint64_t d;
 	json_t *ev;
 
-	if (!s->fsess || floor_session_drops(s->floor, s->fsess, &d) < 0 || d <= s->floor_dropped)
+	if (d <= *seen)
 		return;
-	ev = json_pack("{s:s,s:I,s:I}", "event", "floor-events-dropped", "dropped",
-		       (json_int_t)(d - s->floor_dropped), "total", (json_int_t)d);
-	s->floor_dropped = d;
+	ev = json_pack("{s:s,s:s,s:I,s:I}", "event", "floor-events-dropped", "ring", ring,
+		       "dropped", (json_int_t)(d - *seen), "total", (json_int_t)d);
+	*seen = d;
 	pthread_mutex_lock(&s->lock);
 	(void)audit_write(s->audit, "lifecycle", ev);
 	sup_audit_check(s);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(ev);
+}
+
+static void floor_drops(struct sup *s)
+{
+	uint64_t d;
+
+	if (s->fsess && floor_session_drops(s->floor, s->fsess, &d) == 0)
+		drops_seen(s, "lsm", d, &s->floor_dropped);
+}
+
+/*
+ * The network floor's events (bpf/net.bpf.c), from the session's own ring:
+ * every refusal by cgroup-bpf.  Most of them the supervisor never saw: a
+ * datagram's destination (sendto, sendmsg, sendmmsg), a raw, packet or
+ * other socket kind, a bind to a non-loopback address, a pathname Unix
+ * socket named outside the supervisor's emulation, a connect whose address
+ * the agent rewrote after the supervisor read it.  Attack closed: an agent
+ * that probes for a way out (DNS to a resolver of its own, raw sockets)
+ * leaves no trace in the log although every probe was refused.  Recorded as
+ * the kernel's decisions (server "kernel", the operation, the destination as
+ * the kernel judged it), not judged again: the floor has already enforced.
+ * What it cannot say: events the ring could not hold (net_drops, counted),
+ * and a process's comm is its own to choose (it is what the kernel saw).
+ */
+static int on_net_event(void *ctx, const struct cordon_net_event *e)
+{
+	struct sup *s = ctx;
+	char obj[CORDON_NET_UNIX_PATH + 64], comm[CORDON_COMM_LEN + 1];
+	const char *op = net_op_name(e->op), *rule = NULL;
+	json_t *raw, *event;
+
+	net_event_str(e, obj, sizeof(obj));
+	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(e->comm, sizeof(e->comm)), e->comm);
+	if (e->reason == CORDON_NET_REASON_RULE && e->rule_id < s->pol->n_rules)
+		rule = s->pol->rules[e->rule_id].name;
+	else if (e->reason == CORDON_NET_REASON_CORDON)
+		rule = "cordon";
+	raw = json_pack("{s:s,s:o,s:i}", "op", op, "object", pol_json_text(obj), "uid", (int)e->uid);
+	event = json_pack("{s:s,s:s,s:{s:o}}", "server", "kernel", "tool", op, "arguments",
+			  "object", pol_json_text(obj));
+	record_as(s, (pid_t)e->pid, comm, "net-floor", raw, event,
+		  e->decision == CORDON_ALLOW ? "allow" : "deny", rule,
+		  net_reason_name(e->reason), NULL);
+	json_decref(raw);
+	json_decref(event);
+	return 0;
+}
+
+/* Network floor events lost: as floor_drops, for the session's net ring. */
+static void net_drops(struct sup *s)
+{
+	uint64_t d;
+
+	if (s->nring && net_ring_drops(s->nring, &d) == 0)
+		drops_seen(s, "net", d, &s->net_dropped);
+}
+
+static void drain_net(struct sup *s)
+{
+	(void)net_ring_poll(s->nring, 0, on_net_event, s);
+	net_drops(s);
 }
 
 /* --- terminal relay ------------------------------------------------------- */
@@ -1408,7 +1468,7 @@ json_t *sup_stats(const struct sup *s)
 int sup_loop(struct sup *s, int *status)
 {
 	sigset_t mask;
-	int sfd, ffd = -1, bfd;
+	int sfd, ffd = -1, nfd = -1, bfd;
 	bool agent_done = false;
 	uint64_t wall = s->pol->budgets.wall_time_s * 1000;
 	uint64_t last_budget = 0;
@@ -1426,6 +1486,8 @@ int sup_loop(struct sup *s, int *status)
 		return -errno;
 	if (s->fsess)
 		ffd = floor_session_fd(s->fsess);
+	if (s->nring)
+		nfd = net_ring_fd(s->nring);
 	bfd = budget_pollfd(s->budget);
 	/* The agent is forked (a raw clone3, see run.c): threads may start now. */
 	audit_sync_key_start(s->audit);
@@ -1439,9 +1501,10 @@ int sup_loop(struct sup *s, int *status)
 		json_decref(ev);
 	}
 	while (!agent_done) {
-		struct pollfd p[10];
+		struct pollfd p[11];
 		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1,
-		    i_floor = -1, i_budget = -1, i_mcp = -1, i_http = -1, timeout = 1000;
+		    i_floor = -1, i_net = -1, i_budget = -1, i_mcp = -1, i_http = -1,
+		    timeout = 1000;
 		uint64_t now = sup_now_ms();
 
 		for (struct pending *q = s->pending; q; q = q->next) {
@@ -1465,6 +1528,8 @@ int sup_loop(struct sup *s, int *status)
 			p[i_tty = n++] = (struct pollfd){ .fd = s->tty_fd, .events = POLLIN };
 		if (ffd >= 0)
 			p[i_floor = n++] = (struct pollfd){ .fd = ffd, .events = POLLIN };
+		if (nfd >= 0)
+			p[i_net = n++] = (struct pollfd){ .fd = nfd, .events = POLLIN };
 		if (bfd >= 0)
 			p[i_budget = n++] = (struct pollfd){ .fd = bfd, .events = POLLIN };
 		if (s->mcp.chan >= 0)
@@ -1479,6 +1544,8 @@ int sup_loop(struct sup *s, int *status)
 			(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
 			floor_drops(s);
 		}
+		if (i_net >= 0 && (p[i_net].revents & POLLIN))
+			drain_net(s);
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
 			approve_accept(s);
 		if (i_mcp >= 0 && p[i_mcp].revents)
@@ -1572,6 +1639,8 @@ int sup_loop(struct sup *s, int *status)
 		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
 		floor_drops(s);
 	}
+	if (nfd >= 0)
+		drain_net(s);
 	if (s->pty_master >= 0) {
 		struct pollfd pp = { .fd = s->pty_master, .events = POLLIN };
 

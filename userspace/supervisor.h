@@ -120,6 +120,7 @@ struct sup {
 	struct floor *floor;
 	struct floor_session *fsess;
 	struct net *net;
+	struct net_ring *nring;         /* the network floor's events of this session */
 	struct budget *budget;
 	struct audit *audit;
 	char audit_path[PATH_MAX];
@@ -141,6 +142,7 @@ struct sup {
 	int approve_sock;
 	int events_sock;
 	int watchdog_fd;
+	int run_lock;                   /* the run directory's flock: this session is live (reap.h) */
 	int clients[16];                /* event subscribers */
 	int n_clients;
 
@@ -170,6 +172,7 @@ struct sup {
 	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
 	int audit_full;                 /* the audit budget is spent (atomic) */
 	uint64_t floor_dropped;         /* kernel events lost so far (floor_drops) */
+	uint64_t net_dropped;           /* network floor events lost so far (net_drops) */
 	pthread_mutex_t lock;           /* audit/event publication from workers */
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */

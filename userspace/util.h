@@ -63,6 +63,8 @@ void hex_encode(const unsigned char *b, size_t n, char *out);
 int read_file(const char *path, char **out, size_t max);
 /* Write a string to a file (sysfs, cgroupfs). */
 int write_file(const char *path, const char *s);
+/* mkdir -p: the parents 0755, the last mode; existing ones are fine.  0 or -errno. */
+int mkdir_p(const char *path, mode_t mode);
 /* Write all of BUF to FD (retrying short writes and EINTR): 0, or -errno (-EIO on a 0 write). */
 int write_all(int fd, const void *buf, size_t n);
 

@@ -1732,6 +1732,53 @@ int main(int argc, char **argv)
 			r = (int)sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len);
 		return verdict(r, errno, tcp ? "TCP connect" : "UDP sendto");
 	}
+	if (!strcmp(a, "sendto-flood")) {
+		/*
+		 * sendto-flood HOST PORT N DIR: DIR/ready, wait for DIR/go (60 s),
+		 * then N datagrams to HOST:PORT; DIR/done says how many the kernel
+		 * refused with EPERM.  The waiting polls access(2), which nothing
+		 * lifts, so a test may stop the supervisor meanwhile.
+		 */
+		int n = argc > 4 ? atoi(argv[4]) : 0, refused = 0;
+		const char *dir = argc > 5 ? argv[5] : NULL;
+		char f[PATH_MAX];
+		FILE *o;
+
+		if (inet_addr_of(x, atoi(y), &ss, &len) < 0 || n <= 0 || !dir)
+			return 2;
+		fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+		if (fd < 0)
+			return verdict(fd, errno, "socket");
+		snprintf(f, sizeof(f), "%s/ready", dir);
+		if (!(o = fopen(f, "w")) || fclose(o))
+			return 2;
+		snprintf(f, sizeof(f), "%s/go", dir);
+		for (int i = 0; access(f, F_OK) < 0; i++) {
+			if (i >= 6000)
+				return 2;
+			usleep(10000);
+		}
+		for (int i = 0; i < n; i++)
+			if (sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 && errno == EPERM)
+				refused++;
+		snprintf(f, sizeof(f), "%s/done", dir);
+		if (!(o = fopen(f, "w")) || fprintf(o, "%d\n", refused) < 0 || fclose(o))
+			return 2;
+		printf("%s: %d of %d datagrams refused\n", refused == n ? "contained" : "BREACH",
+		       refused, n);
+		return refused == n ? 0 : 1;
+	}
+	if (!strcmp(a, "bind")) {     /* bind ADDR PORT: a TCP listener's address */
+		int fam = inet_addr_of(x, atoi(y), &ss, &len);
+
+		if (fam < 0)
+			return 2;
+		fd = socket(fam, SOCK_STREAM, 0);
+		if (fd < 0)
+			return verdict(fd, errno, "socket");
+		r = bind(fd, (struct sockaddr *)&ss, len);
+		return verdict(r, errno, "bind");
+	}
 	if (!strcmp(a, "socket")) {   /* socket FAMILY TYPE PROTO */
 		fd = socket(atoi(x), atoi(y), argc > 4 ? atoi(argv[4]) : 0);
 		return verdict(fd, errno, "socket");
@@ -1850,7 +1897,7 @@ int main(int argc, char **argv)
 		return smuggle(atoi(x), y, argv[4]);
 	if (!strcmp(a, "approve") && (argc == 3 || argc == 4))
 		return approve_self(x, argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|sendto HOST PORT | socket FAMILY TYPE [PROTO] |\n"
+	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|sendto|bind HOST PORT | sendto-flood HOST PORT N DIR | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT N thread|shared |\n"

@@ -121,4 +121,49 @@ if "$cordon" doctor --json 2>/dev/null | grep -q '"posture": "full"'; then
 else
     echo "# kernel events lost: not run, no BPF LSM here (the fallback reports no file events)"
 fi
+
+# --- The network floor's events: each session's own ring --------------------
+# In both postures.  A datagram's destination is judged by cgroup-bpf alone
+# (the supervisor lifts connect, not sendto), so each refusal is a kernel
+# event, read from the session's own ring (bpf/net.bpf.c,
+# net_session_events).  Session A floods refused datagrams while its
+# supervisor is stopped: its 256 KiB ring fills, the kernel counts the rest
+# under A.  Meanwhile session B, whole, sends one refused datagram: its
+# record is in B's log and B lost nothing (with one shared ring, A's flood
+# would have taken B's event with it).  Once A runs again its log has every
+# refusal, itemised or counted: together exactly the datagrams refused.
+new_workspace
+fl=$WS/flood
+mkdir "$fl"
+chown "$AGENT" "$fl"
+N=5000
+"$cordon" run -q --user "$AGENT" --workspace "$WS" --audit "$t/net-a.jsonl" --approve deny -- \
+    "$attack" sendto-flood 10.0.0.1 53 $N "$fl" >"$t/net-a.out" 2>"$t/net-a.err" </dev/null & apid=$!
+i=0
+while [ ! -e "$fl/ready" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+kill -STOP $apid
+: >"$fl/go"
+i=0
+while [ ! -e "$fl/done" ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+in_session -- "$attack" sendto 10.0.0.2 53
+ok "session B, while A's ring is full: its datagram refused ($out)" contained
+ok "  and on record in B's own log" audited deny kernel sendmsg '"object":"10.0.0.2:53"'
+ok "  B lost no event" sh -c '! grep -q "events_dropped\|floor-events-dropped" "$1"' _ "$audit"
+ok "  A's events are not in B's log" sh -c '! grep -q "10.0.0.1:53" "$1"' _ "$audit"
+rm -f "$audit"
+kill -CONT $apid
+wait $apid
+rc=$?
+refused=$(cat "$fl/done" 2>/dev/null)
+n=$(grep '"decision":"deny"' "$t/net-a.jsonl" | grep -c '"object":"10.0.0.1:53"},"server":"kernel","tool":"sendmsg"')
+lost=$(sed -n 's/.*"net_events_dropped":\([0-9]*\).*/\1/p' "$t/net-a.jsonl")
+ok "session A flooded $N refused datagrams while its supervisor was stopped (rc=$rc, ${refused:-?} refused)" \
+    sh -c '[ "$1" -eq 0 ] && [ "$2" = "$3" ] || { cat "$4" "$5"; exit 1; } >&2' _ "$rc" "${refused:-x}" $N "$t/net-a.out" "$t/net-a.err"
+ok "  A's log says events were lost, from its net ring" \
+    sh -c 'grep "\"dropped\":[1-9][0-9]*,\"event\":\"floor-events-dropped\"" "$1" |
+        grep -q "\"ring\":\"net\""' _ "$t/net-a.jsonl"
+ok "  itemised ($n) and lost (${lost:-none}) are exactly the $N refused" \
+    test "$(( n + ${lost:-0} ))" -eq $N -a "${lost:-0}" -gt 0
+ok "  A's log verifies" "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$t/net-a.jsonl"
+rm -rf "$WS"
 done_testing

@@ -198,8 +198,13 @@ static struct cordon_net_event events[MAX_EVENTS];
 static size_t n_events;
 static struct net *net;
 
+static uint64_t ringed_id;      /* a session with a ring of its own */
+static size_t ringed_in_shared; /* its events found in the shared ring: none */
+
 static int on_event(void *ctx, const struct cordon_net_event *e)
 {
+	if (ringed_id && e->session == ringed_id)
+		ringed_in_shared++;
 	if (n_events < MAX_EVENTS &&
 	    (e->session == session_id || e->session == stray_id || e->session == audited_id))
 		events[n_events++] = *e;
@@ -210,6 +215,95 @@ static void drain(void)
 {
 	while (net_poll(net, 0, on_event, NULL) > 0)
 		;
+}
+
+struct ring_count {
+	int pid;
+	size_t n, other;
+};
+
+static int on_ring_event(void *ctx, const struct cordon_net_event *e)
+{
+	struct ring_count *c = ctx;
+
+	if ((int)e->pid == c->pid && e->session == ringed_id && e->op == CORDON_NET_OP_SENDMSG &&
+	    e->decision == CORDON_DENY)
+		c->n++;
+	else
+		c->other++;
+	return 0;
+}
+
+/*
+ * A session with a ring of its own (net_ring_open): a task of it sends n
+ * refused datagrams; its events are in its ring or counted as its drops,
+ * none in the shared ring; then net_session_del lets the ring's and the
+ * drops' entries go.
+ */
+static void ring_checks(const char *parent, const struct policy *pol)
+{
+	enum { N = 3000 };
+	char cg[PATH_MAX + 64];
+	struct net_ring *g = NULL, *g2 = NULL;
+	struct ring_count c = { 0 };
+	uint64_t d = 0;
+	int r, st;
+	pid_t pid;
+
+	snprintf(cg, sizeof(cg), "%s/nettest-ring-%d", parent, (int)getpid());
+	if (mkdir(cg, 0755) < 0 || cg_id(cg, &ringed_id) < 0) {
+		tap_ok(0, "the ringed session's cgroup: %m");
+		return;
+	}
+	r = net_ring_open(net, ringed_id, &g);
+	tap_ok(r == 0, "net_ring_open (%s)", r ? strerror(-r) : "ok");
+	if (r < 0)
+		goto out;
+	tap_ok(net_ring_open(net, ringed_id, &g2) == -EEXIST, "a second ring for it is -EEXIST");
+	tap_ok(net_ring_open(net, 0, &g2) == -EINVAL, "a ring for cgroup id 0 is -EINVAL");
+	r = net_session_add(net, ringed_id, pol, 0);
+	tap_ok(r == 0, "net_session_add after its ring (%s)", r ? strerror(-r) : "ok");
+	drain();
+	ringed_in_shared = 0;
+	pid = fork();
+	if (pid == 0) {
+		struct sockaddr_storage ss;
+		socklen_t len = mkaddr(AF_INET, "127.0.0.1", P2, &ss);
+		int fd, refused = 0;
+
+		if (cg_attach_pid(cg, getpid()) < 0 ||
+		    setresgid(AGENT_UID, AGENT_UID, AGENT_UID) < 0 ||
+		    setresuid(AGENT_UID, AGENT_UID, AGENT_UID) < 0)
+			_exit(251);
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		for (int i = 0; fd >= 0 && i < N; i++)
+			if (sendto(fd, "x", 1, 0, (struct sockaddr *)&ss, len) < 0 && errno == EPERM)
+				refused++;
+		_exit(refused == N ? 0 : 1);
+	}
+	c.pid = pid;
+	tap_ok(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "its task's %d datagrams to 127.0.0.1:P2 (no rule) are all refused", N);
+	while (net_ring_poll(g, 0, on_ring_event, &c) > 0)
+		;
+	drain();
+	r = net_ring_drops(g, &d);
+	tap_ok(r == 0 && c.n > 0 && d > 0 && c.n + d == N && !c.other,
+	       "its ring holds %zu of them and counts %llu as its drops: %d in all (%zu others)",
+	       c.n, (unsigned long long)d, N, c.other);
+	tap_ok(ringed_in_shared == 0, "none of its events is in the shared ring (%zu)",
+	       ringed_in_shared);
+	r = net_session_del(net, ringed_id);
+	tap_ok(r == 0, "net_session_del (%s)", r ? strerror(-r) : "ok");
+	tap_ok(net_ring_drops(g, &d) == -ENOENT, "net_session_del lets the drops entry go");
+	r = net_ring_open(net, ringed_id, &g2);
+	tap_ok(r == 0, "and the ring's entry: a new ring for the id registers (%s)",
+	       r ? strerror(-r) : "ok");
+	net_ring_close(g2);
+out:
+	net_ring_close(g);
+	(void)rmdir(cg);
+	ringed_id = 0;
 }
 
 struct want_ev {
@@ -767,6 +861,8 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 	tap_ok(1, "net_open loads, attaches and pins");
+	/* Drops so far (sessions before this test may have flooded their rings). */
+	(void)net_counter(net, CORDON_CNT_DROPS, &drops);
 	{
 		struct net *again = NULL;
 
@@ -1072,8 +1168,14 @@ int main(int argc, char **argv)
 		      OP(BIND, AF_INET, .addr = NOT_LOOPBACK, .freebind = true), 0, NULL);
 	}
 
-	tap_ok(net_counter(net, CORDON_CNT_DROPS, &drops) == 0 && drops == 0,
-	       "no event dropped (%llu)", (unsigned long long)drops);
+	{
+		uint64_t now = 0;
+
+		tap_ok(net_counter(net, CORDON_CNT_DROPS, &now) == 0 && now == drops,
+		       "no event dropped during these checks (%llu before, %llu now)",
+		       (unsigned long long)drops, (unsigned long long)now);
+	}
+	ring_checks(parent, pol);
 
 	/* Deregistered: the session's tasks are strays now, denied everything. */
 	r = connect_across_del(&del_pid);

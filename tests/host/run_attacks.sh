@@ -82,12 +82,35 @@ for u in $users; do
     in_session $AS -- "$attack" connect ::ffff:127.0.0.1 "$tcp4"
     ok "$tag TCP connect to the v4-mapped ::ffff:127.0.0.1: $out" contained
     ok "$tag   judged as 127.0.0.1" audited deny net connect '"host":"127.0.0.1"'
+    # A datagram's destination is the kernel floor's alone (the supervisor
+    # lifts connect, not sendto): its refusal reaches the log from the
+    # session's own net ring.
     in_session $AS -- "$attack" sendto 127.0.0.1 "$udp4"
     ok "$tag UDP sendto 127.0.0.1 (unconnected: cgroup-bpf sendmsg4): $out" contained
+    ok "$tag   the kernel's refusal is on record" \
+        audited deny kernel sendmsg "\"object\":\"127.0.0.1:$udp4\""
     in_session $AS -- "$attack" sendto ::ffff:127.0.0.1 "$udp4"
     ok "$tag UDP sendto v4-mapped: $out" contained
+    ok "$tag   on record as 127.0.0.1" audited deny kernel sendmsg "\"object\":\"127.0.0.1:$udp4\""
     in_session $AS -- "$attack" sendto 10.0.0.1 53
     ok "$tag DNS to an outside resolver: $out" contained
+    ok "$tag   on record, with the reason and the sender" \
+        audited deny kernel sendmsg '"object":"10.0.0.1:53"},"server":"kernel","tool":"sendmsg"},"pid":'
+    ok "$tag   with the kernel's reason" sh -c 'grep -F "\"object\":\"10.0.0.1:53\"" "$1" |
+        grep -qF "\"reason\":\"default-deny\""' _ "$audit"
+    in_session $AS -- "$attack" sendto ::1 9
+    ok "$tag UDP sendto [::1]: $out" contained
+    ok "$tag   on record" audited deny kernel sendmsg '"object":"[::1]:9"'
+    in_session $AS -- "$attack" bind 192.0.2.1 8080
+    ok "$tag TCP bind to a non-loopback address (a listener others could reach): $out" contained
+    ok "$tag   refused by the floor, on record" audited deny kernel bind '"object":"192.0.2.1:8080"'
+    in_session $AS -- "$attack" socket 2 1 262
+    ok "$tag MPTCP socket: $out" contained
+    case $out in
+    *EPERM*) ok "$tag   refused by the floor, on record" \
+        audited deny kernel socket '"object":"family 2 type 1 proto 262"' ;;
+    *) skip "$tag   MPTCP: this kernel has no MPTCP, so the floor is not what refused it ($out)" ;;
+    esac
     in_session $AS -- "$attack" socket 2 3 1
     ok "$tag raw socket: $out" contained
     in_session $AS -- "$attack" socket 17 3 768

@@ -177,21 +177,12 @@ static char *paths[N_PATHS];
 static char *evpaths[N_EVFILES];
 static char dirs[N_DIRS][PATH_MAX];
 
-static void mkdir_p(const char *path)
+static void mkdirs(const char *path)
 {
-	char tmp[PATH_MAX];
+	int r = mkdir_p(path, 0755);
 
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-			die("mkdir %s: %m", tmp);
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-		die("mkdir %s: %m", tmp);
+	if (r < 0)
+		die("mkdir -p %s: %s", path, strerror(-r));
 }
 
 static void touch(const char *path, const char *content)
@@ -219,7 +210,7 @@ static void build_fixture(void)
 			for (unsigned l = 0; l < N_LEAF; l++, k++) {
 				snprintf(dirs[k], sizeof(dirs[k]), WS "/t%u/m%u/l%u%s", t, m, l,
 					 k % 3 == 0 ? "" : k % 3 == 1 ? "/x" : "/x/y");
-				mkdir_p(dirs[k]);
+				mkdirs(dirs[k]);
 				for (unsigned f = 0; f < N_FILES; f++) {
 					snprintf(p, sizeof(p), "%s/f%02u.txt", dirs[k], f);
 					touch(p, content);
@@ -228,7 +219,7 @@ static void build_fixture(void)
 						die("out of memory");
 				}
 			}
-	mkdir_p(EVDIR);
+	mkdirs(EVDIR);
 	for (unsigned i = 0; i < N_EVFILES; i++) {
 		snprintf(p, sizeof(p), EVDIR "/e%02u", i);
 		touch(p, "");
@@ -238,7 +229,7 @@ static void build_fixture(void)
 	}
 	for (unsigned i = 0; i < N_OTHER; i++) {
 		snprintf(p, sizeof(p), OTHER "/r%02u", i);
-		mkdir_p(p);
+		mkdirs(p);
 	}
 	touch(CANARY, "canary\n");
 }
@@ -744,7 +735,7 @@ static void agent_workspace(void)
 		die("no user " AGENT " (tools/vmtest creates it)");
 	if (access(CORDON, X_OK) < 0 || access(ATTACK, X_OK) < 0)
 		die(CORDON " or " ATTACK " missing (tools/vmtest copies them from the build)");
-	mkdir_p(AGENT_WS);
+	mkdirs(AGENT_WS);
 	if (chown(AGENT_WS, pw->pw_uid, pw->pw_gid) < 0)
 		die("chown " AGENT_WS ": %m");
 }

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reaping sessions whose cordon is gone: why and what it cannot close,
+ * reap.h.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "budget.h"
+#include "cgroup.h"
+#include "floor.h"
+#include "net.h"
+#include "reap.h"
+#include "util.h"
+
+int reap_floor_lock(void)
+{
+	int r = mkdir_p(CORDON_RUN_DIR, 0755), fd;
+
+	if (r < 0)
+		return r;
+	fd = open(CORDON_RUN_DIR "/.floor.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int reap_lock_run_dir(const char *run_dir)
+{
+	int r = mkdir_p(run_dir, 0711), fd;
+
+	if (r < 0)
+		return r;
+	fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Nobody else may hold it: the floor lock keeps reapers out meanwhile. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* A session's name as run.c makes them: "s" and 16 hex digits. */
+static bool session_name(const char *n)
+{
+	if (n[0] != 's' || strlen(n) != 17)
+		return false;
+	for (int i = 1; i < 17; i++)
+		if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Tasks in a cgroup (its cgroup.procs lines), for the message. */
+static int tasks_in(const char *cg)
+{
+	char file[PATH_MAX * 2 + 16];
+	_cleanup_free_ char *procs = NULL;
+	int n = 0;
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
+	if (read_file(file, &procs, 1 << 20) < 0)
+		return 0;
+	for (char *p = procs; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/*
+ * Undo one session: its tasks killed with its cgroups first, then its
+ * network floor entries (no task runs without them), then its files.  A
+ * cgroup that will not go (a task stuck in the kernel) keeps the run
+ * directory, so that the next reaper tries again.
+ */
+static int reap_one(const char *name, const char *parent, struct net *net)
+{
+	char cg[PATH_MAX * 2], p[PATH_MAX + 64];
+	uint64_t id = 0;
+	int tasks = 0, r;
+
+	snprintf(cg, sizeof(cg), "%s/%s", parent, name);
+	if (access(cg, F_OK) == 0) {
+		(void)cg_id(cg, &id);
+		tasks = tasks_in(cg);
+		r = cg_destroy(cg);
+		if (r < 0) {
+			log_warn("reap: session %s: cannot remove %s: %s", name, cg, strerror(-r));
+			return r;
+		}
+		if (net && id)
+			(void)net_session_del(net, id);
+	}
+	snprintf(cg, sizeof(cg), "%s-unix/%s", parent, name);
+	if (access(cg, F_OK) == 0 && (r = cg_destroy(cg)) < 0)
+		log_warn("reap: session %s: cannot remove %s: %s", name, cg, strerror(-r));
+	budget_reap(name);
+	snprintf(p, sizeof(p), CORDON_RUN_MCP_DIR "/%s.sock", name);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
+	(void)rmdir(p);
+	log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)", name,
+		 tasks, tasks == 1 ? "" : "s");
+	return 0;
+}
+
+int reap_stale(struct net *net)
+{
+	char parent[PATH_MAX], p[PATH_MAX + 64];
+	struct dirent *de;
+	int reaped = 0;
+	DIR *d;
+
+	if (floor_cgroup_parent(parent, sizeof(parent)) < 0)
+		parent[0] = '\0';
+	/* Run directories nobody holds. */
+	d = opendir(CORDON_RUN_DIR);
+	while (d && (de = readdir(d))) {
+		int fd;
+
+		if (!session_name(de->d_name))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && parent[0] &&
+		    reap_one(de->d_name, parent, net) == 0)
+			reaped++;
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	/*
+	 * Session and connector cgroups with no run directory at all (made
+	 * after it, removed before it).
+	 */
+	for (int i = 0; parent[0] && i < 2; i++) {
+		snprintf(p, sizeof(p), "%s%s", parent, i ? "-unix" : "");
+		d = opendir(p);
+		while (d && (de = readdir(d))) {
+			char run[PATH_MAX];
+
+			if (!session_name(de->d_name))
+				continue;
+			snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
+			if (access(run, F_OK) < 0 && errno == ENOENT &&
+			    reap_one(de->d_name, parent, net) == 0)
+				reaped++;
+		}
+		if (d)
+			closedir(d);
+	}
+	return reaped;
+}

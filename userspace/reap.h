@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Sessions whose cordon is gone.  A session normally undoes itself (its
+ * supervisor at exit, or its watchdog when the supervisor dies).  When both
+ * die at once (SIGKILL of the process group by an operator or a service
+ * manager, the OOM killer taking both), the session stays behind:
+ *  - its cgroups (the session's, its Unix connector's, its v1 budget
+ *    groups), with any task of the agent still in them: a daemonised child
+ *    of the agent runs on, confined, but unsupervised and unaudited;
+ *  - its entries in the network floor's maps, which fill the rule map
+ *    until no new session can register;
+ *  - its run directory and MCP socket.
+ * "If the supervisor dies, the agent dies with it": the next `cordon run`
+ * (and `cordon floor gc`) reaps such sessions, killing their tasks first.
+ *
+ * Which sessions are gone: each supervisor holds an flock on its run
+ * directory for its whole life (its watchdog shares the lock, so a session
+ * whose watchdog is still cleaning up is not touched), taken under the
+ * floor lock before its cgroup exists; the reaper runs under the same lock.
+ * So a run directory whose lock can be taken, and a session cgroup with no
+ * run directory, belong to no live cordon.  What it cannot close: a
+ * session of a cordon older than this one (no lock) is taken for dead; a
+ * floor reload on upgrade ends such sessions anyway (their maps are gone).
+ */
+#ifndef CORDON_REAP_H
+#define CORDON_REAP_H
+
+#define CORDON_RUN_DIR     "/run/cordon"
+#define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
+
+struct net;
+
+/* Take the floor lock (CORDON_RUN_DIR/.floor.lock), exclusive: its fd, or -errno. */
+int reap_floor_lock(void);
+
+/*
+ * Create run_dir (0711) and lock it for this process's life: the returned
+ * fd (close-on-exec) holds the lock.  Call with the floor lock held.
+ */
+int reap_lock_run_dir(const char *run_dir);
+
+/*
+ * Reap every session no live cordon holds; net may be NULL (the network
+ * floor's entries are then left for net_gc).  Call with the floor lock
+ * held, then net_gc and floor_gc for the kernel entries of any session
+ * whose cgroup is gone.  Returns how many sessions were reaped.
+ */
+int reap_stale(struct net *net);
+
+#endif
