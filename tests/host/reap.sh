@@ -66,11 +66,12 @@ fi
 
 # The next session reaps it; it runs on while a third starts, which must
 # not take it for dead.
+# (Its agent sleeps long enough for a slow machine, and is ended below.)
 "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/live.jsonl" -- \
-    "$WS/cordon-reaped" sleep 4 >/dev/null 2>"$t/live.err" </dev/null & live=$!
+    "$WS/cordon-reaped" sleep 120 >/dev/null 2>"$t/live.err" </dev/null & live=$!
 i=0
-while [ $i -lt 200 ] && [ -z "$(procs "cordon-reaped sleep 4")" ]; do sleep 0.05; i=$((i + 1)); done
-live_name=$(session_of "cordon-reaped sleep 4")
+while [ $i -lt 200 ] && [ -z "$(procs "cordon-reaped sleep 120")" ]; do sleep 0.05; i=$((i + 1)); done
+live_name=$(session_of "cordon-reaped sleep 120")
 
 ok "the next cordon run starts ($live_name)" test -n "$live_name"
 ok "  saying it reaped the dead session and killed its tasks" \
@@ -88,9 +89,10 @@ ok "a third session runs (rc=$rc)" test "$rc" -eq 0
 ok "  and did not reap the live one ($live_name)" \
     sh -c '[ -n "$1" ] && [ -d "$2/cordon/$1" ] && [ -d "/run/cordon/$1" ] &&
         ! printf "%s\n" "$3" | grep -q "reaped session $1"' _ "$live_name" "$cg_root" "$err"
+kill $(procs "cordon-reaped sleep 120") 2>/dev/null
 wait $live
-ok "the live session ended on its own (rc=$?)" test -z "$(procs "cordon-reaped sleep 4")"
-ok "  its log is sealed: it ran to its end" grep -q '"type":"seal"' "$t/live.jsonl"
+ok "the live session ends when its agent does (rc=$?)" test -z "$(procs "cordon-reaped sleep 120")"
+ok "  its log is sealed: its own supervisor ended it" grep -q '"type":"seal"' "$t/live.jsonl"
 
 # cordon floor gc reaps too.
 orphan b
