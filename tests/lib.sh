@@ -30,6 +30,13 @@ skip_all() {
     exit 77
 }
 
+# cgroup2_root: where cgroup v2 is mounted (first cgroup2 line of mountinfo;
+# the fs type follows the " - " separator, after a variable number of
+# optional fields).
+cgroup2_root() {
+    awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo
+}
+
 done_testing() {
     echo "1..$_n"
     [ "$_failed" -eq 0 ]

@@ -9,7 +9,7 @@ set -u
 cordon=$BUILD/cordon
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (cgroup-bpf and BPF LSM probes)"
 
-cgroot=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+cgroot=$(cgroup2_root)
 progs_before=$(bpftool prog list 2>/dev/null | grep -c '^[0-9]')
 
 json=$("$cordon" doctor --json)

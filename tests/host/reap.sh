@@ -24,10 +24,9 @@ session_of() {
     done
     return 1
 }
-cg_root=
-for r in /sys/fs/cgroup/unified /sys/fs/cgroup; do
-    [ -d "$r/cordon" ] && { cg_root=$r; break; }
-done
+# (From mountinfo: in a fresh guest no session has made cordon's cgroup yet.)
+cg_root=$(cgroup2_root)
+[ -n "$cg_root" ] || skip_all "no cgroup2 mount"
 # drops_entry ID: the network floor's per-session entry for cgroup ID (bpftool).
 drops_entry() {
     _k=$(awk -v id="$1" 'BEGIN { for (i = 0; i < 8; i++) { printf "%d ", id % 256; id = int(id / 256) } }')
@@ -50,6 +49,12 @@ orphan() {
     sup=$(procs "--audit $t/$1.jsonl")
     kill -9 $sup 2>/dev/null
     wait 2>/dev/null
+    # `wait` covers only our child; the watchdog, not ours, may still be
+    # exiting and holding its share of the run directory's lock, which
+    # rightly keeps a reaper off.  Wait until both are gone (a zombie's
+    # command line is empty, and it holds no files).
+    i=0
+    while [ $i -lt 200 ] && [ -n "$(procs "--audit $t/$1.jsonl")" ]; do sleep 0.05; i=$((i + 1)); done
 }
 
 orphan a
