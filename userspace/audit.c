@@ -1316,6 +1316,87 @@ int audit_verify(const char *path, const char *key_path, FILE *report)
 	return audit_verify_stats(path, key_path, report, NULL);
 }
 
+/*
+ * Resuming a log whose writer died.  Attack: the supervisor is killed (the
+ * watchdog then ends the session) or it and its watchdog both are (the
+ * reaper does), and the log just stops: it reads the same as a log cut by
+ * someone hiding the session's end, and nothing says what ended it.
+ * Answer: whoever ends the session closes the log itself, with the
+ * session's key, after a record saying why; a log that is anything but a
+ * whole, authentic, unsealed chain ending in a whole line is left exactly
+ * as it is (a record cut mid-write by the kill, or a tampered log, keeps
+ * its evidence; nothing here truncates or repairs).
+ * What it cannot do: it proves no more than the key does (audit.c's
+ * header): the closing record says what the ender saw, not that nothing
+ * was lost before the kill (a record the supervisor never wrote is not
+ * there to verify).
+ */
+int audit_resume(const char *path, const char *key_path, struct audit **out)
+{
+	_cleanup_(audit_freep) struct audit *a = NULL;
+	struct audit_verify_stats st = {};
+	struct verify v = {};
+	struct stat before, after, named;
+	const struct vrec *last;
+	int r;
+
+	if (!path || !key_path || !out)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->fd = -1;
+	a->key_fd = a->key_dfd = -1;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->key_lock, NULL);
+	/* Opened first: the chain read below is the file this descriptor appends to. */
+	a->fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (a->fd < 0)
+		return -errno;
+	if (fstat(a->fd, &before) < 0)
+		return -errno;
+	if (!S_ISREG(before.st_mode))
+		return -EINVAL;
+	r = verify_run(&v, path, key_path, &st);
+	if (r < 0)
+		goto out;
+	/*
+	 * Only the one problem a dead writer leaves: no seal.  Every line an
+	 * authentic record, none replayed, the last one whole, and the file
+	 * unchanged since it was opened.
+	 */
+	r = st.sealed ? -EALREADY : -EBADMSG;
+	if (st.sealed || v.n == 0 || v.n_probs != 1 || st.records != v.n)
+		goto out;
+	last = &v.recs[v.n - 1];
+	if (last->seq != (long long)v.n - 1 || !v.recs[0].session || !session_valid(v.recs[0].session))
+		goto out;
+	if (fstat(a->fd, &after) < 0 || stat(path, &named) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (after.st_size != before.st_size || named.st_ino != before.st_ino ||
+	    named.st_dev != before.st_dev)
+		goto out;
+	a->session = strdup(v.recs[0].session);
+	a->key_path = strdup(key_path);
+	if (!a->session || !a->key_path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	memcpy(a->key, v.key, AUDIT_KEY_LEN);
+	memcpy(a->prev, last->hash, HASH_LEN);
+	a->seq = (uint64_t)v.n;
+	a->end = before.st_size;
+	/* The dead writer's reserve may still be allocated: audit_close gives it back. */
+	a->reserved = a->end + AUDIT_RESERVE;
+	*out = TAKE_PTR(a);
+	r = 0;
+out:
+	verify_free(&v);
+	return r;
+}
+
 int audit_log_key_path(const char *path, const char *key_dir, char **out)
 {
 	_cleanup_fclose_ FILE *f = NULL;

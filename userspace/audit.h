@@ -79,6 +79,18 @@ uint64_t audit_size(struct audit *a);
 int audit_down(struct audit *a, uint64_t *dropped);
 
 /*
+ * Go on with the log at PATH, whose writer died without sealing it, so that
+ * whoever ended the session can say so and seal it (audit.c says why).  The
+ * key is read from KEY_PATH.  The log must be a whole authentic chain with
+ * no seal, its last line whole: a sealed log is -EALREADY, anything else
+ * -EBADMSG (`cordon audit verify` says what), and the file is left as is.
+ * The handle has no secrets registered: callers write only their own
+ * closing records.  audit_close seals it and gives back the dead writer's
+ * reserve.
+ */
+int audit_resume(const char *path, const char *key_path, struct audit **out);
+
+/*
  * Write the sealing record: type "seal", with "records" (how many records
  * precede it) and "chain" (SHA-256 of the last line before it) added to
  * FIELDS (borrowed, may be NULL), and fsync the log.  Later writes, and a

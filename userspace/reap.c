@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "audit.h"
 #include "budget.h"
 #include "cgroup.h"
 #include "floor.h"
@@ -83,6 +84,86 @@ static int tasks_in(const char *cg)
 	return n;
 }
 
+int reap_note_log(const char *run_dir, const char *log, const char *key)
+{
+	char p[PATH_MAX + 64];
+	FILE *f;
+	int fd, r = 0;
+
+	if (strchr(log, '\n') || strchr(key, '\n'))
+		return -EINVAL;
+	snprintf(p, sizeof(p), "%s/" CORDON_RUN_LOG_FILE, run_dir);
+	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (fprintf(f, "%s\n%s\n", log, key) < 0)
+		r = -EIO;
+	if (fclose(f) != 0 && !r)
+		r = -errno;
+	return r;
+}
+
+int reap_seal_log(const char *log, const char *key, json_t *fields, char *why, size_t wlen)
+{
+	struct audit *a;
+	int r = audit_resume(log, key, &a);
+
+	if (r == -EALREADY) {
+		snprintf(why, wlen, "its log %s was already sealed", log);
+		return r;
+	}
+	if (r < 0) {
+		snprintf(why, wlen, "its log %s is left as it was (%s%s)", log, strerror(-r),
+			 r == -EBADMSG ? ": not a whole unsealed chain; cordon audit verify says why" : "");
+		return r;
+	}
+	r = audit_write(a, "lifecycle", fields);
+	r = r ?: audit_seal(a, NULL);
+	audit_close(a);
+	if (r < 0)
+		snprintf(why, wlen, "its log %s could not be sealed: %s", log, strerror(-r));
+	else
+		snprintf(why, wlen, "its log %s is sealed", log);
+	return r;
+}
+
+/*
+ * The log a run directory names (reap_note_log), sealed after a record of
+ * the reaping; WHY says what became of it ("" when the directory names none).
+ */
+static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
+{
+	char p[PATH_MAX + 64], *buf = NULL, *key;
+	json_t *fields;
+	int n;
+
+	why[0] = '\0';
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/" CORDON_RUN_LOG_FILE, name);
+	n = read_file(p, &buf, 2 * PATH_MAX + 2);
+	if (n < 0)
+		return;
+	key = strchr(buf, '\n');
+	if (key && buf[n - 1] == '\n') {
+		*key++ = '\0';
+		buf[n - 1] = '\0';
+		fields = json_pack("{s:s,s:i,s:s}", "event", "reaped", "tasks_killed", tasks,
+				   "reason", "its cordon and watchdog were gone");
+		if (fields)
+			(void)reap_seal_log(buf, key, fields, why, wlen);
+		else
+			snprintf(why, wlen, "its log %s is left unsealed: out of memory", buf);
+		json_decref(fields);
+	}
+	free(buf);
+	(void)unlink(p);
+}
+
 /*
  * Undo one session: its tasks killed with its cgroups first, then its
  * network floor entries (no task runs without them), then its files.  A
@@ -91,7 +172,7 @@ static int tasks_in(const char *cg)
  */
 static int reap_one(const char *name, const char *parent, struct net *net)
 {
-	char cg[PATH_MAX * 2], p[PATH_MAX + 64];
+	char cg[PATH_MAX * 2], p[PATH_MAX + 64], why[PATH_MAX + 160];
 	uint64_t id = 0;
 	int tasks = 0, r;
 
@@ -117,10 +198,11 @@ static int reap_one(const char *name, const char *parent, struct net *net)
 	(void)unlink(p);
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
 	(void)unlink(p);
+	seal_reaped(name, tasks, why, sizeof(why));
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
 	(void)rmdir(p);
-	log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)", name,
-		 tasks, tasks == 1 ? "" : "s");
+	log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)%s%s",
+		 name, tasks, tasks == 1 ? "" : "s", why[0] ? "; " : "", why);
 	return 0;
 }
 

@@ -25,8 +25,14 @@
 #ifndef CORDON_REAP_H
 #define CORDON_REAP_H
 
+#include <jansson.h>
+#include <stddef.h>
+
 #define CORDON_RUN_DIR     "/run/cordon"
 #define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
+
+/* In a run directory: the session's log and key paths, one per line (reap_note_log). */
+#define CORDON_RUN_LOG_FILE "audit"
 
 struct net;
 
@@ -46,5 +52,20 @@ int reap_lock_run_dir(const char *run_dir);
  * whose cgroup is gone.  Returns how many sessions were reaped.
  */
 int reap_stale(struct net *net);
+
+/*
+ * Note where the session's log and its key are (RUN_DIR/CORDON_RUN_LOG_FILE,
+ * 0600), so that whoever ends the session without its supervisor (its
+ * watchdog, a reaper) can close the log: 0 or -errno.
+ */
+int reap_note_log(const char *run_dir, const char *log, const char *key);
+
+/*
+ * Close the log of a session whose supervisor died: one "lifecycle" record
+ * of FIELDS (borrowed), then the seal (audit_resume in audit.h: a log
+ * that is not a whole unsealed chain is left as it is).  0, or -errno with
+ * WHY saying what happened to the log, for the caller's message.
+ */
+int reap_seal_log(const char *log, const char *key, json_t *fields, char *why, size_t wlen);
 
 #endif

@@ -520,6 +520,8 @@ static void remove_run_dir(const struct sup *s)
 	(void)unlink(p);
 	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
 	(void)unlink(p);
+	snprintf(p, sizeof(p), "%s/" CORDON_RUN_LOG_FILE, s->run_dir);
+	(void)unlink(p);
 	(void)rmdir(s->run_dir);
 	if (s->mcp_path[0])
 		(void)unlink(s->mcp_path);
@@ -560,6 +562,11 @@ static int start_watchdog(struct sup *s)
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
 			;
 		if (c != 'D') {
+			char why[PATH_MAX + 160];
+			json_t *fields = json_pack("{s:s,s:s}", "event", "supervisor-died", "reason",
+						   "the watchdog found the supervisor gone and "
+						   "killed the session");
+
 			if (s->cgroup[0])
 				(void)cg_destroy(s->cgroup);
 			if (s->conn_cgroup[0])
@@ -569,9 +576,18 @@ static int start_watchdog(struct sup *s)
 				(void)floor_session_destroy(s->floor, s->fsess);
 			if (s->net && s->cgid)
 				(void)net_session_del(s->net, s->cgid);
+			/*
+			 * The log ends with what happened, sealed, rather than
+			 * just stopping (audit_resume in audit.c).
+			 */
+			why[0] = '\0';
+			if (s->audit && fields)
+				(void)reap_seal_log(s->audit_path, audit_key_path(s->audit), fields,
+						    why, sizeof(why));
+			json_decref(fields);
 			remove_run_dir(s);
 			fprintf(stderr, "cordon: watchdog: the supervisor of session %s died; "
-				"the session was killed\n", s->name);
+				"the session was killed%s%s\n", s->name, why[0] ? "; " : "", why);
 		}
 		_exit(0);
 	}
@@ -866,6 +882,12 @@ static int open_audit(struct sup *s)
 				"records)", s->audit_path, strerror(-r), AUDIT_RESERVE >> 20);
 		else
 			log_err("run: audit log %s: %s", s->audit_path, strerror(-r));
+		return r;
+	}
+	/* So that a watchdog or reaper that ends this session can close its log. */
+	r = reap_note_log(s->run_dir, s->audit_path, audit_key_path(s->audit));
+	if (r < 0) {
+		log_err("run: %s/" CORDON_RUN_LOG_FILE ": %s", s->run_dir, strerror(-r));
 		return r;
 	}
 	return 0;

@@ -84,6 +84,13 @@ ok "  saying it reaped the dead session and killed its tasks" \
 ok "  its cgroup is gone" test ! -d "$cg"
 ok "  and the agent's daemon with it" test -z "$(procs "cordon-reaped sleep 30")"
 ok "  its run directory is gone" test ! -e "/run/cordon/$name"
+# sealed_by_reaper LOG: the reaper's record closes LOG, sealed, and the log verifies.
+sealed_by_reaper() {
+    "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$1" | grep -q sealed &&
+        tail -n 2 "$1" | head -n 1 | grep -q '"event":"reaped".*"tasks_killed":[1-9]'
+}
+ok "  its log ends with the reaper's record, sealed" sealed_by_reaper "$t/a.jsonl"
+ok "  and the warning says so" grep -q "reaped session $name: .*; its log $t/a.jsonl is sealed" "$t/live.err"
 if [ $have_bpftool = 1 ]; then
     ok "  its network floor entries are gone" no_drops_entry "$cgid"
 else
@@ -97,7 +104,7 @@ ok "  and did not reap the live one ($live_name)" \
 kill $(procs "cordon-reaped sleep 120") 2>/dev/null
 wait $live
 ok "the live session ends when its agent does (rc=$?)" test -z "$(procs "cordon-reaped sleep 120")"
-ok "  its log is sealed: its own supervisor ended it" grep -q '"type":"seal"' "$t/live.jsonl"
+ok "  its log is sealed: its own supervisor ended it" sh -c 'grep -q "\"type\":\"seal\"" "$1" && ! grep -q "\"event\":\"reaped\"" "$1"' _ "$t/live.jsonl"
 
 # cordon floor gc reaps too.
 orphan b
@@ -107,4 +114,5 @@ ok "cordon floor gc reaps it: $out" sh -c 'printf "%s\n" "$1" | grep -q "1 dead 
     printf "%s\n" "$1" | grep -q "reaped session $2"' _ "$out" "$name"
 ok "  its cgroup and its tasks are gone" sh -c '[ ! -d "$1" ] && [ -z "$2" ]' _ "$cg" "$(procs "cordon-reaped sleep 30")"
 ok "  its run directory is gone" test ! -e "/run/cordon/$name"
+ok "  its log ends with the reaper's record, sealed" sealed_by_reaper "$t/b.jsonl"
 done_testing

@@ -532,6 +532,12 @@ i=0
 while [ $i -lt 100 ] && [ -d "$cg" ]; do sleep 0.05; i=$((i + 1)); done
 ok "kill -9 of the supervisor: the session's cgroup is gone" test ! -d "$cg"
 ok "  and every task of the session with it" test -z "$(procs "cordon-sleeper sleep 6")"
+# The watchdog ends the log too: its record of why, then the seal (audit_resume).
+i=0
+while [ $i -lt 100 ] && ! grep -q '"type":"seal"' "$scratch/kill.jsonl"; do sleep 0.05; i=$((i + 1)); done
+ok "  and its log ends with the watchdog's record of it, sealed" sh -c '
+    "$1" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$2" | grep -q sealed &&
+    tail -n 2 "$2" | head -n 1 | grep -q "\"event\":\"supervisor-died\""' _ "$cordon" "$scratch/kill.jsonl"
 
 # After every session above (execs killed by the recheck, fork storms, a
 # supervisor killed): no exec expectation is left in the kernel for a

@@ -5,7 +5,8 @@
  * a cut tail, a record after the seal, a line that is not JSON, the wrong
  * key) is reported, naming the line and seq, and nothing else is; secrets
  * never reach the file; concurrent writers keep the chain whole; the files
- * are created the way the threat model needs (O_EXCL, 0600, 0700).
+ * are created the way the threat model needs (O_EXCL, 0600, 0700); a dead
+ * writer's log, and only a whole one, is resumed and sealed.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/evp.h>
 #include "audit.h"
@@ -834,6 +836,162 @@ static void reserve_is_kept_and_given_back(void **state)
 	free(big);
 }
 
+/* --- resuming a dead writer's log (audit_resume) ------------------------------------ */
+
+/* What a writer killed between records leaves: start and N_DECISIONS decisions, no seal. */
+static void write_dead_log(struct fixture *fx)
+{
+	pid_t pid = fork();
+	int st;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct audit *a = NULL;
+
+		if (audit_open(fx->log, "s1", fx->keys, NULL, &a) < 0)
+			_exit(1);
+		for (int i = 1; i <= N_DECISIONS; i++) {
+			json_t *d = decision(i);
+
+			if (audit_write(a, "decision", d) < 0)
+				_exit(1);
+			json_decref(d);
+		}
+		(void)audit_sync_key(a);
+		_exit(0);       /* no seal, no close: as if killed */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static char *file_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+
+	assert_non_null(f);
+	assert_true(getdelim(&buf, &cap, '\0', f) >= 0);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The ender of a session resumes the log: its record follows the dead
+ * writer's last one in the chain, the seal closes it, the log verifies, and
+ * the dead writer's reserve is given back.
+ */
+static void resume_closes_a_dead_writers_log(void **state)
+{
+	struct fixture *fx = *state;
+	struct audit_verify_stats st;
+	struct audit *a = NULL;
+	struct lines l;
+	long long size, alloc;
+	json_t *f = json_pack("{s:s,s:i}", "event", "reaped", "tasks_killed", 2);
+	int r;
+	char *rep;
+
+	write_dead_log(fx);
+	rep = verify(fx->log, fx->key, &r);
+	assert_int_equal(r, -EBADMSG);
+	assert_non_null(strstr(rep, "truncated: no seal"));
+	free(rep);
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), 0);
+	assert_string_equal(audit_session(a), "s1");
+	assert_int_equal(audit_write(a, "lifecycle", f), 0);
+	json_decref(f);
+	audit_close(a);
+	assert_int_equal(audit_verify_stats(fx->log, fx->key, stderr, &st), 0);
+	assert_true(st.sealed);
+	assert_int_equal(st.records, N_DECISIONS + 3);
+	lines_read(fx->log, &l);
+	assert_int_equal(l.n, N_DECISIONS + 3);
+	assert_non_null(strstr(l.v[N_DECISIONS + 1], "\"event\":\"reaped\""));
+	assert_non_null(strstr(l.v[N_DECISIONS + 1], "\"seq\":11,"));
+	assert_non_null(strstr(l.v[N_DECISIONS + 2], "\"type\":\"seal\""));
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i]);
+	alloc = allocated(fx->log, &size);
+	assert_true(alloc <= size + 65536);
+	/* Sealed now: a second ender finds nothing to do. */
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EALREADY);
+}
+
+/* Anything but a whole, authentic, unsealed chain is left byte for byte as it was. */
+static void resume_leaves_other_logs_alone(void **state)
+{
+	struct fixture *fx = *state;
+	struct audit *a = NULL;
+	struct stat st;
+	struct lines l;
+	char *before, *after, other[200];
+
+	/* A sealed log. */
+	write_log(fx);
+	before = file_text(fx->log);
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EALREADY);
+	after = file_text(fx->log);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	assert_int_equal(unlink(fx->log), 0);
+	assert_int_equal(unlink(fx->key), 0);
+
+	/* Its last record cut mid-line (killed inside a write). */
+	write_dead_log(fx);
+	assert_int_equal(stat(fx->log, &st), 0);
+	assert_int_equal(truncate(fx->log, st.st_size - 30), 0);
+	before = file_text(fx->log);
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EBADMSG);
+	after = file_text(fx->log);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+
+	/* An edited record. */
+	assert_int_equal(unlink(fx->log), 0);
+	assert_int_equal(unlink(fx->key), 0);
+	write_dead_log(fx);
+	lines_read(fx->log, &l);
+	lines_edit(&l, 3, "deny", "allow");
+	lines_write(fx->log, &l);
+	before = file_text(fx->log);
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EBADMSG);
+	after = file_text(fx->log);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+
+	/* A record deleted from the middle. */
+	assert_int_equal(unlink(fx->log), 0);
+	assert_int_equal(unlink(fx->key), 0);
+	write_dead_log(fx);
+	lines_read(fx->log, &l);
+	lines_delete(&l, 5);
+	lines_write(fx->log, &l);
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EBADMSG);
+
+	/* The wrong key; a missing log; a symlink in the log's place. */
+	assert_int_equal(unlink(fx->log), 0);
+	assert_int_equal(unlink(fx->key), 0);
+	write_dead_log(fx);
+	snprintf(other, sizeof(other), "%s/other.key", fx->dir);
+	{
+		FILE *k = fopen(other, "w");
+
+		assert_non_null(k);
+		fprintf(k, "%064d\n", 7);
+		fclose(k);
+	}
+	assert_int_equal(audit_resume(fx->log, other, &a), -EBADMSG);
+	snprintf(other, sizeof(other), "%s/nothing.jsonl", fx->dir);
+	assert_int_equal(audit_resume(other, fx->key, &a), -ENOENT);
+	assert_int_equal(symlink(fx->log, other), 0);
+	assert_int_equal(audit_resume(other, fx->key, &a), -ELOOP);
+	assert_int_equal(audit_resume(NULL, fx->key, &a), -EINVAL);
+}
+
 #define THREADS 4
 #define PER_THREAD 250
 
@@ -907,6 +1065,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(close_seals, setup, teardown),
 		cmocka_unit_test_setup_teardown(empty_log_is_truncated, setup, teardown),
 		cmocka_unit_test_setup_teardown(concurrent_writers_keep_the_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(resume_closes_a_dead_writers_log, setup, teardown),
+		cmocka_unit_test_setup_teardown(resume_leaves_other_logs_alone, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("audit", tests, NULL, NULL);
