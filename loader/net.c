@@ -685,6 +685,45 @@ static bool has_id(const uint64_t *ids, size_t n, uint64_t id)
  * can register: the denial of service this closes.  Their rings and drops
  * entries go with them.
  */
+/*
+ * Exec expectations (exec_recheck.bpf.c) left by a dead session.  Attack:
+ * a supervisor killed before it collected a kill's mark (the kernel keeps
+ * a killed expectation until the supervisor reads it), or one killed
+ * between its judgement and the arm, leaves the entry for good; enough of
+ * them fill the map, and then every session's execs are refused (an arm
+ * that fails is a denial).  Answer: an entry whose session cgroup is gone
+ * and whose thread no longer exists is garbage, and goes.
+ * What it cannot close: between this look and the delete, a new thread
+ * reusing the tid, in a new session, could be armed; its arm would be
+ * deleted here and its exec go unchecked by the kernel (the supervisor
+ * still judged it).  Both the look and the delete are single map
+ * operations apart, and the entry is read again just before the delete,
+ * so the window is one system call.
+ */
+static void exec_gc(struct net *n, const uint64_t *live, size_t n_live)
+{
+	struct cordon_exec_expect e;
+	uint32_t tid, next;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(n->fd_exec_expect, prev, &next) == 0) {
+		char proc[32];
+		uint64_t cg;
+
+		tid = next;
+		prev = &tid;
+		if (bpf_map_lookup_elem(n->fd_exec_expect, &tid, &e) < 0 || has_id(live, n_live, e.cgroup))
+			continue;
+		snprintf(proc, sizeof(proc), "/proc/%u", tid);
+		if (access(proc, F_OK) == 0 || errno != ENOENT)
+			continue;
+		cg = e.cgroup;
+		if (bpf_map_lookup_elem(n->fd_exec_expect, &tid, &e) == 0 && e.cgroup == cg &&
+		    bpf_map_delete_elem(n->fd_exec_expect, &tid) == 0)
+			prev = NULL;    /* the walk starts again: its key is gone */
+	}
+}
+
 int net_gc(struct net *n)
 {
 	_cleanup_free_ uint64_t *live = NULL, *dead = NULL;
@@ -726,6 +765,7 @@ int net_gc(struct net *n)
 		if (bpf_map_delete_elem(n->fd_drops, &id) == 0)
 			prev = NULL;    /* the walk starts again: its key is gone */
 	}
+	exec_gc(n, live, n_live);
 	return removed;
 }
 

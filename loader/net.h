@@ -68,8 +68,9 @@ int net_session_del(struct net *n, uint64_t cgroup_id);
 
 /*
  * Forget sessions whose cgroup no longer exists (their cordon and its
- * watchdog died before net_session_del): rules, rings, drops.  Returns how
- * many sessions were removed, or -errno.
+ * watchdog died before net_session_del): rules, rings, drops, and the exec
+ * expectations of its threads that are gone.  Returns how many sessions
+ * were removed, or -errno.
  */
 int net_gc(struct net *n);
 

@@ -3,7 +3,9 @@
 # watchdog both killed with SIGKILL leave the session behind (its cgroup
 # with the agent's daemonised tasks still running, its network floor
 # entries, its run directory).  The next `cordon run` reaps it, tasks
-# first; `cordon floor gc` does the same; a live session is never touched.
+# first, and seals its log with a record of the reaping; `cordon floor gc`
+# does the same, and drops the exec recheck's kill marks of threads that
+# are gone; a live session is never touched.
 # POSIX sh: also run in the VM (tests/vm/reap.sh).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
@@ -33,6 +35,17 @@ drops_entry() {
     bpftool map lookup pinned /sys/fs/bpf/cordon/net/drops key $_k >/dev/null 2>&1
 }
 no_drops_entry() { ! drops_entry "$1"; }
+# le N BYTES: N as BYTES little-endian bytes, in decimal, for bpftool.
+le() { awk -v v="$1" -v n="$2" 'BEGIN { for (i = 0; i < n; i++) { printf "%d ", v % 256; v = int(v / 256) } }'; }
+expect_pin=/sys/fs/bpf/cordon/net/exec_expect
+# expect_put TID CGID: an exec expectation (struct cordon_exec_expect, 72
+# bytes) for thread TID in session cgroup CGID, marked killed, as a kill
+# whose supervisor died before it collected the mark leaves it.
+expect_put() {
+    bpftool map update pinned "$expect_pin" key $(le "$1" 4) \
+        value $(le 0 56) $(le 0 4) $(le 1 4) $(le "$2" 8) >/dev/null
+}
+expect_there() { bpftool map lookup pinned "$expect_pin" key $(le "$1" 4) >/dev/null 2>&1; }
 
 # orphan TAG: a session whose agent left a daemon (setsid) behind, then its
 # supervisor and watchdog (the same command line) killed at once.  Sets
@@ -109,10 +122,28 @@ ok "  its log is sealed: its own supervisor ended it" sh -c 'grep -q "\"type\":\
 # cordon floor gc reaps too.
 orphan b
 ok "another session left behind ($name)" test -n "$name" -a -d "$cg"
+# And an exec expectation's kill mark its dead supervisor never collected,
+# beside one of a thread still alive (this shell), which stays.
+if [ $have_bpftool = 1 ] && [ -e "$expect_pin" ]; then
+    gone_tid=$(($(cat /proc/sys/kernel/pid_max) - 7))
+    while [ -e "/proc/$gone_tid" ]; do gone_tid=$((gone_tid - 1)); done
+    expect_put "$gone_tid" "$cgid"
+    expect_put $$ "$cgid"
+    both_there() { expect_there "$gone_tid" && expect_there $$; }
+    ok "  (kill marks left in the exec recheck's map: thread $gone_tid gone, thread $$ alive)" both_there
+fi
 out=$("$cordon" floor gc 2>&1)
 ok "cordon floor gc reaps it: $out" sh -c 'printf "%s\n" "$1" | grep -q "1 dead session(s) reaped" &&
     printf "%s\n" "$1" | grep -q "reaped session $2"' _ "$out" "$name"
 ok "  its cgroup and its tasks are gone" sh -c '[ ! -d "$1" ] && [ -z "$2" ]' _ "$cg" "$(procs "cordon-reaped sleep 30")"
 ok "  its run directory is gone" test ! -e "/run/cordon/$name"
 ok "  its log ends with the reaper's record, sealed" sealed_by_reaper "$t/b.jsonl"
+if [ $have_bpftool = 1 ] && [ -e "$expect_pin" ]; then
+    gone_dropped() { ! expect_there "$gone_tid"; }
+    ok "  the kill mark of the thread that is gone is dropped" gone_dropped
+    ok "  the live thread's is kept" expect_there $$
+    bpftool map delete pinned "$expect_pin" key $(le $$ 4) 2>/dev/null
+else
+    skip "  kill marks in the exec recheck's map: bpftool or the map is missing"
+fi
 done_testing
