@@ -84,15 +84,18 @@ static int tasks_in(const char *cg)
 	return n;
 }
 
-int reap_note_log(const char *run_dir, const char *log, const char *key)
+int reap_note_log(const char *name, const char *log, const char *key)
 {
-	char p[PATH_MAX + 64];
+	char p[PATH_MAX];
 	FILE *f;
-	int fd, r = 0;
+	int fd, r;
 
-	if (strchr(log, '\n') || strchr(key, '\n'))
+	if (!session_name(name) || strchr(log, '\n') || strchr(key, '\n'))
 		return -EINVAL;
-	snprintf(p, sizeof(p), "%s/" CORDON_RUN_LOG_FILE, run_dir);
+	r = mkdir_p(CORDON_OPEN_LOGS_DIR, 0700);
+	if (r < 0)
+		return r;
+	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -102,11 +105,20 @@ int reap_note_log(const char *run_dir, const char *log, const char *key)
 		close(fd);
 		return r;
 	}
-	if (fprintf(f, "%s\n%s\n", log, key) < 0)
-		r = -EIO;
+	r = fprintf(f, "%s\n%s\n", log, key) < 0 ? -EIO : 0;
 	if (fclose(f) != 0 && !r)
 		r = -errno;
 	return r;
+}
+
+void reap_forget_log(const char *name)
+{
+	char p[PATH_MAX];
+
+	if (!session_name(name))
+		return;
+	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	(void)unlink(p);
 }
 
 int reap_seal_log(const char *log, const char *key, json_t *fields, char *why, size_t wlen)
@@ -134,17 +146,20 @@ int reap_seal_log(const char *log, const char *key, json_t *fields, char *why, s
 }
 
 /*
- * The log a run directory names (reap_note_log), sealed after a record of
- * the reaping; WHY says what became of it ("" when the directory names none).
+ * The log session NAME's note names (reap_note_log), sealed after a record
+ * of the reaping (TASKS killed; <0: the session had no cgroup left, its
+ * host restarted under it or its directories were removed); the note is
+ * dropped whatever came of it (a log that could not be closed now never
+ * will be).  WHY says what became of the log ("" when there is no note).
  */
 static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
 {
-	char p[PATH_MAX + 64], *buf = NULL, *key;
+	char p[PATH_MAX], *buf = NULL, *key;
 	json_t *fields;
 	int n;
 
 	why[0] = '\0';
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/" CORDON_RUN_LOG_FILE, name);
+	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
 	n = read_file(p, &buf, 2 * PATH_MAX + 2);
 	if (n < 0)
 		return;
@@ -152,8 +167,13 @@ static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
 	if (key && buf[n - 1] == '\n') {
 		*key++ = '\0';
 		buf[n - 1] = '\0';
-		fields = json_pack("{s:s,s:i,s:s}", "event", "reaped", "tasks_killed", tasks,
-				   "reason", "its cordon and watchdog were gone");
+		fields = tasks >= 0 ?
+			 json_pack("{s:s,s:i,s:s}", "event", "reaped", "tasks_killed", tasks,
+				   "reason", "its cordon and watchdog were gone") :
+			 json_pack("{s:s,s:s}", "event", "reaped", "reason",
+				   "its session was gone (the host restarted, or its cgroup "
+				   "and run directory were removed) before its cordon closed "
+				   "this log");
 		if (fields)
 			(void)reap_seal_log(buf, key, fields, why, wlen);
 		else
@@ -161,7 +181,7 @@ static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
 		json_decref(fields);
 	}
 	free(buf);
-	(void)unlink(p);
+	reap_forget_log(name);
 }
 
 /*
@@ -252,5 +272,29 @@ int reap_stale(struct net *net)
 		if (d)
 			closedir(d);
 	}
+	/*
+	 * Logs still open whose session left nothing else: no run directory
+	 * (a live session has had one since before its note, and keeps it
+	 * until after the note is gone).
+	 */
+	d = opendir(CORDON_OPEN_LOGS_DIR);
+	while (d && (de = readdir(d))) {
+		char run[PATH_MAX], why[PATH_MAX + 160];
+
+		if (!session_name(de->d_name))
+			continue;
+		snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
+		if (access(run, F_OK) == 0 || errno != ENOENT)
+			continue;
+		budget_reap(de->d_name);
+		snprintf(run, sizeof(run), CORDON_RUN_MCP_DIR "/%s.sock", de->d_name);
+		(void)unlink(run);
+		seal_reaped(de->d_name, -1, why, sizeof(why));
+		log_warn("reaped session %s: it was gone before its cordon closed its log%s%s",
+			 de->d_name, why[0] ? "; " : "", why);
+		reaped++;
+	}
+	if (d)
+		closedir(d);
 	return reaped;
 }

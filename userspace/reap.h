@@ -31,8 +31,14 @@
 #define CORDON_RUN_DIR     "/run/cordon"
 #define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
 
-/* In a run directory: the session's log and key paths, one per line (reap_note_log). */
-#define CORDON_RUN_LOG_FILE "audit"
+/*
+ * Open logs: one file per session (its name), holding the log's path and
+ * its key's, one per line, from the log's start until its seal.  On disk
+ * that outlives /run (a host restart, a power loss), so that a log whose
+ * session ended without its cordon is found and closed even with no run
+ * directory or cgroup left to find the session by.
+ */
+#define CORDON_OPEN_LOGS_DIR "/var/lib/cordon/open-logs"
 
 struct net;
 
@@ -46,19 +52,26 @@ int reap_floor_lock(void);
 int reap_lock_run_dir(const char *run_dir);
 
 /*
- * Reap every session no live cordon holds; net may be NULL (the network
- * floor's entries are then left for net_gc).  Call with the floor lock
+ * Reap every session no live cordon holds, and close the log of each
+ * (reap_seal_log), also of a session with nothing left but its log's note
+ * (the host restarted under it); net may be NULL (the network floor's
+ * entries are then left for net_gc).  Call with the floor lock
  * held, then net_gc and floor_gc for the kernel entries of any session
  * whose cgroup is gone.  Returns how many sessions were reaped.
  */
 int reap_stale(struct net *net);
 
 /*
- * Note where the session's log and its key are (RUN_DIR/CORDON_RUN_LOG_FILE,
- * 0600), so that whoever ends the session without its supervisor (its
- * watchdog, a reaper) can close the log: 0 or -errno.
+ * Note where session NAME's log and its key are (CORDON_OPEN_LOGS_DIR/NAME,
+ * 0600; the directory 0700), so that whoever ends the session without its
+ * supervisor (its watchdog, a reaper) can close the log: 0 or -errno.
+ * Not fsynced: after a power loss a note may be missing, and its log is
+ * then left unsealed, as before.
  */
-int reap_note_log(const char *run_dir, const char *log, const char *key);
+int reap_note_log(const char *name, const char *log, const char *key);
+
+/* The log of session NAME is sealed (or beyond closing): drop its note. */
+void reap_forget_log(const char *name);
 
 /*
  * Close the log of a session whose supervisor died: one "lifecycle" record

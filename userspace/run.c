@@ -520,8 +520,6 @@ static void remove_run_dir(const struct sup *s)
 	(void)unlink(p);
 	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
 	(void)unlink(p);
-	snprintf(p, sizeof(p), "%s/" CORDON_RUN_LOG_FILE, s->run_dir);
-	(void)unlink(p);
 	(void)rmdir(s->run_dir);
 	if (s->mcp_path[0])
 		(void)unlink(s->mcp_path);
@@ -585,6 +583,7 @@ static int start_watchdog(struct sup *s)
 				(void)reap_seal_log(s->audit_path, audit_key_path(s->audit), fields,
 						    why, sizeof(why));
 			json_decref(fields);
+			reap_forget_log(s->name);
 			remove_run_dir(s);
 			fprintf(stderr, "cordon: watchdog: the supervisor of session %s died; "
 				"the session was killed%s%s\n", s->name, why[0] ? "; " : "", why);
@@ -885,9 +884,9 @@ static int open_audit(struct sup *s)
 		return r;
 	}
 	/* So that a watchdog or reaper that ends this session can close its log. */
-	r = reap_note_log(s->run_dir, s->audit_path, audit_key_path(s->audit));
+	r = reap_note_log(s->name, s->audit_path, audit_key_path(s->audit));
 	if (r < 0) {
-		log_err("run: %s/" CORDON_RUN_LOG_FILE ": %s", s->run_dir, strerror(-r));
+		log_err("run: " CORDON_OPEN_LOGS_DIR "/%s: %s", s->name, strerror(-r));
 		return r;
 	}
 	return 0;
@@ -1076,6 +1075,7 @@ static void *seal_audit(void *arg)
 	(void)audit_seal(s->audit, NULL);
 	audit_close(s->audit);
 	s->audit = NULL;
+	reap_forget_log(s->name);
 	return NULL;
 }
 

@@ -138,6 +138,7 @@ ok "cordon floor gc reaps it: $out" sh -c 'printf "%s\n" "$1" | grep -q "1 dead 
 ok "  its cgroup and its tasks are gone" sh -c '[ ! -d "$1" ] && [ -z "$2" ]' _ "$cg" "$(procs "cordon-reaped sleep 30")"
 ok "  its run directory is gone" test ! -e "/run/cordon/$name"
 ok "  its log ends with the reaper's record, sealed" sealed_by_reaper "$t/b.jsonl"
+ok "  and its log's note is gone" test ! -e "/var/lib/cordon/open-logs/$name"
 if [ $have_bpftool = 1 ] && [ -e "$expect_pin" ]; then
     gone_dropped() { ! expect_there "$gone_tid"; }
     ok "  the kill mark of the thread that is gone is dropped" gone_dropped
@@ -146,4 +147,37 @@ if [ $have_bpftool = 1 ] && [ -e "$expect_pin" ]; then
 else
     skip "  kill marks in the exec recheck's map: bpftool or the map is missing"
 fi
+
+# A session that left nothing but its log (the host restarted under it:
+# its cgroups and run directory gone, its log on disk): the next reaper
+# closes the log from its note.
+orphan c
+ok "a third session left behind ($name), its log's note kept" test -f "/var/lib/cordon/open-logs/$name"
+# kill_cg DIR: every task of cgroup DIR killed, DIR and its children removed.
+kill_cg() {
+    [ -d "$1" ] || return 0
+    echo 1 >"$1/cgroup.kill"
+    i=0
+    while [ $i -lt 100 ] && grep -q "populated 1" "$1/cgroup.events"; do sleep 0.05; i=$((i + 1)); done
+    find "$1" -depth -type d -exec rmdir {} \;
+}
+kill_cg "$cg"
+kill_cg "$cg_root/cordon-unix/$name"
+rm -rf "/run/cordon/$name"
+ok "  (then its cgroup and run directory were removed, as a restart does)" \
+    sh -c '[ ! -d "$1" ] && [ ! -e "/run/cordon/$2" ] && [ -z "$3" ]' _ "$cg" "$name" "$(procs "cordon-reaped sleep 30")"
+out=$("$cordon" floor gc 2>&1)
+ok "cordon floor gc closes its log: $out" \
+    sh -c 'printf "%s\n" "$1" | grep -q "reaped session $2: it was gone before its cordon closed its log; its log $3 is sealed"' \
+    _ "$out" "$name" "$t/c.jsonl"
+host_gone() {
+    "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$1" | grep -q sealed &&
+        tail -n 2 "$1" | head -n 1 | grep -q '"event":"reaped".*the host restarted'
+}
+ok "  its log ends with the reaper's record, sealed" host_gone "$t/c.jsonl"
+ok "  and its note is gone" test ! -e "/var/lib/cordon/open-logs/$name"
+if [ $have_bpftool = 1 ]; then
+    ok "  and its network floor entries" no_drops_entry "$cgid"
+fi
+ok "a session that ended on its own leaves no note" test ! -e "/var/lib/cordon/open-logs/$live_name"
 done_testing
