@@ -1362,9 +1362,6 @@ out:
 		(void)!write(s.watchdog_fd, "D", 1);
 		close(s.watchdog_fd);
 	}
-	remove_run_dir(&s);
-	if (s.run_lock >= 0)
-		close(s.run_lock);      /* after the directory is gone: no reaper finds it */
 	if (s.floor)
 		floor_close(s.floor);
 	if (s.net)
@@ -1376,6 +1373,14 @@ out:
 	if (sealing)
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");
+	/*
+	 * Only now, with the log sealed and its note gone: a reaper that found
+	 * the run directory gone and the note still there would take the log
+	 * for abandoned and write into it beside the seal.
+	 */
+	remove_run_dir(&s);
+	if (s.run_lock >= 0)
+		close(s.run_lock);      /* after the directory is gone: no reaper finds it */
 	pol_free(s.pol);
 	steps_close(&s.steps);
 	phase("done");
