@@ -663,6 +663,20 @@ int audit_sync_key(struct audit *a)
 	return key_sync_now(a);
 }
 
+/* A handle with nothing open yet (audit_free undoes it). */
+static struct audit *audit_new(void)
+{
+	struct audit *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->fd = -1;
+	a->key_fd = a->key_dfd = -1;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->key_lock, NULL);
+	return a;
+}
+
 int audit_open(const char *path, const char *session, const char *key_dir, json_t *start_fields,
 	       struct audit **out)
 {
@@ -680,13 +694,9 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 			     json_object_get(start_fields, "format") ||
 			     json_object_get(start_fields, "reserve")))
 		return -EINVAL;
-	a = calloc(1, sizeof(*a));
+	a = audit_new();
 	if (!a)
 		return -ENOMEM;
-	a->fd = -1;
-	a->key_fd = a->key_dfd = -1;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_mutex_init(&a->key_lock, NULL);
 	r = audit_key_path_for(key_dir, session, &a->key_path);
 	if (r < 0)
 		return r;
@@ -1342,13 +1352,9 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 
 	if (!path || !key_path || !out)
 		return -EINVAL;
-	a = calloc(1, sizeof(*a));
+	a = audit_new();
 	if (!a)
 		return -ENOMEM;
-	a->fd = -1;
-	a->key_fd = a->key_dfd = -1;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_mutex_init(&a->key_lock, NULL);
 	/* Opened first: the chain read below is the file this descriptor appends to. */
 	a->fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (a->fd < 0)

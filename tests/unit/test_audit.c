@@ -918,6 +918,20 @@ static void resume_closes_a_dead_writers_log(void **state)
 	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EALREADY);
 }
 
+/* audit_resume refuses the log with WANT, and the file is byte for byte as it was. */
+static void refused_untouched(struct fixture *fx, int want)
+{
+	struct audit *a = NULL;
+	char *before = file_text(fx->log), *after;
+
+	assert_int_equal(audit_resume(fx->log, fx->key, &a), want);
+	assert_null(a);
+	after = file_text(fx->log);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+}
+
 /* Anything but a whole, authentic, unsealed chain is left byte for byte as it was. */
 static void resume_leaves_other_logs_alone(void **state)
 {
@@ -925,16 +939,11 @@ static void resume_leaves_other_logs_alone(void **state)
 	struct audit *a = NULL;
 	struct stat st;
 	struct lines l;
-	char *before, *after, other[200];
+	char other[200];
 
 	/* A sealed log. */
 	write_log(fx);
-	before = file_text(fx->log);
-	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EALREADY);
-	after = file_text(fx->log);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	refused_untouched(fx, -EALREADY);
 	assert_int_equal(unlink(fx->log), 0);
 	assert_int_equal(unlink(fx->key), 0);
 
@@ -942,12 +951,7 @@ static void resume_leaves_other_logs_alone(void **state)
 	write_dead_log(fx);
 	assert_int_equal(stat(fx->log, &st), 0);
 	assert_int_equal(truncate(fx->log, st.st_size - 30), 0);
-	before = file_text(fx->log);
-	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EBADMSG);
-	after = file_text(fx->log);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	refused_untouched(fx, -EBADMSG);
 
 	/* An edited record. */
 	assert_int_equal(unlink(fx->log), 0);
@@ -956,12 +960,7 @@ static void resume_leaves_other_logs_alone(void **state)
 	lines_read(fx->log, &l);
 	lines_edit(&l, 3, "deny", "allow");
 	lines_write(fx->log, &l);
-	before = file_text(fx->log);
-	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EBADMSG);
-	after = file_text(fx->log);
-	assert_string_equal(before, after);
-	free(before);
-	free(after);
+	refused_untouched(fx, -EBADMSG);
 
 	/* A record deleted from the middle. */
 	assert_int_equal(unlink(fx->log), 0);
@@ -970,7 +969,7 @@ static void resume_leaves_other_logs_alone(void **state)
 	lines_read(fx->log, &l);
 	lines_delete(&l, 5);
 	lines_write(fx->log, &l);
-	assert_int_equal(audit_resume(fx->log, fx->key, &a), -EBADMSG);
+	refused_untouched(fx, -EBADMSG);
 
 	/* The wrong key; a missing log; a symlink in the log's place. */
 	assert_int_equal(unlink(fx->log), 0);
