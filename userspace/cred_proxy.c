@@ -736,6 +736,18 @@ static bool hputs(struct head_out *h, const char *s)
 	return hput(h, s, strlen(s));
 }
 
+/* No CR, LF, NUL or other control byte but HTAB: nothing that could end a line. */
+static bool field_clean(const char *p, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		unsigned char b = (unsigned char)p[k];
+
+		if ((b < 0x20 && b != '\t') || b == 0x7f)
+			return false;
+	}
+	return true;
+}
+
 int creds_upstream_head(const struct creds *c, size_t i, const struct http_request *req,
 			char *out, size_t cap)
 {
@@ -751,6 +763,13 @@ int creds_upstream_head(const struct creds *c, size_t i, const struct http_reque
 
 		if (drop_upstream(hd, s->cr->header))
 			continue;
+		/*
+		 * The parser admitted only field bytes; a field that holds
+		 * anything else here is not what was checked (a caller that
+		 * let its buffer move): nothing goes upstream.
+		 */
+		if (!field_clean(hd->name, hd->name_len) || !field_clean(hd->value, hd->value_len))
+			goto big;
 		if (!hput(&h, hd->name, hd->name_len) || !hput(&h, ": ", 2) ||
 		    !hput(&h, hd->value, hd->value_len) || !hput(&h, "\r\n", 2))
 			goto big;

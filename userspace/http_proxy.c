@@ -1313,7 +1313,6 @@ static int ctun_request(struct ctun *t)
 		json_decref(event);
 		return 0;
 	}
-	tin_consume(&t->cl, (size_t)r);
 	t->why[0] = 0;  /* from here on: why the exchange broke, if it does */
 	if (!t->up.ssl && ctun_upstream(t) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
@@ -1322,9 +1321,19 @@ static int ctun_request(struct ctun *t)
 		json_decref(event);
 		return -EPIPE;
 	}
-	/* The only place the secret is written: into the upstream TLS stream, then wiped. */
+	/*
+	 * The only place the secret is written: into the upstream TLS stream,
+	 * then wiped.  The head is built while the request's header fields
+	 * still point at the bytes that were parsed and checked: only then is
+	 * the head consumed.  Attack closed: consumed first, the buffer's
+	 * memmove put the body where the fields pointed, so body bytes went
+	 * upstream as header lines (a body carrying CR LF and a second request
+	 * line smuggled any method and path to the credential host, the real
+	 * key appended after it).
+	 */
 	built = creds_upstream_head(hp->creds, (size_t)t->ci, t->rq, upstream_head,
 				    sizeof(upstream_head));
+	tin_consume(&t->cl, (size_t)r);
 	hl = built;
 	if (hl >= 0 && !spend_bytes(hp, (uint64_t)hl, t->why, sizeof(t->why))) {
 		tls_reply(t->cl.ssl, 403, t->why);

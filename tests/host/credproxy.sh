@@ -117,6 +117,22 @@ try:
     ssl.create_default_context().wrap_socket(s, server_hostname="evil.example"); print("tls-up")
 except Exception as e:
     print("refused", type(e).__name__)' 2>&1)"
+# Head and body in one TLS record, the body a copy of the head up to the
+# x-check value, then CR LF, a blank line and a second request: the head
+# must go upstream as parsed, the body as the body, and nothing else.
+echo "smuggle: \$($py -c '
+import os, socket, ssl
+h, p = os.environ["HTTPS_PROXY"].rsplit("/", 1)[1].split(":")
+s = socket.create_connection((h, int(p)))
+s.sendall(b"CONNECT localhost:$up HTTP/1.1\r\nHost: localhost:$up\r\n\r\n")
+s.recv(200)
+t = ssl.create_default_context().wrap_socket(s, server_hostname="localhost")
+head = (b"POST /v1/messages HTTP/1.1\r\nHost: localhost:$up\r\nx-api-key: " + os.environ["TEST_API_KEY"].encode() +
+        b"\r\nx-check: smugglecheck" + b"P" * 64 + b"\r\nContent-Length: 1000\r\n\r\n")
+at = head.index(b"smugglecheck")
+body = (head[:at] + b"x\r\nContent-Length: 0\r\n\r\nDELETE /v1/smuggled HTTP/1.1\r\nHost: localhost:$up\r\nx-eat: ").ljust(1000, b"a")
+t.sendall(head + body)
+print(t.recv(4096).split(b"\r\n")[0].decode())' 2>&1)"
 curl -sS -N -H "x-api-key: \$TEST_API_KEY" -d '{"stream": true}' \$U/v1/messages | while IFS= read -r l; do
     case \$l in data:*) echo "stream \$($py -c 'import time; print("%.3f" % time.time())')" ;; esac
 done
@@ -190,6 +206,24 @@ ok "another sentinel: 403" grep -q "does not hold this session's sentinel" <<<"$
 ok "no credential header: 403" grep -q 'exactly one x-api-key header' <<<"$(line no-key)"
 ok "  none of the refused requests reached the upstream" \
     bash -c "! grep -qE '/v1/admin|\"body\": \"x\"' '$t/requests.jsonl'"
+# smuggled: the upstream's record of the one-record request: its head as
+# sent (x-check whole), its body as sent, and no second request.
+smuggled() {
+    $py - "$t/requests.jsonl" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+if any("smuggled" in r["path"] for r in rs):
+    sys.exit("a second request reached the upstream")
+m = [r for r in rs if r["headers"].get("x-check", "").startswith("smugglecheck")]
+if len(m) != 1 or m[0]["headers"]["x-check"] != "smugglecheck" + "P" * 64:
+    sys.exit("the head was not passed as parsed: %r" % [r["headers"] for r in m])
+if len(m[0]["body"]) != 1000 or "DELETE /v1/smuggled" not in m[0]["body"]:
+    sys.exit("the body was not passed as sent")
+PY
+}
+ok "head and body in one record, the body holding CR LF and a second request: answered ($(line smuggle))" \
+    grep -q '^smuggle: HTTP/1.1 200' <<<"$(line smuggle)"
+ok "  the upstream got the head as parsed and the body as sent, and no second request" smuggled
 ok "a host no rule names: the tunnel is refused ($(line unlisted | cut -c1-70))" \
     grep -qi '403\|tunnel failed' <<<"$(line unlisted)"
 ok "around the proxy: the floor refuses the direct connect" grep -qi "couldn't connect\|failed to connect\|refused\|denied" <<<"$(line direct)"

@@ -43,6 +43,7 @@ struct fixture {
 	struct policy *pol;
 	struct creds *c;
 	struct http_request rq;
+	char raw[4096];                 /* what rq's header fields point into */
 	char head[HTTP_MAX_HEAD + 4096];
 };
 
@@ -96,17 +97,17 @@ static const char *sentinel(const struct fixture *f, size_t i)
 /* Parse a head with "%S" standing for credential i's sentinel. */
 static void request(struct fixture *f, const char *tmpl, size_t i)
 {
-	char raw[4096], why[256];
+	char why[256];
 	const char *at = strstr(tmpl, "%S");
 	int n;
 
 	if (at)
-		n = snprintf(raw, sizeof(raw), "%.*s%s%s", (int)(at - tmpl), tmpl, sentinel(f, i),
-			     at + 2);
+		n = snprintf(f->raw, sizeof(f->raw), "%.*s%s%s", (int)(at - tmpl), tmpl,
+			     sentinel(f, i), at + 2);
 	else
-		n = snprintf(raw, sizeof(raw), "%s", tmpl);
-	assert_true(n > 0 && (size_t)n < sizeof(raw));
-	if (http_parse_request(raw, (size_t)n, &f->rq, why, sizeof(why)) != n)
+		n = snprintf(f->raw, sizeof(f->raw), "%s", tmpl);
+	assert_true(n > 0 && (size_t)n < sizeof(f->raw));
+	if (http_parse_request(f->raw, (size_t)n, &f->rq, why, sizeof(why)) != n)
 		fail_msg("the test's request did not parse: %s", why);
 }
 
@@ -222,6 +223,52 @@ static void head_too_large_is_refused_and_wiped(void **state)
 	}
 }
 
+/*
+ * Header fields that no longer hold what was parsed (a caller whose buffer
+ * moved under them, as the proxy's did: the body where the fields were)
+ * are refused, never copied upstream: a CR, LF, NUL or other control
+ * byte in a name or value gives -E2BIG and a wiped buffer.
+ */
+static void head_with_control_bytes_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const bad[] = { "\r", "\n", "\0", "\x01", "\x7f", "\r\n\r\nGET /x HTTP/1.1" };
+
+	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+		size_t bl = b == 2 ? 1 : strlen(bad[b]);
+		char *v;
+		int n;
+
+		request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+			   "x-api-key: %S\r\nx-check: abcdefgh\r\nContent-Length: 2\r\n\r\n", 0);
+		check(f, 0, 0);
+		v = strstr(f->raw, "abcdefgh");
+		assert_non_null(v);
+		memcpy(v + 2, bad[b], bl < 6 ? bl : 6);     /* in the value */
+		memset(f->head, 'x', sizeof(f->head));
+		n = creds_upstream_head(f->c, 0, &f->rq, f->head, sizeof(f->head));
+		if (n != -E2BIG)
+			fail_msg("a value holding bad[%zu]: %d, want -E2BIG", b, n);
+		for (size_t k = 0; k < sizeof(f->head); k++)
+			if (f->head[k])
+				fail_msg("bad[%zu]: byte %zu left", b, k);
+		memcpy(strstr(f->raw, "x-check") + 1, bad[b], 1);   /* in the name */
+		memcpy(v + 2, "cdefgh", 6);
+		assert_int_equal(creds_upstream_head(f->c, 0, &f->rq, f->head, sizeof(f->head)), -E2BIG);
+	}
+	/* A horizontal tab inside a value is a field byte, and passes. */
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\nx-check: a\tb\r\nContent-Length: 2\r\n\r\n", 0);
+	check(f, 0, 0);
+	expect_head(f, 0, "POST /v1/messages HTTP/1.1\r\n"
+			  "Host: api.anthropic.test\r\n"
+			  "x-check: a\tb\r\n"
+			  "Content-Length: 2\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "x-api-key: " KEY_A "\r\n"
+			  "\r\n");
+}
+
 static void check_refuses(void **state)
 {
 	struct fixture *f = *state;
@@ -282,6 +329,7 @@ int main(void)
 		cmocka_unit_test(head_swaps_the_key_and_drops_hop_by_hop),
 		cmocka_unit_test(head_with_prefix_chunked_and_close),
 		cmocka_unit_test(head_too_large_is_refused_and_wiped),
+		cmocka_unit_test(head_with_control_bytes_is_refused),
 		cmocka_unit_test(check_refuses),
 	};
 
