@@ -30,10 +30,23 @@
  * begins there and is whole in the stream is masked, and scanning resumes
  * after it; a byte where none begins is emitted.  Such a decision needs
  * only the next max_len bytes, and is final as soon as no secret is still
- * merely a prefix of what follows, so a stream is held back only from the
- * first byte whose decision is open, and the rest goes out at once: an SSE
- * event's closing "\n\n" leaves in the feed that brings it unless a secret
- * begins with '\n'.
+ * merely a prefix of what follows.
+ *
+ * What is held back at the end of a feed does not depend on the secrets'
+ * bytes.  Attack closed: holding exactly the tail that is still a prefix
+ * of a secret (as this did) told the agent, byte for byte, how much of its
+ * guess was right: it has the upstream echo "...sk-proj-Q" so that the
+ * echo ends a read, and the size of the chunk or TLS record it gets back
+ * says whether the key begins "sk-proj-Q"; a character at a time, any
+ * key.  Now the held tail is the stream's trailing run of key-alphabet
+ * bytes (letters, digits and "-_.+/=:~"), at most max_len - 1 of them: a
+ * word the agent can see, whatever the secrets are.  A secret is made of
+ * those bytes, so none can begin before that run and still be open; a
+ * secret holding any other byte makes the held tail the last max_len - 1
+ * bytes, whatever they are.  What it still tells: max_len, when a run is
+ * longer (an API key's length is its vendor's format).  An SSE event's
+ * closing "\n\n" still leaves in the feed that brings it, unless a secret
+ * holds a byte outside the alphabet.
  *
  * Cost: each byte that can begin a secret (found by memchr(3) when the
  * secrets share their first byte, else by a first-byte bitmap) costs a
@@ -46,6 +59,14 @@
 #include <string.h>
 
 #include "stream_scrub.h"
+
+/* The bytes API keys and tokens are written in; a held tail is a run of these. */
+static bool key_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_' || c == '.' || c == '+' || c == '/' || c == '=' || c == ':' ||
+	       c == '~';
+}
 
 int sscrub_add(struct sscrub *s, const char *secret, size_t len)
 {
@@ -68,6 +89,9 @@ int sscrub_add(struct sscrub *s, const char *secret, size_t len)
 	s->n++;
 	if (len > s->max_len)
 		s->max_len = len;
+	for (size_t k = 0; k < len; k++)
+		if (!key_byte((unsigned char)secret[k]))
+			s->any_other = true;
 	s->first[(unsigned char)secret[0] >> 6] |= 1ULL << ((unsigned char)secret[0] & 63);
 	s->only_first = s->n == 1 || s->only_first == (unsigned char)secret[0] ?
 			(unsigned char)secret[0] : -1;
@@ -131,15 +155,33 @@ static void put_mask(char *out, size_t len)
 }
 
 /*
- * Decide BUF[0..len) byte by byte into OUT + *o until a decision is open:
- * returns where that is (len when none is).
+ * Where the tail a feed ending BUF[len) holds back begins: the trailing
+ * run of key-alphabet bytes, at most max_len - 1, or the last max_len - 1
+ * bytes when a secret holds another byte (see the header comment).
  */
-static size_t walk(const struct sscrub *s, const char *buf, size_t len, bool eof, char *out,
-		   size_t *o, size_t *hits)
+static size_t hold_from(const struct sscrub *s, const char *buf, size_t len)
+{
+	size_t keep = s->max_len - 1, j = len;
+
+	if (s->any_other)
+		return len > keep ? len - keep : 0;
+	while (j > 0 && len - j < keep && key_byte((unsigned char)buf[j - 1]))
+		j--;
+	return j;
+}
+
+/*
+ * Decide BUF[0..len) byte by byte into OUT + *o, the bytes from LIMIT on
+ * left undecided (a match that begins before LIMIT is taken whole), and
+ * stop early where a decision is open: returns where it stopped.  With
+ * LIMIT from hold_from no decision before it is open.
+ */
+static size_t walk(const struct sscrub *s, const char *buf, size_t len, size_t limit, bool eof,
+		   char *out, size_t *o, size_t *hits)
 {
 	size_t i = 0, plain = 0;
 
-	while (i < len) {
+	while (i < limit) {
 		ssize_t d;
 
 		if (s->only_first >= 0) {
@@ -148,10 +190,10 @@ static size_t walk(const struct sscrub *s, const char *buf, size_t len, bool eof
 			 * prefix): memchr(3) skips to the next candidate a vector
 			 * at a time instead of a bitmap test per byte.
 			 */
-			const char *at = memchr(buf + i, s->only_first, len - i);
+			const char *at = memchr(buf + i, s->only_first, limit - i);
 
 			if (!at) {
-				i = len;
+				i = limit;
 				break;
 			}
 			i = (size_t)(at - buf);
@@ -210,12 +252,15 @@ ssize_t sscrub_feed(struct sscrub *s, const char *in, size_t n, char *out, size_
 		memcpy(s->held + s->held_len, in + i, take);
 		s->held_len += take;
 		i += take;
-		q = walk(s, s->held, s->held_len, false, out, &o, hits);
+		/* Only where the feed ends is the held tail chosen. */
+		q = walk(s, s->held, s->held_len,
+			 i < n ? s->held_len : hold_from(s, s->held, s->held_len), false, out, &o,
+			 hits);
 		memmove(s->held, s->held + q, s->held_len - q);
 		s->held_len -= q;
 	}
 	if (i < n) {
-		q = walk(s, in + i, n - i, false, out, &o, hits);
+		q = walk(s, in + i, n - i, hold_from(s, in + i, n - i), false, out, &o, hits);
 		memcpy(s->held, in + i + q, n - i - q);
 		s->held_len = n - i - q;
 	}
@@ -228,7 +273,7 @@ ssize_t sscrub_flush(struct sscrub *s, char *out, size_t outcap, size_t *hits)
 
 	if (outcap < s->held_len)
 		return -ENOBUFS;
-	(void)walk(s, s->held, s->held_len, true, out, &o, hits);
+	(void)walk(s, s->held, s->held_len, s->held_len, true, out, &o, hits);
 	explicit_bzero(s->held, sizeof(s->held));
 	s->held_len = 0;
 	return (ssize_t)o;

@@ -3,8 +3,8 @@
  * A streaming masker for the credential proxy: the real secrets it swaps
  * in for the agent's sentinels are replaced in everything the upstream
  * sends back, as it streams, by masks of the same length (so that
- * Content-Length and chunk sizes stay true).  Only bytes that could still
- * begin a secret are held back.  Pure (no I/O); secrets and held bytes are
+ * Content-Length and chunk sizes stay true).  What a feed holds back is
+ * chosen without looking at the secrets' bytes.  Pure (no I/O); secrets and held bytes are
  * wiped when freed.  What it closes and what not: stream_scrub.c.
  */
 #ifndef CORDON_STREAM_SCRUB_H
@@ -43,11 +43,12 @@ struct sscrub {
 	size_t max_len;                 /* of the secrets */
 	uint64_t first[4];              /* bitmap of the secrets' first bytes */
 	int only_first;                 /* the one first byte they all share, or -1 */
+	bool any_other;                 /* a secret holds a byte outside the key alphabet */
 	bool started;                   /* fed once: no more secrets */
 	/*
-	 * Held-back bytes: held[0..held_len) is a proper prefix of a secret.
-	 * Twice a secret's room so that topping it up from the input moves
-	 * each byte a bounded number of times.
+	 * Held-back bytes: the stream's tail, shorter than max_len.  Twice a
+	 * secret's room so that topping it up from the input moves each byte
+	 * a bounded number of times.
 	 */
 	char held[2 * SSCRUB_MAX_LEN];
 	size_t held_len;
@@ -64,8 +65,10 @@ int sscrub_add(struct sscrub *s, const char *secret, size_t len);
 /*
  * Take the next N bytes of the stream; write to OUT what is now safe to
  * send (every whole occurrence of a secret masked, see SSCRUB_MASK) and
- * hold back only a tail of the stream that is still a proper prefix of some
- * secret.  Where occurrences overlap, the one that begins first wins, and
+ * hold back the stream's trailing run of key-alphabet bytes, shorter than
+ * the longest secret (the last max_len - 1 bytes when a secret holds
+ * another byte): how much comes out never depends on the secrets' bytes,
+ * so it cannot tell the agent how much of an echoed guess was right.  Where occurrences overlap, the one that begins first wins, and
  * of those beginning at one byte the longest; the output is the same
  * however the stream is split into feeds.  *hits (may be NULL) grows by one
  * per secret masked.

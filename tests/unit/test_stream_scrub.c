@@ -3,9 +3,10 @@
  * The streaming masker (userspace/stream_scrub.c): masks keep their
  * secret's length; the output equals a naive one-shot reference however the
  * input is split (every split point, byte at a time, random splits over a
- * small alphabet that makes secrets overlap); only a tail that can still
- * begin a secret is held back, so an SSE event leaves at once; leftmost,
- * then longest match; flush; the argument checks.
+ * small alphabet that makes secrets overlap); what a feed holds back is
+ * its trailing word, the same whatever the secrets are (so an echoed
+ * guess cannot be scored by the size of what comes out), and an SSE event
+ * leaves at once; leftmost, then longest match; flush; the argument checks.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,8 +211,12 @@ static void masks_keep_the_length(void **state)
 		char out[SSCRUB_OUT(8)];
 		ssize_t w = sscrub_feed(&s, "aQ\0\xff\nQb", 7, out, sizeof(out), NULL);
 
-		assert_int_equal(w, 7);
-		assert_memory_equal(out, "a[[co[b", 7);
+		/* A secret with bytes outside the key alphabet: the last 2 wait. */
+		assert_int_equal(w, 5);
+		assert_memory_equal(out, "a[[co", 5);
+		w = sscrub_flush(&s, out, sizeof(out), NULL);
+		assert_int_equal(w, 2);
+		assert_memory_equal(out, "[b", 2);
 	}
 	sscrub_free(&s);
 }
@@ -229,7 +234,11 @@ static void no_secrets_passes_through(void **state)
 
 /* --- hold-back ---------------------------------------------------------------------- */
 
-static void holds_back_only_a_prefix(void **state)
+/*
+ * A feed holds back the stream's trailing run of key-alphabet bytes (at
+ * most max_len - 1): a word, whether or not it begins a secret.
+ */
+static void holds_back_the_trailing_word(void **state)
 {
 	struct sscrub s = { 0 };
 	size_t hits = 0;
@@ -239,20 +248,76 @@ static void holds_back_only_a_prefix(void **state)
 	assert_int_equal(sscrub_held(&s), 3);
 	feed_expect(&s, "RET", "", &hits);
 	assert_int_equal(sscrub_held(&s), 6);
-	/* Not the secret after all: everything out, nothing held. */
-	feed_expect(&s, "12x and more", "SECRET12x and more", &hits);
+	/* Not the secret after all: out up to the last word, which waits. */
+	feed_expect(&s, "12x and more", "SECRET12x and ", &hits);
+	assert_int_equal(sscrub_held(&s), 4);
+	feed_expect(&s, "!", "more!", &hits);
 	assert_int_equal(sscrub_held(&s), 0);
-	/* A byte that is not a prefix is never held, even right after one that was. */
-	feed_expect(&s, "S", "", &hits);
-	feed_expect(&s, "x", "Sx", &hits);
-	/* The secret's second byte begins nothing. */
-	feed_expect(&s, "E", "E", &hits);
-	/* The held tail is the shortest suffix that is a prefix: "SES" holds "S" only. */
-	feed_expect(&s, "SES", "SE", &hits);
-	assert_int_equal(sscrub_held(&s), 1);
-	feed_expect(&s, "ECRET123!", "[cordon:r!", &hits);
+	/* A word that begins no secret waits all the same: "SEX" as "SEC". */
+	feed_expect(&s, "a SEX", "a ", &hits);
+	assert_int_equal(sscrub_held(&s), 3);
+	feed_expect(&s, "\n", "SEX\n", &hits);
+	/* A longer word: only its last max_len - 1 bytes wait. */
+	feed_expect(&s, "abcdefghijklmnop", "abcdefgh", &hits);
+	assert_int_equal(sscrub_held(&s), 8);
+	feed_expect(&s, " SES", "ijklmnop ", &hits);
+	feed_expect(&s, "ECRET123!", "SE[cordon:r!", &hits);
 	assert_int_equal(hits, 1);
 	sscrub_free(&s);
+}
+
+/*
+ * What comes out of each feed, byte for byte in number, is the same
+ * whatever the secrets are, as long as the stream holds none whole.
+ * Attack closed: with the held tail the part of it that prefixed a
+ * secret, an upstream echoing "...sk-proj-Q" at the end of a read told the
+ * agent, by the size of the chunk it got, whether the key begins so.
+ */
+static void held_amount_ignores_the_secrets(void **state)
+{
+	static const char *const a[] = { "sk-proj-Q7xK2mZ9wq", "ghp_Aa1Bb2Cc3" };
+	static const char *const b[] = { "sk-proj-A1bC3dE5zz", "ghp_Zz9Yy8Xx7" };
+	static const char alpha[] = "ab-_/=: \n\"{},";
+
+	rng_state = 7;
+	for (int round = 0; round < 2000; round++) {
+		struct sscrub sa = { 0 }, sb = { 0 };
+		char in[256], oa[SSCRUB_OUT(256)], ob[SSCRUB_OUT(256)];
+		size_t n = 0;
+
+		for (size_t k = 0; k < 2; k++) {
+			assert_int_equal(sscrub_add(&sa, a[k], strlen(a[k])), 0);
+			assert_int_equal(sscrub_add(&sb, b[k], strlen(b[k])), 0);
+		}
+		/* Text, and proper prefixes of a's secrets: guesses, right so far. */
+		while (n < sizeof(in) - 20) {
+			if (rnd() % 3 == 0) {
+				const char *g = a[rnd() % 2];
+				size_t l = 1 + rnd() % (strlen(g) - 1);
+
+				memcpy(in + n, g, l);
+				n += l;
+			} else {
+				in[n++] = alpha[rnd() % (sizeof(alpha) - 1)];
+			}
+		}
+		for (size_t at = 0; at < n;) {
+			size_t k = 1 + rnd() % 24;
+			ssize_t wa, wb;
+
+			if (k > n - at)
+				k = n - at;
+			wa = sscrub_feed(&sa, in + at, k, oa, sizeof(oa), NULL);
+			wb = sscrub_feed(&sb, in + at, k, ob, sizeof(ob), NULL);
+			if (wa != wb || sscrub_held(&sa) != sscrub_held(&sb))
+				fail_msg("round %d: a feed ending \"%.*s\" gave %zd bytes against a's "
+					 "secrets, %zd against b's", round, (int)(at + k), in, wa, wb);
+			assert_memory_equal(oa, ob, (size_t)wa);
+			at += k;
+		}
+		sscrub_free(&sa);
+		sscrub_free(&sb);
+	}
 }
 
 static void sse_event_leaves_at_once(void **state)
@@ -270,12 +335,18 @@ static void sse_event_leaves_at_once(void **state)
 	assert_int_equal(w, sizeof(ev) - 1);
 	assert_memory_equal(out, ev, sizeof(ev) - 1);
 	assert_int_equal(sscrub_held(&s), 0);
-	/* Byte at a time: each byte leaves with the feed that brings it. */
-	for (size_t i = 0; i < sizeof(ev) - 1; i++) {
-		w = sscrub_feed(&s, ev + i, 1, out, sizeof(out), NULL);
-		assert_int_equal(w, 1);
-		assert_int_equal(out[0], ev[i]);
+	/* Byte at a time: a word waits for the byte after it, and no longer. */
+	for (size_t i = 0, o = 0; i < sizeof(ev) - 1; i++) {
+		static char got[sizeof(ev)];
+
+		w = sscrub_feed(&s, ev + i, 1, got + o, sizeof(got) - o, NULL);
+		assert_true(w >= 0);
+		o += (size_t)w;
+		assert_memory_equal(got, ev, o);
+		if (strchr("\n \"{},", ev[i]))
+			assert_int_equal(o, i + 1);
 	}
+	assert_int_equal(sscrub_held(&s), 0);
 	/* A tail that begins the key ("s", "sk-an") waits; the next event frees it. */
 	feed_expect(&s, "data: s", "data: ", NULL);
 	feed_expect(&s, "k-an", "", NULL);
@@ -284,11 +355,16 @@ static void sse_event_leaves_at_once(void **state)
 	assert_int_equal(sscrub_held(&s), 0);
 	sscrub_free(&s);
 
-	/* Only a secret that begins with '\n' holds an event's end back. */
+	/*
+	 * Only a secret with a byte outside the key alphabet holds an event's
+	 * end back: then every feed holds its last max_len - 1 bytes.
+	 */
 	assert_int_equal(sscrub_add(&s, "\n\nSECRET", 8), 0);
-	feed_expect(&s, "data: x\n\n", "data: x", NULL);
-	assert_int_equal(sscrub_held(&s), 2);
-	feed_expect(&s, "data", "\n\ndata", NULL);
+	feed_expect(&s, "data: x\n\n", "da", NULL);
+	assert_int_equal(sscrub_held(&s), 7);
+	feed_expect(&s, "data", "ta: ", NULL);
+	assert_int_equal(sscrub_held(&s), 7);
+	flush_expect(&s, "x\n\ndata", NULL);
 	sscrub_free(&s);
 }
 
@@ -368,7 +444,8 @@ static void leftmost_match_wins(void **state)
 	assert_int_equal(sscrub_add(&s, "de", 2), 0);
 	feed_expect(&s, "abc", "", &hits);
 	feed_expect(&s, "d", "", &hits);
-	feed_expect(&s, "x", "a[cdx", &hits);
+	feed_expect(&s, "x", "a", &hits);
+	feed_expect(&s, "!", "[cdx!", &hits);
 	/* Held "abcd" at the end: "bc" inside is masked by the flush. */
 	feed_expect(&s, "abcd", "", &hits);
 	flush_expect(&s, "a[cd", &hits);
@@ -503,7 +580,8 @@ static void flush_emits_what_was_held(void **state)
 	flush_expect(&s, "SECRE", &hits);
 	assert_int_equal(sscrub_held(&s), 0);
 	/* A new stream: nothing of the old one is held over. */
-	feed_expect(&s, "T", "T", &hits);
+	feed_expect(&s, "T", "", &hits);
+	feed_expect(&s, " ", "T ", &hits);
 	feed_expect(&s, "SECRET", "[cordo", &hits);
 	assert_int_equal(hits, 1);
 	sscrub_free(&s);
@@ -515,13 +593,17 @@ static void output_room(void **state)
 	char out[16];
 
 	assert_int_equal(sscrub_add(&s, "0123456789", 10), 0);
-	assert_int_equal(sscrub_feed(&s, "abc012345", 9, out, 9, NULL), 3);
+	assert_int_equal(sscrub_feed(&s, "ab 012345", 9, out, 9, NULL), 3);
 	assert_int_equal(sscrub_held(&s), 6);
 	/* Held 6 plus 9 new need 15: 14 is refused, nothing consumed. */
 	assert_int_equal(sscrub_feed(&s, "6789xyzzy", 9, out, 14, NULL), -ENOBUFS);
 	assert_int_equal(sscrub_held(&s), 6);
-	assert_int_equal(sscrub_feed(&s, "6789xyzzy", 9, out, 15, NULL), 15);
-	assert_memory_equal(out, "[cordon:rexyzzy", 15);
+	assert_int_equal(sscrub_feed(&s, "6789xyzzy", 9, out, 15, NULL), 10);
+	assert_memory_equal(out, "[cordon:re", 10);
+	assert_int_equal(sscrub_held(&s), 5);
+	assert_int_equal(sscrub_feed(&s, NULL, 0, out, 5, NULL), 0);
+	assert_int_equal(sscrub_flush(&s, out, 5, NULL), 5);
+	assert_memory_equal(out, "xyzzy", 5);
 	assert_int_equal(sscrub_feed(&s, NULL, 0, out, 0, NULL), 0);
 	sscrub_free(&s);
 }
@@ -546,7 +628,7 @@ static void add_checks(void **state)
 	assert_int_equal(s.n, 0);
 	assert_null(s.v[0].value);
 	assert_int_equal(sscrub_add(&s, "secret", 6), 0);
-	assert_int_equal(sscrub_feed(&s, "x", 1, out, sizeof(out), NULL), 1);
+	assert_int_equal(sscrub_feed(&s, " ", 1, out, sizeof(out), NULL), 1);
 	/* After the first feed a secret would come too late for what already went. */
 	assert_int_equal(sscrub_add(&s, "other", 5), -EBUSY);
 	sscrub_free(&s);
@@ -557,7 +639,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(masks_keep_the_length),
 		cmocka_unit_test(no_secrets_passes_through),
-		cmocka_unit_test(holds_back_only_a_prefix),
+		cmocka_unit_test(holds_back_the_trailing_word),
+		cmocka_unit_test(held_amount_ignores_the_secrets),
 		cmocka_unit_test(sse_event_leaves_at_once),
 		cmocka_unit_test(several_secrets),
 		cmocka_unit_test(secrets_at_start_and_end),
