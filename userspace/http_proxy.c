@@ -993,6 +993,7 @@ struct ctun {
 	size_t out_cap;
 	uint64_t up_bytes, down_bytes;
 	struct llm_usage usage;
+	bool usage_estimated;           /* usage unread or cut short: charge by bytes */
 	char why[640];
 };
 
@@ -1255,6 +1256,8 @@ static int ctun_response(struct ctun *t)
 		goto broken;
 	if (upp) {
 		llm_usage_finish(upp, &t->usage);
+		/* A stream that never said its usage (OpenAI's, unless asked), or said it in part. */
+		t->usage_estimated = t->usage.truncated || (upp->sse && !t->usage.seen);
 		llm_usage_free(upp);
 	}
 	return again ? 1 : 0;
@@ -1262,8 +1265,12 @@ bad:
 	if (tout_flush(&t->to_cl) == 0)
 		tls_reply(t->cl.ssl, 502, t->why);
 broken:
-	if (upp)
+	if (upp) {
+		/* Cut mid-answer (the agent closed early): what was read, and an estimate. */
+		llm_usage_finish(upp, &t->usage);
 		llm_usage_free(upp);
+		t->usage_estimated = true;
+	}
 	return -EPIPE;
 }
 
@@ -1276,6 +1283,7 @@ static int ctun_request(struct ctun *t)
 	uint64_t t0, deadline = 0;
 	json_t *event, *args;
 	char upstream_head[HTTP_MAX_HEAD + 4096];
+	uint64_t tokens;
 	int r, hl, built;
 
 	/* The head: the first byte may take the idle time, the rest the head timeout. */
@@ -1351,16 +1359,33 @@ static int ctun_request(struct ctun *t)
 		r = tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	r = r ?: ctun_request_body(t);
 	memset(&t->usage, 0, sizeof(t->usage));
+	t->usage_estimated = false;
 	r = r ?: ctun_response(t);
-	if (t->usage.input || t->usage.output)
-		atomic_fetch_add(&hp->spent_tokens, t->usage.input + t->usage.output);
-	RECORD(hp, "http", "{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I},s:I,s:s*}", "conn",
+	tokens = t->usage.input + t->usage.output;
+	/*
+	 * The llm_tokens budget must hold against an agent that hides usage:
+	 * a streamed answer without it (OpenAI's chat completions stream
+	 * leaves it out unless the request asks), an answer cut short by
+	 * closing the tunnel before its last event, a body past what the
+	 * parser keeps.  The provider bills those tokens all the same, so
+	 * they are charged as the bytes both ways, heads included: a token is
+	 * at least a byte of text, so this over-counts rather than under.
+	 * What it cannot close: requests already in flight when the budget is
+	 * spent are answered (the overshoot is at most one exchange per open
+	 * tunnel).
+	 */
+	if (t->usage_estimated && t->up_bytes + t->down_bytes > tokens)
+		tokens = t->up_bytes + t->down_bytes;
+	if (tokens)
+		atomic_fetch_add(&hp->spent_tokens, tokens);
+	RECORD(hp, "http", "{s:I,s:O,s:s,s:s,s:i,s:I,s:I,s:{s:I,s:I,s:I,s:b},s:I,s:s*}", "conn",
 	       (json_int_t)c->id, "event", event, "credential",
 	       creds_at(hp->creds, (size_t)t->ci, &(const char *){ NULL })->name,
 	       "outcome", r < 0 ? "broken" : "forwarded", "status",
 	       r < 0 ? 0 : t->rs.status, "bytes_up", (json_int_t)t->up_bytes,
 	       "bytes_down", (json_int_t)t->down_bytes, "tokens", "input",
 	       (json_int_t)t->usage.input, "output", (json_int_t)t->usage.output,
+	       "charged", (json_int_t)tokens, "estimated", t->usage_estimated,
 	       "ms", (json_int_t)(mono_ms() - t0), "reason",
 	       r < 0 && t->why[0] ? t->why : NULL);
 	json_decref(event);

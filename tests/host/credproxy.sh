@@ -309,6 +309,20 @@ ok "llm_tokens: the request that spends it is answered (37 tokens)" grep -q '"us
 ok "  the next is refused (403), the log naming the budget" \
     bash -c "grep -q 'response 403' '$t/budget.out' && grep -q 'llm_tokens budget (30) is spent' '$t/budget.jsonl'"
 
+# An answer that never says its usage (a stream, as OpenAI's unless asked)
+# is charged by its bytes, both ways: with 300 tokens the first such
+# exchange (about 1 KB) spends the budget, and the next is refused.
+policy "$t/policy.json" "" '{ "llm_tokens": 300 }'
+o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
+    --audit "$t/nousage.jsonl" -- sh -c "for i in 1 2; do curl -sS -N -H \"x-api-key: \$TEST_API_KEY\" \
+    -d '{\"stream\": true, \"no_usage\": true}' $U/v1/messages; echo; done" 2>&1 </dev/null)
+ok "llm_tokens: a stream without usage is answered ($(grep -c "^event:" <<<"$o") events)" \
+    grep -q 'content_block_delta' <<<"$o"
+ok "  charged by its bytes, the record says estimated" \
+    bash -c "grep '\"type\":\"http\"' '$t/nousage.jsonl' | grep -q '\"estimated\":true'"
+ok "  and the next request is refused, the log naming the budget" \
+    bash -c "grep -q 'response 403' <<<'$o' && grep -q 'llm_tokens budget (300) is spent' '$t/nousage.jsonl'"
+
 # --- the request budget -----------------------------------------------------------
 policy "$t/policy.json" "" '{ "egress_requests": 2 }'
 o=$(SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \

@@ -8,7 +8,8 @@
 #
 # Paths: /sse streams three events 400 ms apart (for "arrives incrementally");
 # /v1/messages answers like an LLM API, with usage (input 25, output 12), as
-# server-sent events 400 ms apart when the JSON body asks "stream": true;
+# server-sent events 400 ms apart when the JSON body asks "stream": true
+# (with no usage in any event when it also says "no_usage": true);
 # /v1/echo-key answers with the credential it received, in the body and a
 # header, and /v1/echo-chunked the same, chunked, the key split across
 # chunks (what the scrubber must catch); /v1/echo-gzip-ce the key gzipped,
@@ -61,6 +62,9 @@ class H(BaseHTTPRequestHandler):
             events = [{"type": "message_start", "message": {"usage": {"input_tokens": 25, "output_tokens": 1}}},
                       {"type": "content_block_delta", "delta": {"text": "hello"}},
                       {"type": "message_delta", "usage": {"output_tokens": 12}}]
+            if b'"no_usage": true' in body:
+                # As OpenAI streams unless the request asks for usage: none at all.
+                events = [{"type": "content_block_delta", "delta": {"text": "hello"}}] * 3
             for e in events:
                 ev = f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
