@@ -15,7 +15,9 @@
  *     cordon terminated for a credential host, after the request's method
  *     and path are on the credential's endpoint allowlist (paths with dot
  *     segments, encoded separators or backslashes refused, so "/v1/models/
- *     ../admin" is not "GET /v1/models*"), its Host is the tunnel's, and the
+ *     ../admin" is not "GET /v1/models*"), its Host is the tunnel's, no
+ *     field asks the upstream to take another method, path or host
+ *     (X-HTTP-Method-Override, X-Original-URL, Forwarded, ...), and the
  *     credential header holds this session's sentinel (compared in constant
  *     time); it then goes upstream over TLS verified for that host against
  *     the system store.  A sentinel that leaks is worth nothing outside
@@ -645,24 +647,59 @@ static bool same_ct(const char *a, size_t al, const char *b, size_t bl)
 	return d == 0;
 }
 
-int creds_check(const struct creds *c, size_t i, const struct http_request *req, uint16_t port,
-		char *why, size_t wlen)
+/*
+ * Fields that tell a server or the framework behind it to take the request
+ * as another method, path or host than its request line and Host say
+ * (X-HTTP-Method-Override is honoured by Google's APIs and many
+ * frameworks, X-Original-URL by IIS and Symfony, X-Forwarded-Host and
+ * Forwarded by front ends that route by them).  Attack closed: an allowed
+ * "POST /v1/messages" carrying one of them run upstream, with the real key,
+ * as a DELETE or on a path the endpoint allowlist never saw.  Refused, not
+ * dropped, so the agent learns why.  No LLM client sends them.
+ */
+static const char *rewrite_field(const struct http_request *req)
+{
+	static const char *const fields[] = {
+		"x-http-method-override", "x-http-method", "x-method-override", "x-original-method",
+		"x-original-url", "x-rewrite-url", "x-forwarded-host", "x-forwarded-prefix",
+		"x-forwarded-path", "x-forwarded-uri", "x-forwarded-server", "x-host", "forwarded",
+		NULL };
+
+	for (int k = 0; fields[k]; k++)
+		if (http_header_get(req->headers, req->n_headers, fields[k]))
+			return fields[k];
+	return NULL;
+}
+
+int creds_check(const struct creds *c, size_t i, const struct http_request *req, const char *host,
+		uint16_t port, char *why, size_t wlen)
 {
 	const struct cred_slot *s = &c->v[i];
 	const struct pol_credential *cr = s->cr;
 	const struct http_header *h;
 	size_t plen = strcspn(req->path, "?"), pre = cr->prefix ? strlen(cr->prefix) : 0;
-	char host[256];
+	const char *field;
+	char hhost[256];
 	uint16_t hport;
 
 	if (req->form != HTTP_ORIGIN_FORM) {
 		snprintf(why, wlen, "inside the tunnel, requests are origin-form (/path)");
 		return -403;
 	}
+	/*
+	 * The tunnel's own host, not another of the credential's: one front
+	 * end serving several of its hosts would route by the Host.
+	 */
 	if (!req->has_host ||
-	    http_parse_authority(req->host_header, strlen(req->host_header), host, sizeof(host),
-				 &hport, port) < 0 || hport != port || creds_for_host(c, host) != (int)i) {
+	    http_parse_authority(req->host_header, strlen(req->host_header), hhost, sizeof(hhost),
+				 &hport, port) < 0 || hport != port || strcmp(hhost, host) ||
+	    creds_for_host(c, hhost) != (int)i) {
 		snprintf(why, wlen, "the Host header is not the tunnel's host");
+		return -403;
+	}
+	if ((field = rewrite_field(req))) {
+		snprintf(why, wlen, "the %s field would have the upstream take another method, path "
+			 "or host: refused", field);
 		return -403;
 	}
 	if (!plain_path(req->path, plen)) {

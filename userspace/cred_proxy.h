@@ -63,14 +63,15 @@ SSL *creds_accept(struct creds *c, const char *host, int fd, const char *hello, 
 SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t wlen);
 
 /*
- * Is this request, on a tunnel to credential i, one to forward?  Checks
- * the endpoint allowlist ("METHOD /path", '*' at the end: any rest) on a
- * path without dot segments or encoded separators, the Host, and that the
- * credential header holds exactly this session's sentinel.  0, or -403
- * with `why`.
+ * Is this request, on a tunnel to credential i's `host`:`port`, one to
+ * forward?  Checks the endpoint allowlist ("METHOD /path", '*' at the end:
+ * any rest) on a path without dot segments or encoded separators, that the
+ * Host names the tunnel's host and port, that no field asks the upstream
+ * to take another method, path or host, and that the credential header
+ * holds exactly this session's sentinel.  0, or -403 with `why`.
  */
-int creds_check(const struct creds *c, size_t i, const struct http_request *req, uint16_t port,
-		char *why, size_t wlen);
+int creds_check(const struct creds *c, size_t i, const struct http_request *req, const char *host,
+		uint16_t port, char *why, size_t wlen);
 
 /*
  * The head to send upstream into out (cap bytes): the request with the

@@ -68,7 +68,7 @@
 
 #define MAX_CONNS 256
 #define CONNECT_TIMEOUT_MS 10000
-#define IDLE_TIMEOUT_MS 300000
+#define IDLE_TIMEOUT_MS 300000         /* the default of --idle-timeout */
 #define RELAY_BUF 65536
 
 struct hp {
@@ -80,6 +80,7 @@ struct hp {
 	atomic_ullong next_id;
 	int head_timeout_ms;
 	int hello_timeout_ms;
+	int idle_timeout_ms;            /* no byte either way for this long: the connection goes */
 	struct creds *creds;            /* credential hosts' secrets and TLS; NULL: none */
 	/*
 	 * Under cordon run: the channel to the supervisor (helper.c), which
@@ -446,7 +447,7 @@ static void relay(struct conn *c)
 			{ .fd = up_open ? c->fd : -1, .events = POLLIN },
 			{ .fd = down_open ? c->up : -1, .events = POLLIN },
 		};
-		int r = poll(p, 2, IDLE_TIMEOUT_MS);
+		int r = poll(p, 2, c->hp->idle_timeout_ms);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -614,12 +615,28 @@ static bool hop_header(const struct http_header *h)
 /* Plain HTTP, absolute-form: the request once, in origin-form, then the response until close. */
 static void do_forward(struct conn *c, size_t head, json_t *event)
 {
+	int ms = c->hp->idle_timeout_ms;
+	struct timeval idle = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 	char *out = malloc(HTTP_MAX_HEAD + 64);
 	size_t o = 0, body = c->len - head;
 	int r;
 
 	if (!out)
 		return;
+	/*
+	 * Every read and write below waits at most the idle time: a client
+	 * that declares a body and sends none, or an upstream that never
+	 * answers or stops reading, costs this thread that long, not for ever
+	 * (256 such would have left the proxy refusing everyone with 503).
+	 */
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(c->up, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle)) < 0 ||
+	    setsockopt(c->up, SOL_SOCKET, SO_SNDTIMEO, &idle, sizeof(idle)) < 0) {
+		snprintf(c->why, sizeof(c->why), "cannot set the sockets' time limits");
+		free(out);
+		goto done;
+	}
 	o += (size_t)snprintf(out, HTTP_MAX_HEAD + 64, "%s %s HTTP/1.1\r\n", c->req.method, c->req.path);
 	for (size_t i = 0; i < c->req.n_headers; i++) {
 		const struct http_header *h = &c->req.headers[i];
@@ -656,7 +673,7 @@ static void do_forward(struct conn *c, size_t head, json_t *event)
 			}
 			if (ch.done)
 				break;
-			if (wait_readable(c->fd, mono_ms() + IDLE_TIMEOUT_MS) <= 0)
+			if (wait_readable(c->fd, mono_ms() + (uint64_t)c->hp->idle_timeout_ms) <= 0)
 				goto done;
 			head = 0;
 			n = recv(c->fd, c->buf, sizeof(c->buf), 0);
@@ -852,6 +869,7 @@ struct tls_in {
 	size_t len;
 	size_t cap;
 	uint64_t timeo_ms;              /* the socket's SO_RCVTIMEO now */
+	uint64_t idle_ms;               /* the proxy's idle time */
 };
 
 /*
@@ -871,13 +889,14 @@ static int tin_limit(struct tls_in *t, uint64_t ms)
 	return 0;
 }
 
-static int sock_limits(struct tls_in *t)
+static int sock_limits(struct tls_in *t, int idle_ms)
 {
-	struct timeval tv = { .tv_sec = IDLE_TIMEOUT_MS / 1000 };
+	struct timeval tv = { .tv_sec = idle_ms / 1000, .tv_usec = (idle_ms % 1000) * 1000 };
 
 	if (setsockopt(t->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
 		return -errno;
-	return tin_limit(t, IDLE_TIMEOUT_MS);
+	t->idle_ms = (uint64_t)idle_ms;
+	return tin_limit(t, t->idle_ms);
 }
 
 /*
@@ -890,7 +909,7 @@ static int sock_limits(struct tls_in *t)
  */
 static ssize_t tin_fill(struct tls_in *t, size_t cap, uint64_t deadline)
 {
-	uint64_t ms = IDLE_TIMEOUT_MS, now;
+	uint64_t ms = t->idle_ms, now;
 	int n, r;
 
 	if (cap > t->cap)
@@ -1015,7 +1034,7 @@ static int ctun_upstream(struct ctun *t)
 	}
 	t->up.fd = c->up;
 	t->up.len = 0;
-	if (sock_limits(&t->up) < 0) {
+	if (sock_limits(&t->up, c->hp->idle_timeout_ms) < 0) {
 		snprintf(t->why, sizeof(t->why), "cannot set the upstream socket's time limits");
 		return -EPROTO;
 	}
@@ -1312,7 +1331,8 @@ static int ctun_request(struct ctun *t)
 	args = json_pack("{s:s,s:s,s:i,s:s}", "method", t->rq->method, "host", c->req.host, "port",
 			 (int)c->req.port, "path", t->rq->path);
 	event = json_pack("{s:s,s:s,s:o}", "server", "http", "tool", "request", "arguments", args);
-	if (creds_check(hp->creds, (size_t)t->ci, t->rq, c->req.port, t->why, sizeof(t->why)) < 0 ||
+	if (creds_check(hp->creds, (size_t)t->ci, t->rq, c->req.host, c->req.port, t->why,
+			sizeof(t->why)) < 0 ||
 	    !judge(c, event, c->req.host, c->req.port, &res, t->why, sizeof(t->why)) ||
 	    spend_request(hp, t->why, sizeof(t->why)) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
@@ -1429,7 +1449,7 @@ static void do_credential(struct conn *c, size_t head, json_t *event, int ci)
 			goto out;
 	}
 	t.cl.fd = c->fd;
-	if (sock_limits(&t.cl) < 0)
+	if (sock_limits(&t.cl, c->hp->idle_timeout_ms) < 0)
 		goto out;
 	t.cl.ssl = creds_accept(c->hp->creds, c->req.host, c->fd, c->buf, c->len, t.why,
 				sizeof(t.why));
@@ -1785,6 +1805,8 @@ static void usage(FILE *f)
 		"  --user USER         ${HOME}, ${USER} of this user (default: the caller)\n"
 		"  --audit FILE        the audit log\n"
 		"  --head-timeout MS   a request head must arrive within this (default 10000)\n"
+		"  --idle-timeout MS   a connection that moves no byte for this long goes\n"
+		"                      (default 300000)\n"
 		"  --var NAME=VALUE    a policy variable\n"
 		"  --upstream-ca FILE  verify credential hosts against this CA, not the system's\n"
 		"  --ca-out FILE       write the bundle clients must trust (system CAs + session CA)\n"
@@ -1900,6 +1922,7 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "user", required_argument, NULL, 'u' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "head-timeout", required_argument, NULL, 'T' },
+		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "var", required_argument, NULL, 'V' },
 		{ "upstream-ca", required_argument, NULL, 'U' },
 		{ "ca-out", required_argument, NULL, 'O' },
@@ -1913,6 +1936,7 @@ int cmd_http_proxy(int argc, char **argv)
 		{ 0 },
 	};
 	struct hp hp = { .listen_fd = -1, .head_timeout_ms = 10000, .hello_timeout_ms = 10000,
+			 .idle_timeout_ms = IDLE_TIMEOUT_MS,
 			 .chan_fd = -1, .chan_lock = PTHREAD_MUTEX_INITIALIZER, .steps = { .fd = -1 } };
 	int ca_fd = -1;
 	pthread_t reader;
@@ -1941,6 +1965,13 @@ int cmd_http_proxy(int argc, char **argv)
 				return 125;
 			}
 			hp.hello_timeout_ms = hp.head_timeout_ms;
+			break;
+		case 'I':
+			hp.idle_timeout_ms = atoi(optarg);
+			if (hp.idle_timeout_ms <= 0) {
+				log_err("http-proxy: --idle-timeout %s: milliseconds expected", optarg);
+				return 125;
+			}
 			break;
 		case 'V':
 			if (n_vars == (int)ARRAY_SIZE(vars)) {

@@ -35,7 +35,7 @@ cat >"$t/policy.json" <<EOF
   ] }
 EOF
 "$cordon" http-proxy --listen 127.0.0.1:0 --port-file "$t/pport" --policy "$t/policy.json" \
-    --head-timeout 1500 --audit "$t/audit.jsonl" 2>"$t/proxy.err" & proxy=$!
+    --head-timeout 1500 --idle-timeout 2500 --audit "$t/audit.jsonl" 2>"$t/proxy.err" & proxy=$!
 pids="$pids $proxy"
 for _ in $(seq 100); do [ -e "$t/pport" ] && break; sleep 0.05; done
 read -r pp <"$t/pport" || { echo "Bail out! the broker did not start: $(cat "$t/proxy.err")"; exit 1; }
@@ -168,6 +168,27 @@ o=$(curl -sS -x "$P" "http://localhost:$plain/meanwhile" 2>&1)
 ok "while a slow client dribbles, others are served" grep -q meanwhile <<<"$o"
 wait $slow
 ok "the slow client gets 408 after the head timeout ($(cat "$t/slow.out"))" grep -q ' 408 ' "$t/slow.out"
+# A plain request that declares a body and sends none: cut after the idle
+# time (before, the thread waited for ever; 256 such refused everyone).
+$py -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', $pp))
+t0 = time.time()
+s.sendall(b'PUT http://localhost:$plain/stalled HTTP/1.1\r\nHost: localhost:$plain\r\nContent-Length: 100\r\n\r\n')
+s.settimeout(20)
+try:
+    while s.recv(4096):
+        pass
+    print('closed', round(time.time() - t0, 1))
+except OSError as e:
+    print('not closed', e)" >"$t/stalled.out" 2>&1 &
+stalled=$!
+sleep 0.3
+o=$(curl -sS -x "$P" "http://localhost:$plain/meanwhile2" 2>&1)
+ok "while a client stalls mid-body, others are served" grep -q meanwhile2 <<<"$o"
+wait $stalled
+ok "the stalled body is cut after --idle-timeout ($(cat "$t/stalled.out"))" \
+    $py -c "import sys; w = open('$t/stalled.out').read().split(); sys.exit(0 if w[0] == 'closed' and 2 <= float(w[1]) < 10 else 1)"
 ok "the broker is still up" kill -0 $proxy
 ok "and still serves" grep -q '"path": "/after"' <<<"$(curl -sS -x "$P" --cacert "$t/ca.pem" "https://localhost:$up/after")"
 

@@ -28,7 +28,8 @@ static const char policy_text[] =
 	"{ \"cordon_policy\": 1, \"name\": \"cred-unit\",\n"
 	"  \"credentials\": [\n"
 	"    { \"name\": \"anthropic\", \"env\": \"ANTHROPIC_API_KEY\",\n"
-	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_A\" }, \"hosts\": [\"api.anthropic.test\"],\n"
+	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_A\" },\n"
+	"      \"hosts\": [\"api.anthropic.test\", \"api2.anthropic.test\"],\n"
 	"      \"header\": \"x-api-key\", \"endpoints\": [\"POST /v1/messages\"] },\n"
 	"    { \"name\": \"openai\", \"env\": \"OPENAI_API_KEY\",\n"
 	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_B\" }, \"hosts\": [\"api.openai.test\"],\n"
@@ -36,7 +37,8 @@ static const char policy_text[] =
 	"      \"endpoints\": [\"POST /v1/*\"] } ],\n"
 	"  \"rules\": [\n"
 	"    { \"name\": \"llm\", \"decision\": \"allow\",\n"
-	"      \"net\": { \"hosts\": [\"api.anthropic.test\", \"api.openai.test\"], \"ports\": [443],\n"
+	"      \"net\": { \"hosts\": [\"api.anthropic.test\", \"api2.anthropic.test\",\n"
+	"                         \"api.openai.test\"], \"ports\": [443],\n"
 	"               \"via\": \"credential-proxy\" } } ] }\n";
 
 struct fixture {
@@ -111,10 +113,12 @@ static void request(struct fixture *f, const char *tmpl, size_t i)
 		fail_msg("the test's request did not parse: %s", why);
 }
 
+/* Judge the request on a tunnel to credential i's first host, port 443. */
 static void check(struct fixture *f, size_t i, int want)
 {
+	static const char *const tunnel[] = { "api.anthropic.test", "api.openai.test" };
 	char why[256] = "";
-	int r = creds_check(f->c, i, &f->rq, 443, why, sizeof(why));
+	int r = creds_check(f->c, i, &f->rq, tunnel[i], 443, why, sizeof(why));
 
 	if (r != want)
 		fail_msg("creds_check: %d (%s), want %d", r, why, want);
@@ -310,6 +314,22 @@ static void check_refuses(void **state)
 		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
 		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test:8443\r\n"
 		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
+		/* Another host of the same credential: not the tunnel's. */
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api2.anthropic.test\r\n"
+		  "x-api-key: %S\r\n\r\n", 0, 0, -403 },
+		/* Fields that would have the upstream take another method, path or host. */
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "X-HTTP-Method-Override: DELETE\r\nx-api-key: %S\r\n\r\n", 0, 0, -403 },
+		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		  "x-method-override: DELETE\r\nx-api-key: %S\r\n\r\n", 0, 0, -403 },
+		{ "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "X-Original-URL: /v1/admin\r\nAuthorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		{ "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "X-Rewrite-URL: /v1/admin\r\nAuthorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		{ "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "X-Forwarded-Host: evil.test\r\nAuthorization: Bearer %S\r\n\r\n", 1, 1, -403 },
+		{ "POST /v1/chat/completions HTTP/1.1\r\nHost: api.openai.test\r\n"
+		  "Forwarded: host=evil.test\r\nAuthorization: Bearer %S\r\n\r\n", 1, 1, -403 },
 		/* The same request with all right: through. */
 		{ "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
 		  "x-api-key: %S\r\n\r\n", 0, 0, 0 },
