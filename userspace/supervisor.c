@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <netinet/in.h>
@@ -336,12 +337,21 @@ static void *open_worker(void *arg)
 		.mode = (e->h.oflags & (O_CREAT | O_TMPFILE)) ? (e->h.omode & 07777) : 0,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
+	struct __user_cap_header_struct caph = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct capd[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
 	gid_t g = e->s->gid;
 	int fd = -1, err = 0;
 
+	/*
+	 * Capabilities are per thread: this one drops every one after taking
+	 * the agent's filesystem identity, so the open meets DAC, Yama and
+	 * the rest as the agent would (a root agent too), not as root with
+	 * CAP_SYS_PTRACE and CAP_DAC_OVERRIDE.
+	 */
 	if (unshare(CLONE_FS) < 0 || syscall(SYS_setgroups, 1, &g) < 0 ||
 	    syscall(SYS_setfsgid, e->s->gid) < 0 || syscall(SYS_setfsuid, e->s->uid) < 0 ||
-	    (uid_t)syscall(SYS_setfsuid, -1) != e->s->uid)
+	    (uid_t)syscall(SYS_setfsuid, -1) != e->s->uid ||
+	    syscall(SYS_capset, &caph, capd) < 0)
 		err = EPERM;
 	if (!err) {
 		fd = (int)syscall(SYS_openat2, AT_FDCWD, e->h.path, &how, sizeof(how));
@@ -1124,10 +1134,12 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 static void handle_open(struct sup *s, const struct notify_req *req)
 {
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
-	char path[PATH_MAX], base[PATH_MAX], summary[PATH_MAX + 64];
+	char path[PATH_MAX], base[PATH_MAX], joined[PATH_MAX], own[PATH_MAX];
+	char summary[PATH_MAX + 64];
 	struct pol_request pr = { 0 };
 	struct pol_result res, res2;
 	uint64_t path_addr;
+	const char *verb;
 	int dirfd = AT_FDCWD, flags, acc, r;
 	unsigned mode = 0;
 	json_t *raw, *event;
@@ -1157,13 +1169,22 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 		flags = (int)how.flags;
 		mode = (unsigned)how.mode;
 	}
+	/*
+	 * The path as the task names it: /proc/self, /dev/fd and /dev/std*
+	 * are the task's own, not this process's (canonicalised here they
+	 * would have named the supervisor's terminal or files, which an
+	 * approval would then have opened for the agent).
+	 */
 	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
-	if (r == 0) {
-		if (path[0] == '/')
-			r = pol_canon_path(path, "/", h.path, sizeof(h.path));
-		else if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0)
-			r = pol_canon_path(path, base, h.path, sizeof(h.path));
+	if (r == 0 && path[0] != '/') {
+		if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0 &&
+		    (size_t)snprintf(joined, sizeof(joined), "%s/%s", base, path) >= sizeof(joined))
+			r = -ENAMETOOLONG;
+	} else if (r == 0) {
+		snprintf(joined, sizeof(joined), "%s", path);
 	}
+	if (r == 0 && (r = as_task(req->pid, joined, own, sizeof(own))) == 0)
+		r = pol_canon_path(own, "/", h.path, sizeof(h.path));
 	if (r < 0) {
 		if (notify_valid(s->listener, req->id))
 			(void)notify_return(s->listener, req->id, 0, r == -ENAMETOOLONG ? ENAMETOOLONG : EFAULT);
@@ -1194,13 +1215,31 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	step(s);
 	h.oflags = flags;
 	h.omode = mode;
+	/*
+	 * What the human is asked is what the open does: O_TRUNC empties the
+	 * file and O_CREAT makes one even when opened read-only (shown as a
+	 * read, an approval had truncated the file).
+	 */
+	verb = pr.op == POL_OP_READ ? "read" : acc == O_RDWR ? "read-write" :
+	       (flags & O_TRUNC) ? "truncate" : pr.op == POL_OP_CREATE ? "create" : "write";
 	event = json_pack("{s:s,s:s,s:{s:o,s:s}}", "server", "fs", "tool",
 			  pr.op == POL_OP_READ ? "read_file" : "write_file", "arguments",
-			  "path", pol_json_text(h.path), "access",
-			  acc == O_RDONLY ? "read" : acc == O_WRONLY ? "write" : "read-write");
+			  "path", pol_json_text(h.path), "access", verb);
 	raw = json_pack("{s:o,s:i}", "path", pol_json_text(path), "flags", flags);
-	snprintf(summary, sizeof(summary), "%s %s", acc == O_RDONLY ? "read" : "write", h.path);
-	if (sup_session_approved(s, event)) {
+	snprintf(summary, sizeof(summary), "%s %s", verb, h.path);
+	/*
+	 * Kernel interfaces and devices are never opened on the agent's
+	 * behalf: the open below runs outside the floor (its hardening rules,
+	 * such as no /proc/PID/mem of tasks outside the session, are not
+	 * asked), so an approval of "/proc/1234/mem" or a terminal would hand
+	 * out what the floor exists to keep.
+	 */
+	if (pol_path_within(h.path, "/proc") || pol_path_within(h.path, "/sys") ||
+	    pol_path_within(h.path, "/dev")) {
+		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
+			   "cordon does not open /proc, /sys or /dev files on the agent's behalf", NULL);
+		(void)notify_return(s->listener, req->id, 0, EACCES);
+	} else if (sup_session_approved(s, event)) {
 		sup_record(s, req->pid, "open", raw, event, "allow", rule_name(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);

@@ -370,6 +370,23 @@ ok "  the approved file was read (approved for the session, performed by the sup
     sh -c 'grep -q "^contained: [1-9]" "$1" || { grep -o "\"decision\":\"[a-z]*\".\{0,40\}\|\"reason\":\"[^\"]*\"" "$2" | sort | uniq -c >&2; exit 1; }' _ \
     "$scratch/open3.out" "$scratch/open3.jsonl"
 ok "  every approved open was done by the supervisor" grep -q '"approved for this session"' "$scratch/open3.jsonl"
+# What the human is asked is what the open does: O_RDONLY|O_TRUNC empties
+# the file (it was shown as a read).  And no device, /proc or /sys file is
+# opened on the agent's behalf, whatever is approved.
+sed -e 's|"rules": \[|"rules": [\n    { "name": "ask-write", "decision": "escalate", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["write"] } },\n    { "name": "ask-device", "decision": "escalate", "fs": { "paths": ["/dev/full"], "rights": ["read", "write"] } },|' \
+    "$scratch/ask.json" >"$scratch/askw.json"
+policy=$scratch/askw.json
+run_bg "$scratch/open4" -- /usr/bin/python3 -c "import os; os.open('$WS/ask/secret', os.O_RDONLY | os.O_TRUNC)"
+id=$(session_pending)
+ok "an escalated O_RDONLY|O_TRUNC open is asked as a truncation" \
+    sh -c "'$cordon' pending | grep -q 'truncate $WS/ask/secret'"
+"$cordon" deny "$id" >/dev/null
+wait $!
+ok "  denied: the file is whole" grep -q ASKED "$WS/ask/secret"
+"$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve socket \
+    --audit "$scratch/open5.jsonl" -- /bin/cat /dev/full >"$scratch/open5.out" 2>&1 </dev/null
+ok "an escalated open of a device is refused at once, never asked" \
+    grep -q "cordon does not open /proc, /sys or /dev files on the agent's behalf" "$scratch/open5.jsonl"
 policy=$policy_saved
 
 # --- approval on cordon's terminal ---------------------------------------------
