@@ -341,8 +341,14 @@ bool host_operator(int fd, uid_t invoker, char *who, size_t wlen)
 
 	if (peer_read(fd, &cr, &cg) < 0)
 		return false;
+	/*
+	 * Not a session's task, nor a session's Unix connector (its own
+	 * cgroup, beside the sessions': it connects as the agent, with the
+	 * agent's uid, which may be the invoker's).
+	 */
 	ok = (cr.uid == 0 || cr.uid == invoker) && cr.pid != getpid() &&
-	     !strstr(cg, "/" CORDON_CGROUP_PARENT "/");
+	     !strstr(cg, "/" CORDON_CGROUP_PARENT "/") &&
+	     !strstr(cg, "/" CORDON_CGROUP_PARENT "-unix/");
 	free(cg);
 	if (who)
 		snprintf(who, wlen, "uid %u (pid %d)", (unsigned)cr.uid, (int)cr.pid);

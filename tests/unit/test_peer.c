@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -161,6 +162,35 @@ static void session_task_refused(void **state)
 }
 
 /*
+ * A session's Unix connector (a cgroup below cordon's "-unix" parent) is
+ * refused, with the invoker's uid too: it connects as the agent, and the
+ * agent may run as the invoker.
+ */
+static void unix_connector_refused(void **state)
+{
+	char parent[4096], up[4200], cg[4300];
+	struct peer p;
+	uint64_t id;
+	uint32_t level;
+	bool made;
+
+	(void)state;
+	if (geteuid() != 0 || cg_session_parent(parent, sizeof(parent), &level, &id) < 0)
+		skip();
+	snprintf(up, sizeof(up), "%s-unix", parent);
+	made = mkdir(up, 0755) == 0;
+	assert_true(made || errno == EEXIST);
+	snprintf(cg, sizeof(cg), "%s/unit-peer-%d", up, (int)getpid());
+	assert_int_equal(cg_mkdir(cg), 0);
+	assert_int_equal(peer_start(&p, OTHER_UID, cg, false), 0);
+	assert_false(host_operator(p.fd, OTHER_UID, NULL, 0));
+	assert_int_equal(peer_end(&p), 0);
+	assert_int_equal(cg_destroy(cg), 0);
+	if (made)
+		(void)rmdir(up);
+}
+
+/*
  * A peer that has exited (and been reaped) before it is judged: its pid
  * may belong to anyone by now, so it is refused, not read.
  */
@@ -189,6 +219,7 @@ int main(void)
 		cmocka_unit_test(own_process_refused),
 		cmocka_unit_test(users),
 		cmocka_unit_test(session_task_refused),
+		cmocka_unit_test(unix_connector_refused),
 		cmocka_unit_test(gone_peer_refused),
 	};
 
