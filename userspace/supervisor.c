@@ -1076,7 +1076,17 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 
 		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
 		port = ntohs(in->sin_port);
-	} else if (ss.ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+	} else if ((ss.ss_family == AF_INET && len < sizeof(struct sockaddr_in)) ||
+		   (ss.ss_family == AF_INET6 && len < 24)) {
+		/* Shorter than the kernel takes (EINVAL there too): no record, nothing done. */
+		(void)notify_return(s->listener, req->id, 0, EINVAL);
+		return;
+	} else if (ss.ss_family == AF_INET6) {
+		/*
+		 * The kernel takes 24 bytes (RFC 2133's sockaddr_in6, without
+		 * sin6_scope_id): judged as IPv6 like the full 28 (such a
+		 * connect went on unjudged and unrecorded, as a short address).
+		 */
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 
 		/* A v4-mapped address is the IPv4 address: judge it as such. */
@@ -1087,7 +1097,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 		port = ntohs(in6->sin6_port);
 	} else {
 		/*
-		 * AF_UNSPEC (dissolve a UDP association) and short addresses.
+		 * AF_UNSPEC (dissolve a UDP association) and other families.
 		 * Rewritten to a Unix path by another thread before the kernel
 		 * copies it: in the fallback the unix gate refuses it there.
 		 */

@@ -1717,12 +1717,18 @@ int main(int argc, char **argv)
 		execlp("sleep", "sleep", "600", (char *)NULL);
 		return 2;
 	}
-	if (!strcmp(a, "connect") || !strcmp(a, "sendto")) {
+	if (!strcmp(a, "connect") || !strcmp(a, "sendto") || !strcmp(a, "connect-short6")) {
 		int fam = inet_addr_of(x, atoi(y), &ss, &len);
-		bool tcp = !strcmp(a, "connect");
+		bool tcp = strcmp(a, "sendto");
 
 		if (fam < 0)
 			return 2;
+		/* connect-short6: RFC 2133's 24-byte sockaddr_in6, which the kernel takes. */
+		if (!strcmp(a, "connect-short6")) {
+			if (fam != AF_INET6)
+				return 2;
+			len = 24;
+		}
 		fd = socket(fam, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
 		if (fd < 0)
 			return verdict(fd, errno, "socket");
@@ -1897,7 +1903,7 @@ int main(int argc, char **argv)
 		return smuggle(atoi(x), y, argv[4]);
 	if (!strcmp(a, "approve") && (argc == 3 || argc == 4))
 		return approve_self(x, argc == 4 ? argv[3] : NULL);
-	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|sendto|bind HOST PORT | sendto-flood HOST PORT N DIR | socket FAMILY TYPE [PROTO] |\n"
+	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|connect-short6|sendto|bind HOST PORT | sendto-flood HOST PORT N DIR | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT N thread|shared |\n"

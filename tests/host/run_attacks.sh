@@ -78,6 +78,11 @@ for u in $users; do
         in_session $AS -- "$attack" connect ::1 "$tcp6"
         ok "$tag TCP connect to [::1]: $out" contained
         ok "$tag   audited" audited deny net connect '"host":"::1"'
+        # RFC 2133's 24-byte sockaddr_in6 (no scope id), which the kernel takes.
+        in_session $AS -- "$attack" connect-short6 ::1 "$tcp6"
+        ok "$tag TCP connect to [::1] with a 24-byte address: $out" contained
+        ok "$tag   judged by the supervisor and audited like 28 bytes" \
+            audited deny net connect "\"port\":$tcp6"
     fi
     in_session $AS -- "$attack" connect ::ffff:127.0.0.1 "$tcp4"
     ok "$tag TCP connect to the v4-mapped ::ffff:127.0.0.1: $out" contained
