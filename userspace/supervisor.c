@@ -1681,7 +1681,15 @@ int sup_loop(struct sup *s, int *status)
 			snprintf(s->stop_reason, sizeof(s->stop_reason), "%s budget spent: %s",
 				 which, detail);
 	}
-	/* Drain what the floor reported before the agent exited. */
+	/*
+	 * The agent has exited: what it left running (a daemon it forked) is
+	 * killed now, before the last events are drained, the helpers stopped
+	 * and the log sealed.  Attack closed: a daemon that waits for its
+	 * parent to go acted in the seconds the helpers take to stop, its
+	 * kernel events never read, under a log sealed as whole.
+	 */
+	(void)cg_destroy(s->cgroup);
+	/* Drain what the floor reported before the session ended. */
 	if (s->n_armed)
 		sweep_armed(s);
 	if (ffd >= 0) {

@@ -82,6 +82,12 @@ in_session --policy "$policy" -- /bin/sh -c 'exit 3'
 ok "the agent's exit status is cordon's (3, rc=$rc)" test $rc -eq 3
 in_session --policy "$policy" -- /bin/sh -c 'kill -9 $$'
 ok "killed by a signal: 128+9 (rc=$rc)" test $rc -eq 137
+# What the agent leaves running dies when it exits, before the session's
+# last records: a daemon that waits for its parent to go never acts.
+rm -f "$WS/late"
+in_session --policy "$policy" -- /bin/sh -c "(sleep 0.3; echo late >$WS/late) </dev/null >/dev/null 2>&1 & exit 0"
+sleep 0.6
+ok "a daemon the agent leaves behind is killed when it exits (rc=$rc)" test ! -e "$WS/late"
 in_session --policy "$policy" -- /no/such/agent
 ok "an agent that does not exist: 127 (rc=$rc)" test $rc -eq 127
 printf 'not a program\n' >"$WS/notexec"
