@@ -873,6 +873,13 @@ static int open_audit(struct sup *s)
 		json_object_set_new(start, "argv", argv);
 		json_object_set_new(start, "lacks", lacks);
 	}
+	if (s->git.n_dirs || s->git.n_ro) {
+		json_t *ro = json_array();
+
+		for (size_t i = 0; i < s->git.n_ro; i++)
+			json_array_append_new(ro, pol_json_text(s->git.ro[i]));
+		json_object_set_new(start, "git_read_only", ro);
+	}
 	r = audit_open(s->audit_path, s->name, s->key_dir, start, &s->audit);
 	json_decref(start);
 	if (r < 0) {
@@ -1052,6 +1059,29 @@ static void *attach_agent(void *arg)
 }
 
 /* The end of the log: the "end" record, the seal, the key wiped. */
+/* A commondir the agent planted (git_guard.h): moved aside, on record, said. */
+static void quarantined(void *ctx, const char *path, const char *moved_to)
+{
+	struct sup *s = ctx;
+	json_t *ev = json_pack("{s:s,s:s,s:s?}", "event", "git-quarantine", "path", path,
+			       "moved_to", moved_to);
+
+	if (s->audit) {
+		pthread_mutex_lock(&s->lock);
+		(void)audit_write(s->audit, "lifecycle", ev);
+		pthread_mutex_unlock(&s->lock);
+	}
+	json_decref(ev);
+	log_warn("run: the agent created %s, which would point git at configuration and hooks "
+		 "of its choosing: %s%s", path, moved_to ? "moved aside to " : "COULD NOT MOVE IT: remove "
+		 "it before running git there", moved_to ? moved_to : "");
+}
+
+static void git_quarantine(struct sup *s)
+{
+	(void)git_guard_check(&s->git, quarantined, s);
+}
+
 static void *seal_audit(void *arg)
 {
 	struct sup *s = arg;
@@ -1132,6 +1162,11 @@ int cmd_run(int argc, char **argv)
 		return EXIT_CORDON;
 	}
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
+	r = git_guard_plan(s.workspace, &s.git);
+	if (r < 0) {
+		log_err("run: the workspace's git metadata: %s", strerror(-r));
+		return EXIT_CORDON;
+	}
 	if (load_policy(&s) < 0)
 		return EXIT_CORDON;
 	/* --env cannot hand the agent a secret the credential proxy stands in for. */
@@ -1263,6 +1298,21 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	/*
+	 * The workspace's git metadata that runs code (git_guard.h): this
+	 * thread moves to a mount namespace where it is read-only, and the
+	 * agent is born there.  Here, not in the agent: a session's task may
+	 * not mount (the floor refuses it in both postures).
+	 */
+	{
+		char why[PATH_MAX + 128] = "";
+
+		if (git_guard_apply(&s.git, why, sizeof(why)) < 0) {
+			log_err("run: the workspace's git metadata: %s", why);
+			goto out;
+		}
+	}
+	phase("git metadata read-only");
+	/*
 	 * The agent is forked now, while the supervisor is single-threaded (a
 	 * raw clone3 child must not inherit a lock another thread holds).  It
 	 * readies itself while the rest of start-up goes on, then waits.
@@ -1346,6 +1396,7 @@ out:
 	/* The proxy's last records go into the log before it is sealed. */
 	mcp_session_stop(&s);
 	egress_session_stop(&s);
+	git_quarantine(&s);
 	phase("teardown starts");
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a
@@ -1383,6 +1434,7 @@ out:
 		close(s.run_lock);      /* after the directory is gone: no reaper finds it */
 	pol_free(s.pol);
 	steps_close(&s.steps);
+	git_guard_free(&s.git);
 	phase("done");
 	if (s.stop_reason[0])
 		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cordon.h"
+#include "git_guard.h"
 #include "policy.h"
 #include "posture.h"
 #include "steps.h"
@@ -132,6 +133,7 @@ struct sup {
 	char home[PATH_MAX];
 	uid_t invoker;                  /* who may approve */
 	char workspace[PATH_MAX];
+	struct git_guard git;           /* its git metadata, read-only to the session */
 
 	pid_t agent;
 	int listener;                   /* seccomp notify */

@@ -96,6 +96,61 @@ ok "an agent that cannot run: 126 (rc=$rc)" test $rc -eq 126
 in_session --policy "$policy" -- /usr/bin/id -u
 ok "cordon's own errors are never 126/127 (the agent ran: $out)" test "$out" = "$AGENT_UID"
 
+# --- the workspace's git metadata: read-only to the agent ---------------------
+# (userspace/git_guard.h) config and hooks would run as the human at the
+# next git status; a new commondir would point git at the agent's own.
+# With git installed (the host) a real repository, and a commit still
+# works; without it (the VM's busybox) one made by hand.
+gws=$scratch/gitws
+mkdir -p "$gws"
+if command -v git >/dev/null 2>&1; then
+    git init -q "$gws" && git -C "$gws" -c user.email=t@t -c user.name=t commit -q --allow-empty -m init
+    havegit=1
+else
+    mkdir -p "$gws/.git/hooks" "$gws/.git/objects" "$gws/.git/refs"
+    printf 'ref: refs/heads/main\n' >"$gws/.git/HEAD"
+    printf '[core]\n\trepositoryformatversion = 0\n' >"$gws/.git/config"
+    havegit=0
+fi
+chown -R "$AGENT" "$gws"
+cp "$gws/.git/config" "$scratch/git-config.before"
+cat >"$gws/agent.sh" <<'EOF2'
+cd "$1"
+echo "config: $( (echo '[core] fsmonitor = evil' >>.git/config) 2>&1 || true)"
+echo "hook: $( (printf '#!/bin/sh\necho pwned\n' >.git/hooks/pre-commit) 2>&1 || true)"
+echo "rename: $(mv .git .git-old 2>&1 || true)"
+echo "unlink: $(rm -f .git/config 2>&1 || true)"
+echo "replace: $(cp .git/HEAD .git/cfg.new && mv .git/cfg.new .git/config 2>&1 || true)"
+echo "work: $(echo work >newfile && echo ok)"
+if [ "$2" = 1 ]; then
+    git add newfile && git -c user.email=a@a -c user.name=a commit -q -m agent && echo "commit: ok"
+fi
+echo ../../elsewhere >.git/commondir && echo "commondir: planted"
+EOF2
+chmod 0755 "$gws/agent.sh"
+audit_g=$scratch/git.jsonl
+o=$("$cordon" run -q --user "$AGENT" --workspace "$gws" --policy "$policy" --audit "$audit_g" \
+    -- /bin/sh "$gws/agent.sh" "$gws" "$havegit" 2>"$scratch/git.err" </dev/null)
+ok "git metadata: .git/config cannot be written ($(printf '%s\n' "$o" | sed -n 's/^config: //p'))" \
+    sh -c 'printf "%s\n" "$1" | grep -q "^config: .*Read-only file system" && ! grep -q fsmonitor "$2"' \
+    _ "$o" "$gws/.git/config"
+ok "  nor a hook created" sh -c '[ ! -e "$1/.git/hooks/pre-commit" ]' _ "$gws"
+ok "  nor .git moved away and replaced ($(printf '%s\n' "$o" | sed -n 's/^rename: //p' | cut -c1-60))" \
+    sh -c '[ -d "$1/.git" ] && [ ! -e "$1/.git-old" ]' _ "$gws"
+ok "  nor config removed or renamed over" cmp -s "$gws/.git/config" "$scratch/git-config.before"
+ok "  the rest of the workspace is the agent's ($(printf '%s\n' "$o" | sed -n 's/^work: //p'))" \
+    test -e "$gws/newfile"
+if [ "$havegit" = 1 ]; then
+    ok "  and git works: the agent committed" sh -c 'printf "%s\n" "$1" | grep -q "^commit: ok" &&
+        git -c safe.directory="*" -C "$2" log --format=%s | grep -q "^agent$"' _ "$o" "$gws"
+fi
+ok "  the start record lists what was read-only" grep -q '"git_read_only":\[".*/\.git/config"' "$audit_g"
+ok "a commondir the agent planted is moved aside at the end, said and recorded" \
+    sh -c '[ ! -e "$1/.git/commondir" ] && ls "$1"/.git/commondir.cordon-quarantined-* >/dev/null &&
+        grep -q "the agent created $1/.git/commondir" "$2" && grep -q "\"git-quarantine\"" "$3"' \
+    _ "$gws" "$scratch/git.err" "$audit_g"
+ok "  and the host never saw the session's mounts" sh -c '! grep -q " $1/.git" /proc/self/mountinfo' _ "$gws"
+
 # --- the agent's identity and environment ------------------------------------
 in_session --policy "$policy" -- /bin/cat /proc/self/status
 cap() { printf '%s\n' "$out" | awk -v k="$1:" '$1 == k { print $2 }'; }
