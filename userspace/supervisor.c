@@ -918,12 +918,13 @@ struct unix_emul {
 	int sock;
 	int dirfd;
 	char name[108];
+	char dir[PATH_MAX];             /* the directory judged, which dirfd is */
 };
 
 static void *unix_worker(void *arg)
 {
 	struct unix_emul *e = arg;
-	int err = unix_connector_connect(e->s, e->sock, e->dirfd, e->name);
+	int err = unix_connector_connect(e->s, e->sock, e->dirfd, e->dir, e->name);
 
 	(void)notify_return(e->s->listener, e->h.notif, 0, err);
 	close(e->sock);
@@ -952,6 +953,7 @@ static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
 	e->s = s;
 	e->h = *h;
 	snprintf(e->name, sizeof(e->name), "%s", slash + 1);
+	snprintf(e->dir, sizeof(e->dir), "%s", dir);
 	e->dirfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
 	e->sock = e->dirfd < 0 ? -1 : notify_getfd(h->pid, (int)h->args[0]);
 	if (e->dirfd < 0 || e->sock < 0 || !notify_valid(s->listener, h->notif)) {

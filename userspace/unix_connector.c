@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +36,7 @@
 #include "util.h"
 
 #define NAME_MAX_UN ((int)sizeof(((struct sockaddr_un *)0)->sun_path))
+#define CREQ_MSG (NAME_MAX_UN + 1 + PATH_MAX)
 
 /* --- the supervisor's side ------------------------------------------------------ */
 
@@ -95,20 +98,24 @@ int unix_connector_start(struct sup *s)
 	return 0;
 }
 
-int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *name)
+int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, const char *name)
 {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(3 * sizeof(int))];
 	} c = { 0 };
-	struct iovec iov = { .iov_base = (void *)name, .iov_len = strlen(name) + 1 };
+	char msg[CREQ_MSG];
+	struct iovec iov = { .iov_base = msg };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf,
 			    .msg_controllen = sizeof(c.buf) };
-	int sp[2], err = ECONNREFUSED;
+	int sp[2], err = ECONNREFUSED, k;
 	ssize_t n;
 
-	if (s->conn_pid <= 0 || (int)iov.iov_len > NAME_MAX_UN)
+	/* "NAME\0DIR\0": the socket's name, and the directory judged, which the connector walks to. */
+	k = snprintf(msg, sizeof(msg), "%s%c%s", name, 0, dir);
+	if (s->conn_pid <= 0 || strlen(name) + 1 > NAME_MAX_UN || k < 0 || (size_t)k >= sizeof(msg))
 		return ECONNREFUSED;
+	iov.iov_len = (size_t)k + 1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return errno;
 	c.h.cmsg_level = SOL_SOCKET;
@@ -151,20 +158,37 @@ void unix_connector_stop(struct sup *s)
 
 struct creq {
 	int reply, sock, dirfd;
-	char name[NAME_MAX_UN + 1];
+	char msg[CREQ_MSG + 1];         /* "NAME\0DIR\0" */
+	const char *name, *dir;
 };
 
 static void *serve_one(void *arg)
 {
 	struct creq *q = arg;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct stat st;
-	int err = 0, fd = -1;
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct stat st, judged;
+	int err = 0, fd = -1, own = -1;
 
+	/*
+	 * The directory, walked to again as the agent: DAC on every directory
+	 * above the socket is the agent's to pass (the supervisor, root,
+	 * opened the judged one, so only its last step was checked, and a
+	 * socket below another user's 0700 directory was reachable).  It must
+	 * be the one judged: a directory swapped in since is refused.
+	 */
+	own = (int)syscall(SYS_openat2, AT_FDCWD, q->dir, &how, sizeof(how));
+	if (own < 0)
+		err = errno;
+	else if (fstat(own, &st) < 0 || fstat(q->dirfd, &judged) < 0 ||
+		 st.st_dev != judged.st_dev || st.st_ino != judged.st_ino)
+		err = ECONNREFUSED;
 	/* One component, never a path: the directory is the one judged. */
-	if (!q->name[0] || strchr(q->name, '/') || !strcmp(q->name, "..") || !strcmp(q->name, "."))
+	else if (!q->name[0] || strchr(q->name, '/') || !strcmp(q->name, "..") ||
+		 !strcmp(q->name, "."))
 		err = EINVAL;
-	else if ((fd = openat(q->dirfd, q->name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	else if ((fd = openat(own, q->name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 		 fstat(fd, &st) < 0)
 		err = errno;
 	else if (!S_ISSOCK(st.st_mode))
@@ -177,6 +201,8 @@ static void *serve_one(void *arg)
 	(void)send(q->reply, &err, sizeof(err), MSG_NOSIGNAL);
 	if (fd >= 0)
 		close(fd);
+	if (own >= 0)
+		close(own);
 	close(q->reply);
 	close(q->sock);
 	close(q->dirfd);
@@ -261,7 +287,7 @@ int cmd_unix_connector(int argc, char **argv)
 
 		if (!q)
 			return 1;
-		iov = (struct iovec){ .iov_base = q->name, .iov_len = sizeof(q->name) - 1 };
+		iov = (struct iovec){ .iov_base = q->msg, .iov_len = sizeof(q->msg) - 1 };
 		n = recvmsg((int)chan, &m, MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == EINTR) {
 			free(q);
@@ -282,7 +308,13 @@ int cmd_unix_connector(int argc, char **argv)
 		q->reply = fds[0];
 		q->sock = fds[1];
 		q->dirfd = fds[2];
-		q->name[n] = '\0';
+		q->msg[n] = '\0';
+		q->name = q->msg;
+		q->dir = q->msg + strlen(q->msg) + 1;
+		if (q->dir > q->msg + n || *q->dir != '/') {
+			log_err("unix-connector: a malformed request: stopping");
+			return 1;
+		}
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &at, serve_one, q) != 0) {

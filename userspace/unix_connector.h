@@ -45,7 +45,7 @@ int unix_connector_start(struct sup *s);
  * socket, and is connected through /proc/self/fd so that the inode judged
  * is the one reached.  Any thread.  0, or the errno the agent gets.
  */
-int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *name);
+int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, const char *name);
 
 /* Kill it, reap it, remove its cgroup. */
 void unix_connector_stop(struct sup *s);

@@ -208,6 +208,21 @@ if printf '%s\n' "$out" | grep -q 'cgroup /cordon-unix/'; then
     ok "  and no connector outlives its session" sh -c '! ps -eo args | grep -q "^[^ ]*cordon unix-connector"'
 fi
 kill "$peer" 2>/dev/null
+# The same socket two levels below a directory the agent may not search
+# (root's, 0700):
+# the policy allows the path, DAC does not (in the fallback the connector
+# walks to it again as the agent: the supervisor, root, had opened the
+# directory, so only the last step was checked).
+mkdir -m 0700 "$WS/locked"
+mkdir -m 0755 "$WS/locked/open"
+"$BUILD/tests/agents/attack" peer-serve "$WS/locked/open/peer.sock" &
+peer=$!
+i=0
+while [ ! -S "$WS/locked/open/peer.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+in_session -- "$attack" unix-peer "$WS/locked/open/peer.sock"
+ok "a Unix socket below a directory the agent cannot search is not reached: $(echo $out | cut -c1-80)" \
+    sh -c '! printf "%s\n" "$1" | grep -q "^peer:"' _ "$out"
+kill "$peer" 2>/dev/null
 in_session -- "$attack" unix-own "$WS"
 for what in abstract-connect path-connect dgram-connect-send; do
     ok "the session's own Unix IPC: $what" sh -c 'printf "%s\n" "$1" | grep -qx "$2 ok"' _ "$out" "$what"
