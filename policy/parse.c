@@ -923,7 +923,7 @@ static char *req_string(struct pctx *c, json_t *o, const char *ptr, const char *
 struct strs_ctx {
 	char ***out;
 	size_t *n;
-	int kind;   /* 0 host name, 1 endpoint */
+	int kind;   /* 0 host name, 1 endpoint, 2 server tool type */
 };
 
 static int cred_str_item(struct pctx *c, json_t *item, const char *ptr, void *ctx)
@@ -931,12 +931,20 @@ static int cred_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 	static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
 					       "OPTIONS", NULL };
 	struct strs_ctx *sc = ctx;
-	char *s = string_item(c, item, ptr, sc->kind ? "an endpoint" : "a host");
+	char *s = string_item(c, item, ptr, sc->kind == 2 ? "a server tool type" :
+			      sc->kind ? "an endpoint" : "a host");
 	struct pol_host h;
 
 	if (!s)
 		return -1;
-	if (sc->kind == 0) {
+	if (sc->kind == 2) {
+		if (!s[0] || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s)) {
+			err(c, ptr, "server tool type \"%s\" must be a tool type or its prefix "
+			    "(lower-case letters, digits and '_', such as \"web_search\")", s);
+			free(s);
+			return -1;
+		}
+	} else if (sc->kind == 0) {
 		if (pol_host_parse(s, &h) < 0 || h.kind != POL_HOST_NAME) {
 			err(c, ptr, "credential host \"%s\" must be a DNS name", s);
 			free(h.name);
@@ -964,7 +972,7 @@ static int cred_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 static void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *o, const char *ptr)
 {
 	static const char *const keys[] = { "name", "env", "source", "hosts", "header", "prefix",
-					    "endpoints", NULL };
+					    "endpoints", "server_tools", NULL };
 	static const char *const skeys[] = { "env", "file", NULL };
 	json_t *src, *arr;
 	char cp[1024];
@@ -1011,6 +1019,11 @@ static void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *
 	else if (each_item(c, arr, cp, cred_str_item,
 			   &(struct strs_ctx){ &cr->endpoints, &cr->n_endpoints, 1 }) == 0)
 		err(c, cp, "\"endpoints\" is empty");
+	arr = json_object_get(o, "server_tools");
+	child(cp, sizeof(cp), ptr, "server_tools");
+	if (arr)
+		(void)each_item(c, arr, cp, cred_str_item,
+				&(struct strs_ctx){ &cr->server_tools, &cr->n_server_tools, 2 });
 }
 
 static bool get_duration(struct pctx *c, json_t *v, const char *ptr, uint64_t *out)
@@ -1279,6 +1292,9 @@ void pol_free(struct policy *p)
 		for (size_t j = 0; j < cr->n_endpoints; j++)
 			free(cr->endpoints[j]);
 		free(cr->endpoints);
+		for (size_t j = 0; j < cr->n_server_tools; j++)
+			free(cr->server_tools[j]);
+		free(cr->server_tools);
 	}
 	free(p->creds);
 	for (size_t i = 0; i < p->n_protected; i++)

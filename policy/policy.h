@@ -118,6 +118,13 @@ struct pol_credential {
 	char *prefix;
 	char **endpoints;       /* "METHOD /path", trailing '*' = any rest */
 	size_t n_endpoints;
+	/*
+	 * Provider-side tools a request may declare, by type prefix
+	 * ("web_search" admits "web_search_20250305"); none by default
+	 * (userspace/llm_tools.h).
+	 */
+	char **server_tools;
+	size_t n_server_tools;
 	struct pol_pos pos;
 };
 

@@ -55,6 +55,7 @@
 
 #include "audit.h"
 #include "cred_proxy.h"
+#include "llm_tools.h"
 #include "llm_usage.h"
 #include "stream_scrub.h"
 #include "http.h"
@@ -1088,6 +1089,112 @@ static int ctun_request_body(struct ctun *t)
 	return tout_flush(&t->to_up);
 }
 
+/*
+ * Bodies read whole and judged before any of it goes upstream (llm_tools.h):
+ * every request body to a credential host but a multipart upload (a file,
+ * which no API reads as JSON).  The content type is not trusted further:
+ * a server may parse a text/plain body as JSON all the same.  Judged in
+ * memory, so bounded: 32 MiB, the largest request the LLM APIs take.
+ */
+#define JUDGED_BODY_MAX (32u << 20)
+
+static bool body_judged(const struct http_request *rq)
+{
+	const struct http_header *ct = http_header_get(rq->headers, rq->n_headers, "content-type");
+
+	if (!rq->chunked && rq->content_length <= 0)
+		return false;
+	return !(ct && ct->value_len >= 10 && !strncasecmp(ct->value, "multipart/", 10));
+}
+
+/*
+ * The whole body into *out (*len bytes; chunked framing taken off), or
+ * -EPIPE (the client went), -EBADMSG (bad framing), -E2BIG (past the bound).
+ */
+static int ctun_read_body(struct ctun *t, char **out, size_t *len)
+{
+	struct tls_in *cl = &t->cl;
+	struct http_chunked ch;
+	uint64_t left = t->rq->chunked ? 0 : (uint64_t)t->rq->content_length;
+	size_t cap = 0, n = 0;
+	char *b = NULL;
+
+	if (left > JUDGED_BODY_MAX)
+		return -E2BIG;
+	http_chunked_init(&ch);
+	for (;;) {
+		size_t k = 0;
+
+		if (t->rq->chunked ? ch.done : !left)
+			break;
+		if (!cl->len && tin_fill(cl, cl->cap, 0) <= 0)
+			goto fail_pipe;
+		if (t->rq->chunked) {
+			uint64_t data = http_chunked_data_left(&ch);
+
+			if (!data) {    /* framing, a byte at a time */
+				if (http_chunked_scan(&ch, cl->buf, 1) < 0)
+					goto fail_msg;
+				tin_consume(cl, 1);
+				continue;
+			}
+			k = cl->len < data ? cl->len : (size_t)data;
+			(void)http_chunked_scan(&ch, cl->buf, k);
+		} else {
+			k = cl->len < left ? cl->len : (size_t)left;
+			left -= k;
+		}
+		if (n + k > JUDGED_BODY_MAX) {
+			free(b);
+			return -E2BIG;
+		}
+		if (n + k > cap) {
+			size_t nc = cap ? cap : 65536;
+			char *nb;
+
+			while (nc < n + k)
+				nc *= 2;
+			nb = realloc(b, nc);
+			if (!nb)
+				goto fail_pipe;
+			b = nb;
+			cap = nc;
+		}
+		memcpy(b + n, cl->buf, k);
+		n += k;
+		tin_consume(cl, k);
+	}
+	*out = b;
+	*len = n;
+	return 0;
+fail_msg:
+	free(b);
+	return -EBADMSG;
+fail_pipe:
+	free(b);
+	return -EPIPE;
+}
+
+/* A judged body upstream, framed as the head said (one chunk, then the last). */
+static int ctun_send_body(struct ctun *t, const char *b, size_t n)
+{
+	char hdr[24];
+	int h = 0;
+
+	if (t->rq->chunked && n)
+		h = snprintf(hdr, sizeof(hdr), "%zx\r\n", n);
+	if (!spend_bytes(t->c->hp, (uint64_t)n + (uint64_t)h + (t->rq->chunked ? 7 : 0), t->why,
+			 sizeof(t->why)))
+		return -EPIPE;
+	if ((h && tout_write(&t->to_up, hdr, (size_t)h) < 0) ||
+	    (n && tout_write(&t->to_up, b, n) < 0) ||
+	    (t->rq->chunked && tout_write(&t->to_up, n ? "\r\n0\r\n\r\n" : "0\r\n\r\n",
+					   n ? 7 : 5) < 0))
+		return -EPIPE;
+	t->up_bytes += (uint64_t)n + (uint64_t)h + (t->rq->chunked ? 7 : 0);
+	return tout_flush(&t->to_up);
+}
+
 /* Scrub n bytes of body data and send them, framed as a chunk if chunked. */
 static int ctun_emit(struct ctun *t, struct sscrub *sc, struct llm_usage_parser *up,
 		     const char *data, size_t n, bool chunked, bool last)
@@ -1302,7 +1409,10 @@ static int ctun_request(struct ctun *t)
 	uint64_t t0, deadline = 0;
 	json_t *event, *args;
 	char upstream_head[HTTP_MAX_HEAD + 4096];
+	char *jbody = NULL;
+	size_t jlen = 0;
 	uint64_t tokens;
+	bool judged;
 	int r, hl, built;
 
 	/* The head: the first byte may take the idle time, the rest the head timeout. */
@@ -1361,8 +1471,39 @@ static int ctun_request(struct ctun *t)
 	 */
 	built = creds_upstream_head(hp->creds, (size_t)t->ci, t->rq, upstream_head,
 				    sizeof(upstream_head));
+	judged = body_judged(t->rq);
 	tin_consume(&t->cl, (size_t)r);
 	hl = built;
+	/*
+	 * A body that may declare tools the provider runs is read whole and
+	 * judged before the head or any of it goes upstream (llm_tools.h).
+	 */
+	if (hl >= 0 && judged) {
+		const struct pol_credential *cr = creds_at(hp->creds, (size_t)t->ci,
+							   &(const char *){ NULL });
+
+		r = t->rq->expect_continue ? tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25) : 0;
+		r = r ?: ctun_read_body(t, &jbody, &jlen);
+		if (r == 0 && (r = llm_tools_check(jbody, jlen, cr->server_tools,
+						   cr->n_server_tools, t->why, sizeof(t->why))) < 0) {
+			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+			       event, "outcome", "refused", "reason", t->why);
+			tls_reply(t->cl.ssl, r == -EACCES ? 403 : 400, t->why);
+		} else if (r == -E2BIG || r == -EBADMSG) {
+			snprintf(t->why, sizeof(t->why), r == -E2BIG ?
+				 "the request body is larger than the credential proxy judges (32 MiB)" :
+				 "the request body's chunked framing is malformed");
+			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+			       event, "outcome", "refused", "reason", t->why);
+			tls_reply(t->cl.ssl, r == -E2BIG ? 413 : 400, t->why);
+		}
+		if (r < 0) {
+			explicit_bzero(upstream_head, (size_t)built + 1);
+			free(jbody);
+			json_decref(event);
+			return 0;
+		}
+	}
 	if (hl >= 0 && !spend_bytes(hp, (uint64_t)hl, t->why, sizeof(t->why))) {
 		tls_reply(t->cl.ssl, 403, t->why);
 		hl = -EDQUOT;
@@ -1375,9 +1516,14 @@ static int ctun_request(struct ctun *t)
 	explicit_bzero(upstream_head, built < 0 ? 0 : (size_t)built + 1);
 	if (hl >= 0)
 		t->up_bytes += (uint64_t)hl;
-	if (r == 0 && t->rq->expect_continue)
-		r = tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
-	r = r ?: ctun_request_body(t);
+	if (judged) {
+		r = r ?: ctun_send_body(t, jbody, jlen);
+		free(jbody);
+	} else {
+		if (r == 0 && t->rq->expect_continue)
+			r = tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+		r = r ?: ctun_request_body(t);
+	}
 	memset(&t->usage, 0, sizeof(t->usage));
 	t->usage_estimated = false;
 	r = r ?: ctun_response(t);

@@ -57,7 +57,7 @@ policy() {  # policy FILE [EXTRA_RULES_JSON] [BUDGETS_JSON]
   ],
   "credentials": [
     { "name": "test-llm", "env": "TEST_API_KEY", "source": { "env": "REAL_KEY" },
-      "hosts": ["localhost"], "header": "x-api-key",
+      "hosts": ["localhost"], "header": "x-api-key", "server_tools": ["web_search"],
       "endpoints": ["POST /v1/messages", "GET /v1/echo-key", "GET /v1/echo-chunked",
                      "GET /v1/echo-gzip-ce", "GET /v1/echo-gzip-te", "GET /v1/echo-key-ce"] }
   ]$budgets }
@@ -101,6 +101,17 @@ echo "chunked: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-chunked)"
 for e in gzip-ce gzip-te key-ce; do
     echo "\$e: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/echo-\$e | tr -cd '[:print:]')"
 done
+# Tools the provider would run for the agent, reaching hosts no rule names.
+for b in 'fetch:{"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"from":"tool-fetch"}' \
+         'mcp:{"mcp_servers":[{"type":"url","url":"https://x.test/?d=1"}],"from":"tool-mcp"}' \
+         'escaped:{"t\u006fols":[{"type":"mcp","server_url":"https://x.test"}],"from":"tool-esc"}' \
+         'twice:{"tools":[],"tools":[{"type":"mcp"}],"from":"tool-twice"}' \
+         'client:{"tools":[{"name":"get","input_schema":{}}],"from":"tool-client"}' \
+         'search:{"tools":[{"type":"web_search_20250305","name":"web_search"}],"from":"tool-search"}'; do
+    echo "tool-\${b%%:*}: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" -H 'content-type: text/plain' --data-binary "\${b#*:}" \$U/v1/messages)"
+done
+echo "tool-chunked: \$(printf '%s' '{"tools":[{"type":"code_execution_20250825"}],"from":"tool-chunked"}' |
+    curl -sS -H "x-api-key: \$TEST_API_KEY" -H 'Transfer-Encoding: chunked' --data-binary @- \$U/v1/messages)"
 echo "endpoint: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/admin)"
 echo "traversal: \$(curl -sS --path-as-is -H "x-api-key: \$TEST_API_KEY" \$U/v1/messages/../admin -d x)"
 echo "other-sentinel: \$(curl -sS -H 'x-api-key: cordon-sentinel-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' -d x \$U/v1/messages)"
@@ -200,6 +211,16 @@ ok "an answer gzipped as Transfer-Encoding: gzip, chunked: 502, not passed on" \
     grep -q 'cannot be scrubbed' <<<"$(line gzip-te)"
 ok "an answer whose Content-Encoding is the key: 502, which does not quote it" \
     bash -c "grep -q 'cannot be scrubbed' <<<'$(line key-ce)' && ! grep -qF -- '$REAL' <<<'$(line key-ce)'"
+ok "a tool the provider runs (web fetch): 403 naming it" \
+    grep -q 'declares the tool type "web_fetch_20250910"' <<<"$(line tool-fetch)"
+ok "  Anthropic's MCP connector: 403" grep -q 'asks for "mcp_servers"' <<<"$(line tool-mcp)"
+ok "  an MCP tool under an escaped key: 403" grep -q 'declares the tool type "mcp"' <<<"$(line tool-escaped)"
+ok "  tools given twice: 400, not guessed at" grep -q 'cannot be judged' <<<"$(line tool-twice)"
+ok "  in a chunked body: 403" grep -q 'code_execution' <<<"$(line tool-chunked)"
+ok "  tools the client runs pass" grep -q '"usage"' <<<"$(line tool-client)"
+ok "  and a type the credential admits (server_tools: web_search)" grep -q '"usage"' <<<"$(line tool-search)"
+ok "  none of the refused reached the upstream; the admitted did, with the real key" \
+    bash -c "! grep -qE 'tool-(fetch|mcp|esc|twice|chunked)' '$t/requests.jsonl' && grep -q 'tool-client' '$t/requests.jsonl'"
 ok "an endpoint off the allowlist: 403 naming it" grep -q 'GET /v1/admin is not an endpoint' <<<"$(line endpoint)"
 ok "a dot-segment path: 403" grep -q 'dot segments' <<<"$(line traversal)"
 ok "another sentinel: 403" grep -q "does not hold this session's sentinel" <<<"$(line other-sentinel)"

@@ -113,6 +113,10 @@ static void errors_name_file_line_col(void **state)
 	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"credentials\": [{\"name\": \"x\", \"env\": \"1BAD\","
 		     " \"header\": \"h\", \"source\": {\"env\": \"K\"}, \"hosts\": [\"a.com\"], \"endpoints\": [\"FETCH /\"]}]}",
 		     1, 72, "not a valid environment variable");
+	expect_error("{\"cordon_policy\": 1, \"rules\": [], \"credentials\": [{\"name\": \"x\", \"env\": \"K\","
+		     " \"header\": \"h\", \"source\": {\"env\": \"K\"}, \"hosts\": [\"a.com\"], \"endpoints\": [\"GET /\"],\n"
+		     "\"server_tools\": [\"web_search\", \"Web Fetch\"]}]}",
+		     2, 32, "server tool type \"Web Fetch\"");
 }
 
 static void duplicate_keys_are_refused(void **state)

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Provider-side tools in LLM request bodies (see llm_tools.h).  Pure: no
+ * I/O.  Keys are compared without case (a server that binds JSON to its
+ * fields as Go's encoding/json does would read "TOOLS" as "tools"), and a
+ * key present twice in any case is a body that cannot be judged.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <jansson.h>
+
+#include "llm_tools.h"
+
+/* Names whose presence means the body must be parsed (lower case). */
+static const char *const triggers[] = { "tools", "mcp_servers", "web_search_options", "prompt" };
+
+static bool has_ci(const char *b, size_t n, const char *w)
+{
+	size_t l = strlen(w);
+
+	for (size_t i = 0; i + l <= n; i++)
+		if ((b[i] | 0x20) == w[0] && !strncasecmp(b + i, w, l))
+			return true;
+	return false;
+}
+
+bool llm_tools_may_declare(const char *body, size_t n)
+{
+	if (memchr(body, '\\', n))
+		return true;
+	for (size_t k = 0; k < sizeof(triggers) / sizeof(triggers[0]); k++)
+		if (has_ci(body, n, triggers[k]))
+			return true;
+	return false;
+}
+
+/* Types the client runs itself: exact, then prefixes (Anthropic's are dated). */
+static bool client_side(const char *type)
+{
+	static const char *const exact[] = { "function", "custom", "computer_use_preview",
+					     "computer", "local_shell", "shell", "apply_patch" };
+	static const char *const prefix[] = { "computer_", "bash_", "text_editor_", "memory_" };
+
+	for (size_t k = 0; k < sizeof(exact) / sizeof(exact[0]); k++)
+		if (!strcmp(type, exact[k]))
+			return true;
+	for (size_t k = 0; k < sizeof(prefix) / sizeof(prefix[0]); k++)
+		if (!strncmp(type, prefix[k], strlen(prefix[k])))
+			return true;
+	return false;
+}
+
+static bool admitted(const char *type, char *const *allowed, size_t n_allowed)
+{
+	for (size_t k = 0; k < n_allowed; k++)
+		if (!strncmp(type, allowed[k], strlen(allowed[k])))
+			return true;
+	return false;
+}
+
+/*
+ * The member of O named KEY in any case: 0 with *out (NULL if none), or
+ * -1 when it is there twice.
+ */
+static int get_ci(json_t *o, const char *key, json_t **out)
+{
+	const char *k;
+	json_t *v;
+
+	*out = NULL;
+	json_object_foreach(o, k, v) {
+		if (strcasecmp(k, key))
+			continue;
+		if (*out)
+			return -1;
+		*out = v;
+	}
+	return 0;
+}
+
+/* Asked for: anything but null and an empty list ("web_search_options": {} turns search on). */
+static bool present(const json_t *v)
+{
+	return v && !json_is_null(v) && !(json_is_array(v) && !json_array_size(v));
+}
+
+static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, char *why,
+		       size_t wlen)
+{
+	size_t i;
+	json_t *t;
+
+	if (!json_is_array(tools)) {
+		snprintf(why, wlen, "the request body cannot be judged: \"tools\" is not an array");
+		return -EBADMSG;
+	}
+	json_array_foreach(tools, i, t) {
+		json_t *type;
+		const char *s;
+
+		if (!json_is_object(t) || get_ci(t, "type", &type) < 0) {
+			snprintf(why, wlen, "the request body cannot be judged: tool %zu is not an object with one \"type\"", i);
+			return -EBADMSG;
+		}
+		if (!type)
+			continue;       /* Anthropic's custom tool: name, input_schema */
+		if (!json_is_string(type)) {
+			snprintf(why, wlen, "the request body cannot be judged: tool %zu's \"type\" is not a string", i);
+			return -EBADMSG;
+		}
+		s = json_string_value(type);
+		if (client_side(s) || admitted(s, allowed, n_allowed))
+			continue;
+		snprintf(why, wlen, "the request declares the tool type \"%.80s\", which the provider "
+			 "runs on its side and can reach hosts the policy does not list; the "
+			 "credential's \"server_tools\" does not admit it", s);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int llm_tools_check(const char *body, size_t n, char *const *allowed, size_t n_allowed,
+		    char *why, size_t wlen)
+{
+	static const struct {
+		const char *key, *type;
+	} features[] = {
+		{ "mcp_servers", "mcp" },                 /* Anthropic's MCP connector */
+		{ "web_search_options", "web_search" },   /* OpenAI's search models */
+		{ "prompt", "stored_prompt" },            /* OpenAI's stored prompt (an object) */
+	};
+	json_error_t e;
+	json_t *root, *v;
+	int r = 0;
+
+	if (!llm_tools_may_declare(body, n))
+		return 0;
+	root = json_loadb(body, n, JSON_REJECT_DUPLICATES, &e);
+	if (!root) {
+		snprintf(why, wlen, "the request body cannot be judged: it is not JSON (line %d, "
+			 "column %d: %s)", e.line, e.column, e.text);
+		return -EBADMSG;
+	}
+	if (!json_is_object(root))
+		goto out;
+	if (get_ci(root, "tools", &v) < 0) {
+		snprintf(why, wlen, "the request body cannot be judged: \"tools\" is given twice");
+		r = -EBADMSG;
+		goto out;
+	}
+	if (v && !json_is_null(v) && (r = judge_tools(v, allowed, n_allowed, why, wlen)) < 0)
+		goto out;
+	for (size_t k = 0; k < sizeof(features) / sizeof(features[0]); k++) {
+		if (get_ci(root, features[k].key, &v) < 0) {
+			snprintf(why, wlen, "the request body cannot be judged: \"%s\" is given twice", features[k].key);
+			r = -EBADMSG;
+			goto out;
+		}
+		/* Anthropic's legacy completions take a string prompt: text, not a feature. */
+		if (!present(v) || (!strcmp(features[k].key, "prompt") && !json_is_object(v)) ||
+		    admitted(features[k].type, allowed, n_allowed))
+			continue;
+		snprintf(why, wlen, "the request asks for \"%s\", which has the provider reach "
+			 "hosts the policy does not list; the credential's \"server_tools\" does "
+			 "not admit \"%s\"", features[k].key, features[k].type);
+		r = -EACCES;
+		goto out;
+	}
+out:
+	json_decref(root);
+	return r;
+}
