@@ -49,6 +49,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -96,6 +97,7 @@ struct hp {
 	uint64_t cgroup_id;             /* only sockets made in this cgroup are served; 0: any (alone) */
 	/* Spent so far, against the policy's budgets (0 there: unlimited). */
 	atomic_ullong spent_requests, spent_bytes, spent_tokens;
+	atomic_ullong judging;          /* bytes of request bodies held to be judged, now */
 	struct steps steps;             /* the session's steps (steps.h); none alone */
 };
 
@@ -1014,6 +1016,7 @@ struct ctun {
 	uint64_t up_bytes, down_bytes;
 	struct llm_usage usage;
 	bool usage_estimated;           /* usage unread or cut short: charge by bytes */
+	char *jsmall;                   /* a small request body being judged (JUDGE_SMALL) */
 	char why[640];
 };
 
@@ -1097,6 +1100,38 @@ static int ctun_request_body(struct ctun *t)
  * memory, so bounded: 32 MiB, the largest request the LLM APIs take.
  */
 #define JUDGED_BODY_MAX (32u << 20)
+/*
+ * And all of them at once, in one proxy: the proxy runs outside the
+ * session's memory budget, so 256 tunnels each holding 32 MiB would have
+ * been 8 GiB of the host's memory the agent could take.  Past this, a
+ * request is refused with 503 until others are through.  The buffers are
+ * not locked in memory (mlockall is for the secrets, and these are
+ * bodies the agent sent).
+ */
+#define JUDGING_MAX (64u << 20)
+
+/* Memory for a large body being judged: a mapping of its own, unlocked. */
+static char *judge_buf(size_t cap)
+{
+	void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)munlock(p, cap);
+	return p;
+}
+
+/* Hold n more bytes of the proxy's judging allowance: false when it is spent. */
+static bool judging_take(struct hp *hp, size_t n)
+{
+	unsigned long long now = atomic_load(&hp->judging);
+
+	do {
+		if (now + n > JUDGING_MAX)
+			return false;
+	} while (!atomic_compare_exchange_weak(&hp->judging, &now, now + n));
+	return true;
+}
 
 static bool body_judged(const struct http_request *rq)
 {
@@ -1108,16 +1143,82 @@ static bool body_judged(const struct http_request *rq)
 }
 
 /*
- * The whole body into *out (*len bytes; chunked framing taken off), or
- * -EPIPE (the client went), -EBADMSG (bad framing), -E2BIG (past the bound).
+ * A body being judged: in the tunnel's own small buffer while it fits
+ * (most requests: no system call for it), past that in a mapping of its
+ * own, unlocked and counted against the proxy's allowance.
  */
-static int ctun_read_body(struct ctun *t, char **out, size_t *len)
+#define JUDGE_SMALL (64u << 10)
+
+struct jbody {
+	char *b;
+	size_t n, cap;
+	bool mapped;
+};
+
+/* The body's memory back, wiped (it holds what the agent sent). */
+static void judge_free(struct hp *hp, struct jbody *j)
+{
+	if (!j->b)
+		return;
+	explicit_bzero(j->b, j->n);
+	if (j->mapped) {
+		(void)munmap(j->b, j->cap);
+		atomic_fetch_sub(&hp->judging, j->cap);
+	}
+	*j = (struct jbody){ 0 };
+}
+
+/* Room for n bytes in all: 0, -E2BIG, -EBUSY (allowance spent), -ENOMEM. */
+static int judge_room(struct ctun *t, struct jbody *j, size_t n)
+{
+	struct hp *hp = t->c->hp;
+	size_t nc = j->cap ? j->cap : JUDGE_SMALL;
+	char *nb;
+
+	if (n > JUDGED_BODY_MAX)
+		return -E2BIG;
+	if (n <= j->cap)
+		return 0;
+	if (!j->b && n <= JUDGE_SMALL) {
+		if (!t->jsmall && !(t->jsmall = malloc(JUDGE_SMALL)))
+			return -ENOMEM;
+		j->b = t->jsmall;
+		j->cap = JUDGE_SMALL;
+		return 0;
+	}
+	while (nc < n)
+		nc *= 2;
+	if (!judging_take(hp, nc))
+		return -EBUSY;
+	nb = judge_buf(nc);
+	if (!nb) {
+		atomic_fetch_sub(&hp->judging, nc);
+		return -ENOMEM;
+	}
+	memcpy(nb, j->b, j->n);
+	explicit_bzero(j->b, j->n);
+	if (j->mapped) {
+		(void)munmap(j->b, j->cap);
+		atomic_fetch_sub(&hp->judging, j->cap);
+	}
+	j->b = nb;
+	j->cap = nc;
+	j->mapped = true;
+	return 0;
+}
+
+/*
+ * The whole body into J (chunked framing taken off; judge_free after): 0,
+ * or -EPIPE (the client went, or no memory), -EBADMSG (bad framing),
+ * -E2BIG (past the bound), -EBUSY (the proxy's allowance for bodies being
+ * judged is spent).
+ */
+static int ctun_read_body(struct ctun *t, struct jbody *j)
 {
 	struct tls_in *cl = &t->cl;
 	struct http_chunked ch;
 	uint64_t left = t->rq->chunked ? 0 : (uint64_t)t->rq->content_length;
-	size_t cap = 0, n = 0;
-	char *b = NULL;
+	int r = 0;
 
 	if (left > JUDGED_BODY_MAX)
 		return -E2BIG;
@@ -1127,14 +1228,18 @@ static int ctun_read_body(struct ctun *t, char **out, size_t *len)
 
 		if (t->rq->chunked ? ch.done : !left)
 			break;
-		if (!cl->len && tin_fill(cl, cl->cap, 0) <= 0)
-			goto fail_pipe;
+		if (!cl->len && tin_fill(cl, cl->cap, 0) <= 0) {
+			r = -EPIPE;
+			break;
+		}
 		if (t->rq->chunked) {
 			uint64_t data = http_chunked_data_left(&ch);
 
 			if (!data) {    /* framing, a byte at a time */
-				if (http_chunked_scan(&ch, cl->buf, 1) < 0)
-					goto fail_msg;
+				if (http_chunked_scan(&ch, cl->buf, 1) < 0) {
+					r = -EBADMSG;
+					break;
+				}
 				tin_consume(cl, 1);
 				continue;
 			}
@@ -1144,35 +1249,17 @@ static int ctun_read_body(struct ctun *t, char **out, size_t *len)
 			k = cl->len < left ? cl->len : (size_t)left;
 			left -= k;
 		}
-		if (n + k > JUDGED_BODY_MAX) {
-			free(b);
-			return -E2BIG;
-		}
-		if (n + k > cap) {
-			size_t nc = cap ? cap : 65536;
-			char *nb;
-
-			while (nc < n + k)
-				nc *= 2;
-			nb = realloc(b, nc);
-			if (!nb)
-				goto fail_pipe;
-			b = nb;
-			cap = nc;
-		}
-		memcpy(b + n, cl->buf, k);
-		n += k;
+		if ((r = judge_room(t, j, j->n + k)) < 0)
+			break;
+		memcpy(j->b + j->n, cl->buf, k);
+		j->n += k;
 		tin_consume(cl, k);
 	}
-	*out = b;
-	*len = n;
-	return 0;
-fail_msg:
-	free(b);
-	return -EBADMSG;
-fail_pipe:
-	free(b);
-	return -EPIPE;
+	if (r == -ENOMEM)
+		r = -EPIPE;
+	if (r < 0)
+		judge_free(t->c->hp, j);
+	return r;
 }
 
 /* A judged body upstream, framed as the head said (one chunk, then the last). */
@@ -1409,8 +1496,7 @@ static int ctun_request(struct ctun *t)
 	uint64_t t0, deadline = 0;
 	json_t *event, *args;
 	char upstream_head[HTTP_MAX_HEAD + 4096];
-	char *jbody = NULL;
-	size_t jlen = 0;
+	struct jbody jb = { 0 };
 	uint64_t tokens;
 	bool judged;
 	int r, hl, built;
@@ -1483,23 +1569,25 @@ static int ctun_request(struct ctun *t)
 							   &(const char *){ NULL });
 
 		r = t->rq->expect_continue ? tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25) : 0;
-		r = r ?: ctun_read_body(t, &jbody, &jlen);
-		if (r == 0 && (r = llm_tools_check(jbody, jlen, cr->server_tools,
+		r = r ?: ctun_read_body(t, &jb);
+		if (r == 0 && (r = llm_tools_check(jb.b ? jb.b : "", jb.n, cr->server_tools,
 						   cr->n_server_tools, t->why, sizeof(t->why))) < 0) {
 			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 			       event, "outcome", "refused", "reason", t->why);
 			tls_reply(t->cl.ssl, r == -EACCES ? 403 : 400, t->why);
-		} else if (r == -E2BIG || r == -EBADMSG) {
-			snprintf(t->why, sizeof(t->why), r == -E2BIG ?
+		} else if (r == -E2BIG || r == -EBADMSG || r == -EBUSY) {
+			snprintf(t->why, sizeof(t->why), "%s", r == -E2BIG ?
 				 "the request body is larger than the credential proxy judges (32 MiB)" :
+				 r == -EBUSY ? "the credential proxy is judging as many request bodies "
+				 "as it holds at once: retry" :
 				 "the request body's chunked framing is malformed");
 			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 			       event, "outcome", "refused", "reason", t->why);
-			tls_reply(t->cl.ssl, r == -E2BIG ? 413 : 400, t->why);
+			tls_reply(t->cl.ssl, r == -E2BIG ? 413 : r == -EBUSY ? 503 : 400, t->why);
 		}
 		if (r < 0) {
 			explicit_bzero(upstream_head, (size_t)built + 1);
-			free(jbody);
+			judge_free(hp, &jb);
 			json_decref(event);
 			return 0;
 		}
@@ -1517,8 +1605,8 @@ static int ctun_request(struct ctun *t)
 	if (hl >= 0)
 		t->up_bytes += (uint64_t)hl;
 	if (judged) {
-		r = r ?: ctun_send_body(t, jbody, jlen);
-		free(jbody);
+		r = r ?: ctun_send_body(t, jb.b, jb.n);
+		judge_free(hp, &jb);
 	} else {
 		if (r == 0 && t->rq->expect_continue)
 			r = tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
@@ -1626,6 +1714,9 @@ out:
 		explicit_bzero(t.to_up.buf, t.to_up.cap);
 	free(t.to_up.buf);
 	free(t.to_cl.buf);
+	if (t.jsmall)
+		explicit_bzero(t.jsmall, JUDGE_SMALL);
+	free(t.jsmall);
 	sscrub_free(&t.sc);
 }
 

@@ -110,6 +110,11 @@ for b in 'fetch:{"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"fro
          'search:{"tools":[{"type":"web_search_20250305","name":"web_search"}],"from":"tool-search"}'; do
     echo "tool-\${b%%:*}: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" -H 'content-type: text/plain' --data-binary "\${b#*:}" \$U/v1/messages)"
 done
+pad=\$($py -c 'print("a" * 300000)')
+printf '{"from":"tool-big","pad":"%s","tools":[{"type":"mcp"}]}' "\$pad" >/tmp/big-tool.json
+printf '{"from":"tool-bigok","pad":"%s"}' "\$pad" >/tmp/big-ok.json
+echo "tool-big: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" --data-binary @/tmp/big-tool.json \$U/v1/messages)"
+echo "tool-bigok: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" --data-binary @/tmp/big-ok.json \$U/v1/messages)"
 echo "tool-chunked: \$(printf '%s' '{"tools":[{"type":"code_execution_20250825"}],"from":"tool-chunked"}' |
     curl -sS -H "x-api-key: \$TEST_API_KEY" -H 'Transfer-Encoding: chunked' --data-binary @- \$U/v1/messages)"
 echo "endpoint: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" \$U/v1/admin)"
@@ -218,6 +223,15 @@ ok "  an MCP tool under an escaped key: 403" grep -q 'declares the tool type "mc
 ok "  tools given twice: 400, not guessed at" grep -q 'cannot be judged' <<<"$(line tool-twice)"
 ok "  in a chunked body: 403" grep -q 'code_execution' <<<"$(line tool-chunked)"
 ok "  tools the client runs pass" grep -q '"usage"' <<<"$(line tool-client)"
+ok "  a 300 KB body declaring a tool at its end: 403" grep -q 'declares the tool type "mcp"' <<<"$(line tool-big)"
+big_whole() {
+    grep -q '"usage"' <<<"$(line tool-bigok | cut -c1-300)" && $py - "$t/requests.jsonl" <<'PY'
+import json, sys
+sys.exit(0 if any(json.loads(l)["body"] == '{"from":"tool-bigok","pad":"%s"}' % ("a" * 300000)
+                  for l in open(sys.argv[1])) else 1)
+PY
+}
+ok "  and one declaring none is answered, the upstream getting it whole" big_whole
 ok "  and a type the credential admits (server_tools: web_search)" grep -q '"usage"' <<<"$(line tool-search)"
 ok "  none of the refused reached the upstream; the admitted did, with the real key" \
     bash -c "! grep -qE 'tool-(fetch|mcp|esc|twice|chunked)' '$t/requests.jsonl' && grep -q 'tool-client' '$t/requests.jsonl'"
