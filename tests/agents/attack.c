@@ -1812,6 +1812,10 @@ int main(int argc, char **argv)
 		r = fd < 0 ? -1 : (int)read(fd, buf, sizeof(buf));
 		return verdict(r, errno, "read");
 	}
+	if (!strcmp(a, "truncate-ro")) {  /* open(O_RDONLY | O_TRUNC): empties a file it may write */
+		fd = open(x, O_RDONLY | O_TRUNC);
+		return verdict(fd, errno, "open O_RDONLY|O_TRUNC");
+	}
 	if (!strcmp(a, "write")) {
 		fd = open(x, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		r = fd < 0 ? -1 : (int)write(fd, "x\n", 2);
@@ -1904,7 +1908,7 @@ int main(int argc, char **argv)
 	if (!strcmp(a, "approve") && (argc == 3 || argc == 4))
 		return approve_self(x, argc == 4 ? argv[3] : NULL);
 	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|connect-short6|sendto|bind HOST PORT | sendto-flood HOST PORT N DIR | socket FAMILY TYPE [PROTO] |\n"
-		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE |\n"
+		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE | truncate-ro FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
 		"  mmap-exec FILE | exec FILE [ARGS] | argv-race GIT N thread|shared |\n"
 		"  connect-race ALLOWED FORBIDDEN [N] | open-race A B [N] | sleep S |\n"

@@ -17,11 +17,14 @@ t=$(mktemp -d /var/tmp/cordon-reap.XXXXXX)
 trap 'rm -rf "$t" "$WS"' EXIT
 cp "$attack" "$WS/cordon-reaped"
 
-# session_of PATTERN: the session name of the first process whose command
-# line has PATTERN (from its cgroup, /cordon/NAME).
-session_of() {
-    for _s in $(procs "$1"); do
-        _c=$(sed -n 's/^0:://p' "/proc/$_s/cgroup" 2>/dev/null)
+# started PREFIX: the session name of a process whose command line begins
+# with PREFIX, in a session's cgroup (an agent, not the supervisor or a
+# shell that names it).
+started() {
+    for _p in /proc/[0-9]*; do
+        _a=$(tr '\0' ' ' 2>/dev/null <"$_p/cmdline") || continue
+        case $_a in "$1"*) ;; *) continue ;; esac
+        _c=$(sed -n 's/^0:://p' "$_p/cgroup" 2>/dev/null)
         case $_c in /cordon/s*) echo "${_c#/cordon/}"; return 0 ;; esac
     done
     return 1
@@ -55,8 +58,12 @@ orphan() {
         /bin/sh -c "setsid $WS/cordon-reaped sleep 300 </dev/null >/dev/null 2>&1 & $WS/cordon-reaped sleep 301" \
         >/dev/null 2>"$t/$1.err" </dev/null &
     i=0
-    while [ $i -lt 200 ] && [ "$(procs "cordon-reaped sleep 30" | wc -l)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
-    name=$(session_of "cordon-reaped sleep 300")
+    # Until the daemon and the agent run in the session's cgroup (the
+    # supervisor's and the shell's command lines have the pattern too).
+    name=
+    while [ $i -lt 400 ] && { [ -z "$name" ] || ! started "$WS/cordon-reaped sleep 301" >/dev/null; }; do
+        name=$(started "$WS/cordon-reaped sleep 300") || { sleep 0.05; i=$((i + 1)); }
+    done
     cg=$cg_root/cordon/$name
     cgid=$(stat -c %i "$cg" 2>/dev/null)
     sup=$(procs "--audit $t/$1.jsonl")
@@ -88,8 +95,12 @@ fi
 "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/live.jsonl" -- \
     "$WS/cordon-reaped" sleep 120 >/dev/null 2>"$t/live.err" </dev/null & live=$!
 i=0
-while [ $i -lt 200 ] && [ -z "$(procs "cordon-reaped sleep 120")" ]; do sleep 0.05; i=$((i + 1)); done
-live_name=$(session_of "cordon-reaped sleep 120")
+# Until the agent is in its session's cgroup: the supervisor's own command
+# line has the pattern too, and is there first.
+live_name=
+while [ $i -lt 400 ] && [ -z "$live_name" ]; do
+    live_name=$(started "$WS/cordon-reaped sleep 120") || { sleep 0.05; i=$((i + 1)); }
+done
 
 ok "the next cordon run starts ($live_name)" test -n "$live_name"
 ok "  saying it reaped the dead session and killed its tasks" \

@@ -437,7 +437,7 @@ ok "  every approved open was done by the supervisor" grep -q '"approved for thi
 sed -e 's|"rules": \[|"rules": [\n    { "name": "ask-write", "decision": "escalate", "fs": { "paths": ["${WORKSPACE}/ask"], "rights": ["write"] } },\n    { "name": "ask-device", "decision": "escalate", "fs": { "paths": ["/dev/full"], "rights": ["read", "write"] } },|' \
     "$scratch/ask.json" >"$scratch/askw.json"
 policy=$scratch/askw.json
-run_bg "$scratch/open4" -- /usr/bin/python3 -c "import os; os.open('$WS/ask/secret', os.O_RDONLY | os.O_TRUNC)"
+run_bg "$scratch/open4" -- "$attack" truncate-ro "$WS/ask/secret"
 id=$(session_pending)
 ok "an escalated O_RDONLY|O_TRUNC open is asked as a truncation" \
     sh -c "'$cordon' pending | grep -q 'truncate $WS/ask/secret'"
