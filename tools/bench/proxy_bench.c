@@ -24,6 +24,17 @@
  * rps counts the timed requests answered 200 over the wall time from the
  * start line (every connection set up and warmed) to the last answer.
  * With C=1 the latency is what matters; with C>1 the throughput.
+ *
+ *   proxy_bench wake
+ *
+ * What one wake-up costs on this machine: two threads pass a byte back and
+ * forth over a pair of pipes, both on CPU 0, then on CPUs 0 and 1.  Prints
+ *   {"same_cpu_us": S, "cross_cpu_us": X}
+ * each the median over batches of the time from one thread's write to its
+ * peer's write back, halved: one hop, woken (X is null on one CPU).  On a
+ * virtual machine whose idle vCPUs halt, X is the price of every hop that
+ * lands on an idle CPU; a proxy path makes four hops a request, so the
+ * table's throughput at a few connections follows how often that happens.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -565,13 +576,94 @@ static int client(struct cli *cli, const char *cacert, const char *header, const
 	return n ? 0 : 1;
 }
 
+/* --- wake: the cost of one hop ------------------------------------------------------ */
+
+#define WAKE_BATCH 200
+#define WAKE_BATCHES 25
+
+struct wake {
+	int ping[2], pong[2];
+	int cpu;
+	long rounds;
+	bool pinned;            /* the peer runs on cpu (else it serves anyway, unpinned) */
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *wake_peer(void *arg)
+{
+	struct wake *w = arg;
+	char b;
+
+	w->pinned = pin(w->cpu) == 0;
+	for (long i = 0; i < w->rounds; i++)
+		if (read(w->ping[0], &b, 1) != 1 || write(w->pong[1], &b, 1) != 1)
+			break;
+	return NULL;
+}
+
+/* The median hop in microseconds between CPU 0 and peer_cpu, or <0. */
+static double wake_hop(int peer_cpu)
+{
+	struct wake w = { .cpu = peer_cpu, .rounds = (long)WAKE_BATCH * WAKE_BATCHES };
+	double batch[WAKE_BATCHES], r = -1;
+	pthread_t t;
+	char b = 'x';
+
+	if (pipe(w.ping) < 0 || pipe(w.pong) < 0 || pin(0) != 0 ||
+	    pthread_create(&t, NULL, wake_peer, &w) != 0)
+		return -1;
+	for (int k = 0; k < WAKE_BATCHES; k++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < WAKE_BATCH; i++)
+			if (write(w.ping[1], &b, 1) != 1 || read(w.pong[0], &b, 1) != 1)
+				goto out;
+		batch[k] = (now_us() - t0) / WAKE_BATCH / 2;
+	}
+	qsort(batch, WAKE_BATCHES, sizeof(double), cmp_double);
+	r = batch[WAKE_BATCHES / 2];
+out:
+	close(w.ping[1]);       /* a peer still reading sees the end */
+	pthread_join(t, NULL);
+	if (!w.pinned)
+		r = -1;
+	close(w.ping[0]);
+	close(w.pong[0]);
+	close(w.pong[1]);
+	return r;
+}
+
+static int wake(void)
+{
+	double same = wake_hop(0), cross = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? wake_hop(1) : -1;
+
+	if (same < 0) {
+		fprintf(stderr, "proxy_bench wake: %s\n", strerror(errno));
+		return 1;
+	}
+	if (cross < 0)
+		printf("{\"same_cpu_us\": %.1f, \"cross_cpu_us\": null}\n", same);
+	else
+		printf("{\"same_cpu_us\": %.1f, \"cross_cpu_us\": %.1f}\n", same, cross);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: proxy_bench server --cert C --key K --port-file F [--require-header 'N: v']\n"
 		"       proxy_bench client --host NAME --port P [--proxy ADDR:PORT] --cacert FILE\n"
 		"                          [--header 'Name: value'] --requests N --conns C\n"
-		"                          [--body BYTES] [--path PATH] [--warmup W]\n");
+		"                          [--body BYTES] [--path PATH] [--warmup W]\n"
+		"       proxy_bench wake\n");
 	exit(2);
 }
 
@@ -597,6 +689,8 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		usage();
+	if (!strcmp(argv[1], "wake") && argc == 2)
+		return wake();
 	if (!strcmp(argv[1], "server"))
 		is_server = true;
 	else if (!strcmp(argv[1], "client"))
