@@ -182,10 +182,14 @@ done
 # A listener in the workspace, outside the session, answering with what
 # SO_PEERCRED says of its peer: the agent, never root (the fallback's
 # supervisor makes that connect itself, as the agent).
-"$BUILD/tests/agents/attack" peer-serve "$WS/peer.sock" &
-peer=$!
-i=0
-while [ ! -S "$WS/peer.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+# peer_serve PATH: a peer-serve listener at PATH, its pid in $peer.
+peer_serve() {
+    "$BUILD/tests/agents/attack" peer-serve "$1" &
+    peer=$!
+    i=0
+    while [ ! -S "$1" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+}
+peer_serve "$WS/peer.sock"
 in_session -- "$attack" unix-peer "$WS/peer.sock"
 ok "a Unix socket the policy allows (in the workspace) is reached: $(echo $out)" \
     sh -c 'printf "%s\n" "$1" | grep -q "^peer: uid"' _ "$out"
@@ -215,10 +219,7 @@ kill "$peer" 2>/dev/null
 # directory, so only the last step was checked).
 mkdir -m 0700 "$WS/locked"
 mkdir -m 0755 "$WS/locked/open"
-"$BUILD/tests/agents/attack" peer-serve "$WS/locked/open/peer.sock" &
-peer=$!
-i=0
-while [ ! -S "$WS/locked/open/peer.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+peer_serve "$WS/locked/open/peer.sock"
 in_session -- "$attack" unix-peer "$WS/locked/open/peer.sock"
 ok "a Unix socket below a directory the agent cannot search is not reached: $(echo $out | cut -c1-80)" \
     sh -c '! printf "%s\n" "$1" | grep -q "^peer:"' _ "$out"
