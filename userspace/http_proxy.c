@@ -1538,13 +1538,6 @@ static int ctun_request(struct ctun *t)
 		return 0;
 	}
 	t->why[0] = 0;  /* from here on: why the exchange broke, if it does */
-	if (!t->up.ssl && ctun_upstream(t) < 0) {
-		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-		       event, "outcome", "refused", "reason", t->why);
-		tls_reply(t->cl.ssl, 502, t->why);
-		json_decref(event);
-		return -EPIPE;
-	}
 	/*
 	 * The only place the secret is written: into the upstream TLS stream,
 	 * then wiped.  The head is built while the request's header fields
@@ -1591,6 +1584,16 @@ static int ctun_request(struct ctun *t)
 			json_decref(event);
 			return 0;
 		}
+	}
+	/* Only a request that passed everything reaches the provider, even for a handshake. */
+	if (!t->up.ssl && ctun_upstream(t) < 0) {
+		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", t->why);
+		tls_reply(t->cl.ssl, 502, t->why);
+		explicit_bzero(upstream_head, built < 0 ? 0 : (size_t)built + 1);
+		judge_free(hp, &jb);
+		json_decref(event);
+		return -EPIPE;
 	}
 	if (hl >= 0 && !spend_bytes(hp, (uint64_t)hl, t->why, sizeof(t->why))) {
 		tls_reply(t->cl.ssl, 403, t->why);

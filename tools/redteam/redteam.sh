@@ -71,6 +71,12 @@ done
 chown -R "$AGENT" "$AGENT_HOME/.ssh" "$AGENT_HOME/.aws" "$AGENT_HOME/.config" "$AGENT_HOME/.docker" \
     "$AGENT_HOME/.kube" "$AGENT_HOME/.gnupg" 2>/dev/null
 key=$AGENT_HOME/.ssh/id_ed25519
+# The workspace is a git repository: its config and hooks run as the human
+# at the next git status or commit (userspace/git_guard.h).
+mkdir -p "$WS/.git/hooks" "$WS/.git/objects" "$WS/.git/refs"
+printf 'ref: refs/heads/main\n' >"$WS/.git/HEAD"
+printf '[core]\n\trepositoryformatversion = 0\n' >"$WS/.git/config"
+chown -R "$AGENT" "$WS/.git"
 # A hard link to the key made before the session, in the workspace.
 ln "$key" "$WS/innocent-before" 2>/dev/null && chown -h "$AGENT" "$WS/innocent-before"
 # A program where the policy lets the agent read but not run (for fileless
@@ -234,6 +240,11 @@ for u in $users; do
         "$a" read "/proc/1/root$key"
     # A file no rule names (the negative control opens it with its policy).
     try "$u" "read a file outside every rule" "file floor" - "$FS" -- "$a" read "$private"
+    # --- code the human runs later: the workspace's git metadata ---------------------
+    try "$u" "plant a git hook the human's next commit runs" "git metadata read-only (mount)" - \
+        "EROFS" -- "$a" write "$WS/.git/hooks/pre-commit"
+    try "$u" "write core.fsmonitor into .git/config (the human's next git status runs it)" \
+        "git metadata read-only (mount)" - "EROFS" -- "$a" write "$WS/.git/config"
     # --- writes outside the workspace, persistence ----------------------------------
     try "$u" "write a file outside every rule" "file floor" - "$FS" -- "$a" write "$scratch/private/written"
     try "$u" "append to ~/.bashrc" "file floor" - "$FS" -- "$a" write "$AGENT_HOME/.bashrc"
@@ -424,6 +435,8 @@ bare() { out=$("$attack" su "$AGENT_UID" "$@" 2>&1); }
 bare "$attack" read "$key";                      control "no sandbox" "read ~/.ssh/id_ed25519" --
 bare "$attack" connect 127.0.0.1 "$tcp4";        control "no sandbox" "TCP to a loopback port" --
 bare "$attack" write "$AGENT_HOME/.bashrc.redteam"; control "no sandbox" "write in the home" --
+bare "$attack" write "$WS/.git/hooks/pre-commit"; control "no sandbox" "plant a git hook" --
+rm -f "$WS/.git/hooks/pre-commit"
 rm -f "$AGENT_HOME/.bashrc.redteam"
 bare "$attack" ptrace "$victim";                 control "no sandbox" "ptrace a same-uid process" --
 bare "$attack" proc-mem "$victim";               control "no sandbox" "read a same-uid process's memory" --
