@@ -242,9 +242,9 @@ for u in $users; do
     try "$u" "read a file outside every rule" "file floor" - "$FS" -- "$a" read "$private"
     # --- code the human runs later: the workspace's git metadata ---------------------
     try "$u" "plant a git hook the human's next commit runs" "git metadata read-only (mount)" - \
-        "EROFS" -- "$a" write "$WS/.git/hooks/pre-commit"
+        "EROFS $FS" -- "$a" write "$WS/.git/hooks/pre-commit"
     try "$u" "write core.fsmonitor into .git/config (the human's next git status runs it)" \
-        "git metadata read-only (mount)" - "EROFS" -- "$a" write "$WS/.git/config"
+        "git metadata read-only (mount)" - "EROFS $FS" -- "$a" write "$WS/.git/config"
     # --- writes outside the workspace, persistence ----------------------------------
     try "$u" "write a file outside every rule" "file floor" - "$FS" -- "$a" write "$scratch/private/written"
     try "$u" "append to ~/.bashrc" "file floor" - "$FS" -- "$a" write "$AGENT_HOME/.bashrc"
