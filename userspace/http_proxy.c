@@ -1563,20 +1563,21 @@ static int ctun_request(struct ctun *t)
 
 		r = t->rq->expect_continue ? tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25) : 0;
 		r = r ?: ctun_read_body(t, &jb);
-		if (r == 0 && (r = llm_tools_check(jb.b ? jb.b : "", jb.n, cr->server_tools,
-						   cr->n_server_tools, t->why, sizeof(t->why))) < 0) {
-			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
-			       event, "outcome", "refused", "reason", t->why);
-			tls_reply(t->cl.ssl, r == -EACCES ? 403 : 400, t->why);
-		} else if (r == -E2BIG || r == -EBADMSG || r == -EBUSY) {
+		if (r == -E2BIG || r == -EBADMSG || r == -EBUSY)
 			snprintf(t->why, sizeof(t->why), "%s", r == -E2BIG ?
 				 "the request body is larger than the credential proxy judges (32 MiB)" :
 				 r == -EBUSY ? "the credential proxy is judging as many request bodies "
 				 "as it holds at once: retry" :
 				 "the request body's chunked framing is malformed");
+		else if (r == 0)
+			r = llm_tools_check(jb.b ? jb.b : "", jb.n, cr->server_tools, cr->n_server_tools,
+					    t->why, sizeof(t->why));
+		/* Refused with a reason (a client that went gets none). */
+		if (r < 0 && r != -EPIPE) {
 			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 			       event, "outcome", "refused", "reason", t->why);
-			tls_reply(t->cl.ssl, r == -E2BIG ? 413 : r == -EBUSY ? 503 : 400, t->why);
+			tls_reply(t->cl.ssl, r == -EACCES ? 403 : r == -E2BIG ? 413 : r == -EBUSY ? 503 :
+				  400, t->why);
 		}
 		if (r < 0) {
 			explicit_bzero(upstream_head, (size_t)built + 1);
