@@ -24,10 +24,47 @@
 #define W (CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD)
 #define A CORDON_FS_ALL
 
-#define CRED(id, rel) \
-	{ id, "${HOME}/" rel, A, "a credential store" }, \
-	{ id, "/root/" rel, A, "a credential store" }, \
-	{ id, "/home/*/" rel, A, "a credential store" }
+#define CRED(rel) \
+	{ "credential-store", "${HOME}/" rel, A, "a credential store" }, \
+	{ "credential-store", "/root/" rel, A, "a credential store" }, \
+	{ "credential-store", "/home/*/" rel, A, "a credential store" },
+
+/*
+ * The credential stores below a home, each once: the invariants below deny
+ * them for the agent user, root and every /home user, and the agent's home
+ * layer (userspace/home.c) leaves them out of its view.
+ */
+#define CRED_STORES(X) \
+	X(".ssh") \
+	X(".aws") \
+	X(".gnupg") \
+	X(".config/gcloud") \
+	X(".netrc") \
+	X(".docker/config.json") \
+	X(".kube") \
+	X(".azure") \
+	X(".config/gh") \
+	X(".config/hub") \
+	X(".git-credentials") \
+	X(".npmrc") \
+	X(".pypirc") \
+	X(".cargo/credentials") \
+	X(".cargo/credentials.toml") \
+	X(".password-store") \
+	X(".vault-token") \
+	X(".terraform.d/credentials.tfrc.json") \
+	X(".config/op") \
+	X(".local/share/keyrings") \
+	X(".pgpass") \
+	X(".my.cnf") \
+	X(".boto") \
+	X(".s3cfg") \
+	X(".config/rclone") \
+	X(".mozilla") \
+	X(".config/google-chrome") \
+	X(".config/chromium") \
+	X(".gem/credentials") \
+	X(".m2/settings-security.xml")
 
 static const struct pol_invariant table[] = {
 	/* The kernel's control surfaces and cordon's own state. */
@@ -90,40 +127,21 @@ static const struct pol_invariant table[] = {
 	{ "system-secret", "/etc/ssh/ssh_host_*_key", A, "an SSH host key" },
 	{ "system-secret", "/etc/ssl/private", A, "TLS private keys" },
 	/* Credential stores, for the agent user, root and every /home user. */
-	CRED("credential-store", ".ssh"),
-	CRED("credential-store", ".aws"),
-	CRED("credential-store", ".gnupg"),
-	CRED("credential-store", ".config/gcloud"),
-	CRED("credential-store", ".netrc"),
-	CRED("credential-store", ".docker/config.json"),
-	CRED("credential-store", ".kube"),
-	CRED("credential-store", ".azure"),
-	CRED("credential-store", ".config/gh"),
-	CRED("credential-store", ".config/hub"),
-	CRED("credential-store", ".git-credentials"),
-	CRED("credential-store", ".npmrc"),
-	CRED("credential-store", ".pypirc"),
-	CRED("credential-store", ".cargo/credentials"),
-	CRED("credential-store", ".cargo/credentials.toml"),
-	CRED("credential-store", ".password-store"),
-	CRED("credential-store", ".vault-token"),
-	CRED("credential-store", ".terraform.d/credentials.tfrc.json"),
-	CRED("credential-store", ".config/op"),
-	CRED("credential-store", ".local/share/keyrings"),
-	CRED("credential-store", ".pgpass"),
-	CRED("credential-store", ".my.cnf"),
-	CRED("credential-store", ".boto"),
-	CRED("credential-store", ".s3cfg"),
-	CRED("credential-store", ".config/rclone"),
-	CRED("credential-store", ".mozilla"),
-	CRED("credential-store", ".config/google-chrome"),
-	CRED("credential-store", ".config/chromium"),
+	CRED_STORES(CRED)
 	{ NULL, NULL, 0, NULL },
 };
 
 const struct pol_invariant *pol_invariants(void)
 {
 	return table;
+}
+
+#define CRED_NAME(rel) rel,
+static const char *const cred_stores[] = { CRED_STORES(CRED_NAME) NULL };
+
+const char *const *pol_credential_stores(void)
+{
+	return cred_stores;
 }
 
 static bool has_glob(const char *s, size_t n)

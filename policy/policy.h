@@ -195,6 +195,13 @@ struct pol_invariant {
 const struct pol_invariant *pol_invariants(void);
 
 /*
+ * The credential stores below a home, relative to it (".ssh",
+ * ".docker/config.json"), NULL-terminated: the same list the
+ * credential-store invariants deny under every home.  Static; pure.
+ */
+const char *const *pol_credential_stores(void);
+
+/*
  * Does an invariant forbid `right` on canonical `path`?  Returns the
  * invariant's id or NULL.  `home` expands ${HOME}.
  */
