@@ -6,6 +6,7 @@
 #include "audit_cmd.h"
 #include "doctor.h"
 #include "floor_cmd.h"
+#include "home.h"
 #include "policy_cmd.h"
 #include "run.h"
 #include "mcp_proxy.h"
@@ -30,6 +31,7 @@ static const struct command commands[] = {
 	{ "policy", cmd_policy, "check, explain and test policies" },
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },
 	{ "audit", cmd_audit, "verify and show a session's tamper-evident audit log" },
+	{ "home", cmd_home, "review and apply what the agent changed in its copy-on-write home" },
 	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
 	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy" },
 	{ "http-proxy", cmd_http_proxy, "the egress broker: allowlisted hosts only, judged by policy" },
