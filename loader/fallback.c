@@ -635,6 +635,22 @@ int fallback_prepare(const struct policy *p, const struct fallback_options *opt,
 	return r;
 }
 
+int fallback_add_read(int ruleset_fd, const char *dir)
+{
+	struct landlock_path_beneath_attr pb = {
+		.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+	};
+	int r = 0;
+
+	pb.parent_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pb.parent_fd < 0)
+		return -errno;
+	if (landlock_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+		r = -errno;
+	close(pb.parent_fd);
+	return r;
+}
+
 int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep)
 {
 	int r = restrict_self(ruleset_fd, rep);

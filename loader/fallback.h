@@ -67,6 +67,12 @@ int fallback_apply(const struct policy *p, const struct fallback_options *opt,
  */
 int fallback_prepare(const struct policy *p, const struct fallback_options *opt,
 		     struct fallback_report *rep);
+/*
+ * Add to a prepared ruleset: read files and directories beneath DIR (a
+ * tree that exists only in the process about to restrict itself, such as
+ * its PID namespace's /proc).  0 or -errno.
+ */
+int fallback_add_read(int ruleset_fd, const char *dir);
 int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep);
 
 /* Only the Landlock part.  Same contract. */

@@ -638,6 +638,49 @@ fail:
 	return r;
 }
 
+/*
+ * The agent's /proc is its PID namespace's own instance (userspace/world.h):
+ * another superblock, so rules keyed by the host's proc device would never
+ * match it.  procfs numbers its fixed entries the same in every instance,
+ * so each rule on the FROM device is copied to the TO device.  Called
+ * before the agent's own code runs.
+ */
+int floor_session_alias_dev(struct floor *f, struct floor_session *s, uint64_t from,
+			    uint64_t to)
+{
+	uint32_t kf = floor_kdev(from), kt = floor_kdev(to), zero = 0;
+	size_t n = s->n_keys, add = 0;
+	struct cordon_fs_key *nk;
+	uint64_t gen = 0;
+
+	for (size_t i = 0; i < n; i++)
+		add += s->keys[i].dev == kf;
+	if (!add || kf == kt)
+		return 0;
+	nk = realloc(s->keys, (n + add + 1) * sizeof(*nk));
+	if (!nk)
+		return -ENOMEM;
+	s->keys = nk;
+	for (size_t i = 0; i < n; i++) {
+		struct cordon_fs_rule v;
+		struct cordon_fs_key k = nk[i];
+
+		if (k.dev != kf)
+			continue;
+		if (bpf_map_lookup_elem(f->fd_rules, &nk[i], &v))
+			return -errno;
+		k.dev = kt;
+		if (bpf_map_update_elem(f->fd_rules, &k, &v, BPF_ANY))
+			return -errno;
+		nk[s->n_keys++] = k;
+	}
+	if (bpf_map_lookup_elem(f->fd_tree_gen, &zero, &gen) == 0) {
+		gen++;
+		(void)bpf_map_update_elem(f->fd_tree_gen, &zero, &gen, BPF_ANY);
+	}
+	return 0;
+}
+
 uint64_t floor_session_id(const struct floor_session *s)
 {
 	return s->id;

@@ -42,6 +42,9 @@ int floor_cgroup_parent(char *out, size_t len);
  */
 int floor_session_create(struct floor *f, const struct policy *p, const char *name,
 			 struct floor_session **out);
+/* Copy the session's rules on device FROM to device TO (the agent's own /proc). */
+int floor_session_alias_dev(struct floor *f, struct floor_session *s, uint64_t from,
+			    uint64_t to);
 uint64_t floor_session_id(const struct floor_session *s);
 const char *floor_session_cgroup(const struct floor_session *s);
 size_t floor_session_entries(const struct floor_session *s);

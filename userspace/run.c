@@ -54,6 +54,7 @@
 #include "supervisor.h"
 #include "unix_connector.h"
 #include "util.h"
+#include "world.h"
 
 #define EXIT_CORDON 125
 
@@ -87,6 +88,8 @@ static void usage(FILE *f)
 		"  --require-full-floor  refuse to start without BPF LSM\n"
 		"  --env NAME            pass this variable through (the rest is scrubbed)\n"
 		"  --var NAME=VALUE      set a policy variable\n"
+		"  --keep-fd N           the agent inherits descriptor N too (only 0, 1 and 2\n"
+		"                        otherwise)\n"
 		"  --mcp SERVERS.json    the session's MCP proxy (see cordon mcp-proxy --help): the\n"
 		"                        agent reaches it at $CORDON_MCP_SOCKET (cordon mcp-bridge),\n"
 		"                        escalated tool calls wait for this session's approver\n"
@@ -135,6 +138,21 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 		} else if (!strcmp(a, "--mcp")) {
 			NEEDV();
 			o->mcp = v;
+		} else if (!strcmp(a, "--keep-fd")) {
+			char *end;
+			long fd;
+
+			NEEDV();
+			fd = strtol(v, &end, 10);
+			if (!*v || *end || fd < 3 || fd > INT_MAX || fcntl((int)fd, F_GETFD) < 0) {
+				log_err("run: --keep-fd %s: not an open descriptor above 2", v);
+				return -EINVAL;
+			}
+			if (o->n_keep_fd >= RUN_MAX_ENV) {
+				log_err("run: too many --keep-fd options");
+				return -E2BIG;
+			}
+			o->keep_fd[o->n_keep_fd++] = (int)fd;
 		} else if (!strcmp(a, "--require-full-floor")) {
 			o->require_full_floor = true;
 		} else if (!strcmp(a, "--env") || !strcmp(a, "--var")) {
@@ -433,13 +451,21 @@ static void print_posture(const struct sup *s)
 		say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
 }
 
+/* The kernel rules name objects as the agent reaches them: built in the view. */
+static int create_floor_session(void *arg)
+{
+	struct sup *s = arg;
+
+	return floor_session_create(s->floor, s->pol, s->name, &s->fsess);
+}
+
 static int make_session(struct sup *s)
 {
 	char parent[PATH_MAX];
 	int r;
 
 	if (s->floor) {
-		r = floor_session_create(s->floor, s->pol, s->name, &s->fsess);
+		r = world_call(&s->world, create_floor_session, s);
 		if (r < 0) {
 			log_err("run: cannot create the session's kernel rules: %s", strerror(-r));
 			return r;
@@ -732,35 +758,107 @@ static void wait_byte(int sock, char want)
 		_exit(EXIT_CORDON);     /* the supervisor gave up: say nothing more */
 }
 
-static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int pty_slave,
-						  pid_t parent)
+/*
+ * The agent's descriptors: 0, 1, 2 and what --keep-fd names; every other
+ * one the invoker held (an IDE's, a CI runner's, a root-opened file) is
+ * closed before the agent's code runs.
+ */
+static void keep_only_fds(const struct run_options *o)
+{
+	unsigned lo = 3;
+	int keep[RUN_MAX_ENV];
+	int n = o->n_keep_fd;
+
+	memcpy(keep, o->keep_fd, (size_t)n * sizeof(*keep));
+	for (int i = 1; i < n; i++)             /* a few at most: insertion sort */
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > lo)
+			(void)syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	(void)syscall(SYS_close_range, lo, ~0U, 0);
+}
+
+/*
+ * PID 1 of the session: the agent's parent, which forwards what the
+ * supervisor signals (the supervisor sees only this process of the tree
+ * by a pid it can name) and reaps orphans.  When the agent ends it exits
+ * with the agent's status, and the kernel kills whatever the agent left in
+ * the namespace.  It holds no descriptor.
+ */
+static volatile pid_t init_agent;       /* this child's only global: its signal handler's */
+
+static void init_forward(int sig)
+{
+	if (init_agent > 0)
+		(void)kill(init_agent, sig);
+}
+
+static void __attribute__((noreturn)) session_init(pid_t agent)
+{
+	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+				   SIGWINCH, SIGCONT, SIGALRM };
+	struct sigaction sa = { .sa_handler = init_forward, .sa_flags = SA_RESTART };
+	int st;
+
+	init_agent = agent;
+	for (size_t i = 0; i < ARRAY_SIZE(fwd); i++)
+		(void)sigaction(fwd[i], &sa, NULL);
+	(void)syscall(SYS_close_range, 0u, ~0U, 0);
+	(void)prctl(PR_SET_NAME, "cordon-init", 0, 0, 0);
+	for (;;) {
+		pid_t w = wait(&st);
+
+		if (w == agent)
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		if (w < 0 && errno != EINTR)
+			_exit(EXIT_CORDON);
+	}
+}
+
+/*
+ * The agent's first process, PID 1 of its namespace and born in its
+ * session cgroup: still root, it makes /proc its own; then it drops to the
+ * agent's identity, restricts itself (Landlock in the fallback; the seccomp
+ * denylist in both postures) and hands the supervisor its notify listener.
+ * On 'R' it forks the agent, which runs in a session and a terminal of its
+ * own, and stays as its init.
+ */
+static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int pty_slave)
 {
 	struct fallback_report rep;
+	char why[PATH_MAX + 128];
 	char **env;
 	int listener, r;
+	pid_t agent;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+	/*
+	 * The supervisor's pid is not visible from here (another PID
+	 * namespace), so a supervisor that died before this call is noticed
+	 * at wait_byte instead: its end of the socket reads EOF.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(EXIT_CORDON);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	/*
-	 * A new session: no controlling terminal of cordon's, so no TIOCSTI
-	 * into it and no signals from it.  With a terminal, the agent gets a
-	 * pseudo-terminal of its own that the supervisor relays.
-	 */
+	/* No controlling terminal of cordon's: no TIOCSTI into it, no signals from it. */
 	if (setsid() < 0)
 		child_fail(EXIT_CORDON, "setsid: %m");
-	if (pty_slave >= 0) {
-		if (ioctl(pty_slave, TIOCSCTTY, 0) < 0)
-			child_fail(EXIT_CORDON, "TIOCSCTTY: %m");
+	if (world_child_proc(why, sizeof(why)) < 0)
+		child_fail(EXIT_CORDON, "the session's own /proc: %s", why);
+	phase("agent: /proc its own");
+	if (pty_slave >= 0)
 		for (int fd = 0; fd < 3; fd++)
 			if (isatty(fd) && dup2(pty_slave, fd) < 0)
 				child_fail(EXIT_CORDON, "dup2: %m");
-		if (pty_slave > 2)
-			close(pty_slave);
-	}
 	/*
 	 * The v1 budget cgroups (hybrid hosts): this task moves itself, while
 	 * it is one thread and still root (see budget_join_self: no RCU grace
@@ -773,8 +871,8 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	 * Everything up to the exec is cordon's code, run while the supervisor
 	 * finishes start-up (listens on its sockets, moves us into the v2
 	 * cgroup where clone3 could not); the agent's own code runs only after
-	 * 'R', when the session is whole.  The fallback's Landlock ruleset was built before
-	 * the fork and is inherited.
+	 * 'R', when the session is whole.  The fallback's Landlock ruleset was
+	 * built in the view before the fork and is inherited.
 	 */
 	if (chdir(s->workspace) < 0)
 		child_fail(EXIT_CORDON, "workspace %s: %m", s->workspace);
@@ -783,12 +881,17 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		child_fail(EXIT_CORDON, "out of memory");
 	drop_privileges(s);
 	phase("agent: privileges dropped");
+	memset(&rep, 0, sizeof(rep));
 	if (!s->floor) {
-		memset(&rep, 0, sizeof(rep));
+		if ((s->proc_rights & CORDON_FS_READ) && (r = fallback_add_read(s->ll_fd, "/proc")) < 0)
+			child_fail(EXIT_CORDON, "fallback floor: the session's /proc: %s", strerror(-r));
 		r = fallback_apply_prepared(s->ll_fd, &rep);
 		if (r < 0)
 			child_fail(EXIT_CORDON, "fallback floor: %s", rep.error);
 		close(s->ll_fd);
+	} else if ((r = fallback_seccomp_install()) < 0) {
+		/* Defence in depth behind the LSM: keyrings, clone3, io_uring, ... */
+		child_fail(EXIT_CORDON, "the seccomp denylist: %s", strerror(-r));
 	}
 	phase("agent: fallback applied");
 	listener = notify_install(NOTIFY_EXEC | NOTIFY_CONNECT | (s->notify_open ? NOTIFY_OPEN : 0));
@@ -800,9 +903,24 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	phase("agent: ready to exec");
 	wait_byte(sock, 'R');   /* in every cgroup of the session: go */
 	close(sock);
-	execvpe(s->opt->argv[0], s->opt->argv, env);
-	r = errno;
-	child_fail(r == ENOENT ? 127 : 126, "cannot run %s: %s", s->opt->argv[0], strerror(r));
+	agent = fork();
+	if (agent < 0)
+		child_fail(EXIT_CORDON, "fork: %m");
+	if (agent == 0) {
+		if (setsid() < 0)
+			child_fail(EXIT_CORDON, "setsid: %m");
+		if (pty_slave >= 0) {
+			if (ioctl(pty_slave, TIOCSCTTY, 0) < 0)
+				child_fail(EXIT_CORDON, "TIOCSCTTY: %m");
+			if (pty_slave > 2)
+				close(pty_slave);
+		}
+		keep_only_fds(s->opt);
+		execvpe(s->opt->argv[0], s->opt->argv, env);
+		r = errno;
+		child_fail(r == ENOENT ? 127 : 126, "cannot run %s: %s", s->opt->argv[0], strerror(r));
+	}
+	session_init(agent);
 }
 
 /* --- the supervisor's side ------------------------------------------------ */
@@ -966,31 +1084,6 @@ static int setup_pty(struct sup *s, int *slave)
 	return 0;
 }
 
-/*
- * Fork the agent straight into its session cgroup (clone3 with
- * CLONE_INTO_CGROUP, Linux 5.7): no migration afterwards, so no window and
- * no wait for the RCU grace period a cgroup.procs write costs (~15 ms
- * here).  Elsewhere, a plain fork; the caller then moves the child.  The
- * supervisor is single-threaded here, so a raw clone3 child may use malloc.
- */
-static pid_t fork_into(const char *cgroup, bool *in_cgroup)
-{
-	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
-	int fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	pid_t pid = -1;
-
-	*in_cgroup = false;
-	if (fd >= 0) {
-		ca.cgroup = (uint64_t)fd;
-		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-		if (pid >= 0)
-			*in_cgroup = true;
-		close(fd);
-	}
-	if (pid < 0)
-		pid = fork();
-	return pid;
-}
 
 /*
  * The fallback's Landlock ruleset is built by a thread while the supervisor
@@ -1018,24 +1111,80 @@ static void move_off_cpu(int busy)
 	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void *prepare_landlock(void *arg)
+/*
+ * The view's thread: it builds the session's private world (world.h), and
+ * then, where the fallback is wanted, the Landlock ruleset inside it, so
+ * that each rule names the object the agent will reach (its /tmp is not
+ * the host's).  When the ruleset turns out to be wanted only after the
+ * floor was tried (the first session of a boot), a second run of this
+ * thread joins the view and builds it.
+ */
+static void *prepare_view(void *arg)
 {
 	struct sup *s = arg;
-	struct fallback_report *rep = calloc(1, sizeof(*rep));
+	struct fallback_report *rep;
 
 	move_off_cpu(s->main_cpu);
-	phase("landlock thread: begins");
+	if (s->world.ns_fd < 0) {
+		struct world_plan plan = { .git = &s->git, .home_fd = -1, .home = s->home,
+					   .workspace = s->workspace };
 
+		phase("view thread: begins");
+		if (world_build(&plan, &s->world, s->world_error, sizeof(s->world_error)) < 0) {
+			world_close(&s->world);
+			return NULL;
+		}
+		phase("view thread: view built");
+	} else if (world_enter(&s->world) < 0) {
+		snprintf(s->world_error, sizeof(s->world_error), "joining the session's view: %m");
+		return NULL;
+	}
+	if (!s->ll_wanted)
+		return NULL;
+	rep = calloc(1, sizeof(*rep));
 	if (!rep) {
 		s->ll_fd = -ENOMEM;
 		return NULL;
 	}
 	s->ll_fd = fallback_prepare(s->pol, NULL, rep);
-	phase("landlock thread: ends");
+	phase("view thread: ruleset built");
 	if (s->ll_fd < 0)
 		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);
 	free(rep);
 	return NULL;
+}
+
+/*
+ * The fallback's rights on the agent's own /proc, which exists only once
+ * its PID namespace does (the child adds the rule): what the policy allows
+ * on /proc, read only, or nothing when the policy refuses reading something
+ * below it that world_child_proc does not already hide.
+ */
+static int proc_entry(void *ctx, const struct pol_fs_entry *e)
+{
+	static const char *const hidden[] = { "/proc/kcore", "/proc/sysrq-trigger" };
+	uint32_t *rights = ctx;
+	bool masked = false;
+
+	if (!strcmp(e->path, "/proc")) {
+		rights[0] |= e->allow & ~(e->deny | e->escalate) & CORDON_FS_READ;
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
+		masked |= !strcmp(e->path, hidden[i]);
+	if (!masked && pol_path_within(e->path, "/proc") &&
+	    ((e->deny | e->escalate) & CORDON_FS_READ))
+		rights[1] = 1;
+	return 0;
+}
+
+static uint32_t proc_rights(const struct policy *p)
+{
+	uint32_t r[2] = { 0, 0 };
+
+	if (pol_compile_fs(p, proc_entry, r) < 0 || r[1])
+		return 0;
+	return r[0];
 }
 
 /*
@@ -1123,7 +1272,7 @@ int cmd_run(int argc, char **argv)
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
-			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1,
+			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1 },
 			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn_chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
@@ -1235,27 +1384,40 @@ int cmd_run(int argc, char **argv)
 		struct sup probe = { .opt = &opt };
 
 		s.main_cpu = sched_getcpu();
-		if (posture_cached(&probe) &&
-		    pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
-			prep_started = true;
+		s.ll_wanted = posture_cached(&probe);
+		r = pthread_create(&prep_thread, NULL, prepare_view, &s);
+		if (r) {
+			log_err("run: a thread for the session's view: %s", strerror(r));
+			goto out;
+		}
+		prep_started = true;
 	}
 	if (open_floor(&s) < 0)
 		goto out;
 	phase("floor open");
-	if (s.floor && prep_started) {
+	if (s.floor || !s.ll_wanted) {
+		/* The LSM floor's rules are built in the view: it must be whole first. */
 		pthread_join(prep_thread, NULL);
 		prep_started = false;
 		if (s.ll_fd >= 0)
 			close(s.ll_fd);
 		s.ll_fd = -1;
+		if (s.world.ns_fd < 0) {
+			log_err("run: the session's private world: %s", s.world_error);
+			goto out;
+		}
 	}
-	if (!s.floor && !prep_started) {
+	if (!s.floor && !s.ll_wanted) {
 		s.main_cpu = sched_getcpu();
-		if (pthread_create(&prep_thread, NULL, prepare_landlock, &s) == 0)
-			prep_started = true;
-		else
-			prepare_landlock(&s);
+		s.ll_wanted = true;
+		r = pthread_create(&prep_thread, NULL, prepare_view, &s);
+		if (r) {
+			log_err("run: a thread for the Landlock ruleset: %s", strerror(r));
+			goto out;
+		}
+		prep_started = true;
 	}
+	s.proc_rights = proc_rights(s.pol);
 	if (opt.user && s.uid == 0 && s.posture.level != POSTURE_FULL) {
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
@@ -1280,10 +1442,6 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	if (s.egress_port && egress_session_start(&s) < 0)
 		goto out;
-	if (setup_pty(&s, &slave) < 0) {
-		log_err("run: cannot create the agent's terminal: %m");
-		goto out;
-	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		log_err("run: socketpair: %m");
 		goto out;
@@ -1292,42 +1450,44 @@ int cmd_run(int argc, char **argv)
 		pthread_join(prep_thread, NULL);
 	prep_started = false;
 	phase("landlock ruleset built");
+	if (s.world.ns_fd < 0) {
+		log_err("run: the session's private world: %s", s.world_error);
+		goto out;
+	}
 	if (!s.floor && s.ll_fd < 0) {
 		log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error :
 			"cannot build the Landlock ruleset");
 		goto out;
 	}
 	/*
-	 * The workspace's git metadata that runs code (git_guard.h): this
-	 * thread moves to a mount namespace where it is read-only, and the
-	 * agent is born there.  Here, not in the agent: a session's task may
-	 * not mount (the floor refuses it in both postures).
+	 * This thread joins the session's view (world.h) for the rest of the
+	 * session: the agent is born in a copy of it, the paths it names are
+	 * judged in it, and its terminal is made in the view's own devpts.  The
+	 * helpers and the watchdog, started before, stay in the host's.
 	 */
-	{
-		char why[PATH_MAX + 128] = "";
-
-		if (git_guard_apply(&s.git, why, sizeof(why)) < 0) {
-			log_err("run: the workspace's git metadata: %s", why);
-			goto out;
-		}
+	if (world_enter(&s.world) < 0) {
+		log_err("run: joining the session's view: %m");
+		goto out;
 	}
-	phase("git metadata read-only");
+	phase("in the session's view");
+	if (setup_pty(&s, &slave) < 0) {
+		log_err("run: cannot create the agent's terminal: %m");
+		goto out;
+	}
 	/*
 	 * The agent is forked now, while the supervisor is single-threaded (a
 	 * raw clone3 child must not inherit a lock another thread holds).  It
 	 * readies itself while the rest of start-up goes on, then waits.
 	 */
 	{
-		pid_t me = getpid();
-
-		pid = fork_into(s.cgroup, &in_cgroup);
+		pid = world_clone(s.cgroup, &in_cgroup);
 		if (pid < 0) {
 			log_err("run: fork: %m");
 			goto out;
 		}
 		if (pid == 0) {
 			close(sp[0]);
-			agent_child(&s, sp[1], slave, me);
+			agent_child(&s, sp[1], slave);
 		}
 	}
 	s.agent = pid;
@@ -1367,6 +1527,19 @@ int cmd_run(int argc, char **argv)
 		ret = exit_code(status);
 		s.agent = 0;
 		goto out;
+	}
+	/* Full posture: the rules on the host's /proc, for the agent's own. */
+	if (s.floor) {
+		char p[64];
+		struct stat hp, ap;
+
+		snprintf(p, sizeof(p), "/proc/%d/root/proc", (int)pid);
+		r = stat("/proc", &hp) < 0 || stat(p, &ap) < 0 ? -errno :
+		    floor_session_alias_dev(s.floor, s.fsess, hp.st_dev, ap.st_dev);
+		if (r < 0) {
+			log_err("run: the kernel rules for the agent's /proc: %s", strerror(-r));
+			goto out;
+		}
 	}
 	if (write(sp[0], "R", 1) != 1) {
 		log_err("run: the agent died during start-up");
@@ -1435,6 +1608,7 @@ out:
 	pol_free(s.pol);
 	steps_close(&s.steps);
 	git_guard_free(&s.git);
+	world_close(&s.world);
 	phase("done");
 	if (s.stop_reason[0])
 		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);

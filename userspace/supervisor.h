@@ -16,6 +16,7 @@
 
 #include "cordon.h"
 #include "git_guard.h"
+#include "world.h"
 #include "policy.h"
 #include "posture.h"
 #include "steps.h"
@@ -49,6 +50,8 @@ struct run_options {
 	int n_vars;
 	bool quiet;
 	const char *mcp;                /* --mcp SERVERS.json */
+	int keep_fd[RUN_MAX_ENV];       /* --keep-fd N: descriptors the agent inherits */
+	int n_keep_fd;
 	char **argv;                    /* the agent's command */
 };
 
@@ -134,6 +137,10 @@ struct sup {
 	uid_t invoker;                  /* who may approve */
 	char workspace[PATH_MAX];
 	struct git_guard git;           /* its git metadata, read-only to the session */
+	struct world world;             /* the session's private view (world.h) */
+	char world_error[PATH_MAX + 128];
+	bool ll_wanted;                 /* the view's thread builds the Landlock ruleset too */
+	uint32_t proc_rights;           /* fallback: Landlock rights on the agent's own /proc */
 
 	pid_t agent;
 	int listener;                   /* seccomp notify */

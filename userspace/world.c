@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A session's private world (what it closes and what not: world.h).
+ *
+ * Mounts on host objects (the device nodes, the workspace) are made with
+ * the new mount API on descriptors opened before anything is covered, so
+ * a node under a fresh /dev or a workspace under a fresh /tmp is the
+ * host's object, never a name looked up again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "git_guard.h"
+#include "util.h"
+#include "world.h"
+
+#define TMPFS_FLAGS (MS_NOSUID | MS_NODEV)
+
+/* Device nodes every session has (the policy's devices rule judges them still). */
+static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
+
+static const struct {
+	const char *name, *target;
+} dev_links[] = {
+	{ "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
+	{ "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+	{ "ptmx", "pts/ptmx" },
+};
+
+static int fail(char *why, size_t wlen, int r, const char *what, const char *path)
+{
+	snprintf(why, wlen, "%s %s: %s", what, path, strerror(-r));
+	return r;
+}
+
+static int clone_tree(const char *path, bool recursive)
+{
+	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path,
+			      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW |
+			      (recursive ? AT_RECURSIVE : 0));
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int attach(int tree, const char *path)
+{
+	if (syscall(SYS_move_mount, tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -errno;
+	return 0;
+}
+
+static int tmpfs(const char *path, const char *opts)
+{
+	if (mount("tmpfs", path, "tmpfs", TMPFS_FLAGS, opts) < 0)
+		return -errno;
+	return 0;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* PATH lies strictly below DIR. */
+static bool below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/* Directories down to PATH, made in a tmpfs of the view (root's, 0755). */
+static int make_path(const char *path)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * /dev: a tmpfs with the host's harmless nodes bound in by descriptor, the
+ * usual links, a devpts instance of the session's own (no host terminal
+ * has a name there) and a /dev/shm of its own.
+ */
+static int build_dev(char *why, size_t wlen)
+{
+	int trees[ARRAY_SIZE(dev_nodes)];
+	char p[64];
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+		snprintf(p, sizeof(p), "/dev/%s", dev_nodes[i]);
+		trees[i] = clone_tree(p, false);       /* absent on this host: not given */
+	}
+	if ((r = tmpfs("/dev", "mode=0755,size=64k,nr_inodes=256")) < 0) {
+		fail(why, wlen, r, "mounting a tmpfs on", "/dev");
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes) && r == 0; i++) {
+		int fd;
+
+		if (trees[i] < 0)
+			continue;
+		snprintf(p, sizeof(p), "/dev/%s", dev_nodes[i]);
+		fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0)
+			r = -errno;
+		else
+			close(fd);
+		r = r ?: attach(trees[i], p);
+		if (r < 0)
+			fail(why, wlen, r, "binding", p);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dev_links) && r == 0; i++) {
+		snprintf(p, sizeof(p), "/dev/%s", dev_links[i].name);
+		if (symlink(dev_links[i].target, p) < 0)
+			r = fail(why, wlen, -errno, "linking", p);
+	}
+	if (r == 0 && (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 01777) < 0))
+		r = fail(why, wlen, -errno, "making", "/dev/pts and /dev/shm");
+	if (r == 0 && mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+			    "newinstance,ptmxmode=0666,mode=0620,gid=5") < 0)
+		r = fail(why, wlen, -errno, "mounting a devpts instance on", "/dev/pts");
+	if (r == 0 && (r = tmpfs("/dev/shm", "mode=1777")) < 0)
+		fail(why, wlen, r, "mounting a tmpfs on", "/dev/shm");
+out:
+	for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
+		if (trees[i] >= 0)
+			close(trees[i]);
+	return r;
+}
+
+int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen)
+{
+	static const char *const tmps[] = { "/tmp", "/var/tmp" };
+	_cleanup_close_ int ws = -1;
+	bool ws_covered = false;
+	int r;
+
+	w->ns_fd = -1;
+	if (unshare(CLONE_NEWNS) < 0)
+		return fail(why, wlen, -errno, "a mount namespace for", "the session");
+	/* Host mounts still reach the session; nothing made here reaches the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return fail(why, wlen, -errno, "making the session's mounts slaves of", "/");
+	/* The workspace as it is now, submounts included, before anything covers it. */
+	for (size_t i = 0; i < ARRAY_SIZE(tmps); i++)
+		ws_covered |= below(p->workspace, tmps[i]);
+	ws_covered |= p->home_fd >= 0 && (below(p->workspace, p->home) ||
+					  !strcmp(p->workspace, p->home));
+	if (ws_covered) {
+		ws = clone_tree(p->workspace, true);
+		if (ws < 0)
+			return fail(why, wlen, ws, "holding the workspace", p->workspace);
+	}
+	r = build_dev(why, wlen);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(tmps); i++) {
+		if (!is_dir(tmps[i]))
+			continue;
+		r = tmpfs(tmps[i], "mode=1777");
+		if (r < 0)
+			return fail(why, wlen, r, "mounting a tmpfs on", tmps[i]);
+	}
+	if (p->home_fd >= 0) {
+		r = attach(p->home_fd, p->home);
+		if (r < 0)
+			return fail(why, wlen, r, "placing the home layer on", p->home);
+	}
+	if (ws >= 0) {
+		r = make_path(p->workspace);
+		r = r ?: attach(ws, p->workspace);
+		if (r < 0)
+			return fail(why, wlen, r, "binding the workspace back onto", p->workspace);
+	}
+	/* The workspace's git metadata, read-only (a further copy of this view). */
+	if (p->git && (r = git_guard_apply(p->git, why, wlen)) < 0)
+		return r;
+	w->ns_fd = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (w->ns_fd < 0)
+		return fail(why, wlen, -errno, "holding", "the session's mount namespace");
+	return 0;
+}
+
+int world_enter(const struct world *w)
+{
+	if (w->ns_fd < 0)
+		return -EBADF;
+	if (unshare(CLONE_FS) < 0 || setns(w->ns_fd, CLONE_NEWNS) < 0)
+		return -errno;
+	return 0;
+}
+
+struct call {
+	const struct world *w;
+	int (*fn)(void *);
+	void *arg;
+	int r;
+};
+
+static void *call_thread(void *arg)
+{
+	struct call *c = arg;
+
+	c->r = world_enter(c->w);
+	if (c->r == 0)
+		c->r = c->fn(c->arg);
+	return NULL;
+}
+
+int world_call(const struct world *w, int (*fn)(void *arg), void *arg)
+{
+	struct call c = { .w = w, .fn = fn, .arg = arg };
+	pthread_t t;
+	int r = pthread_create(&t, NULL, call_thread, &c);
+
+	if (r)
+		return -r;
+	pthread_join(t, NULL);
+	return c.r;
+}
+
+#define WORLD_NS (CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS)
+
+pid_t world_clone(const char *cgroup, bool *in_cgroup)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP | WORLD_NS, .exit_signal = SIGCHLD };
+	int fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pid_t pid = -1;
+
+	*in_cgroup = false;
+	if (fd >= 0) {
+		ca.cgroup = (uint64_t)fd;
+		pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0)
+			*in_cgroup = true;
+		close(fd);
+	}
+	/* Before Linux 5.7: the namespaces still, the cgroup by a move afterwards. */
+	if (pid < 0)
+		pid = (pid_t)syscall(SYS_clone, SIGCHLD | WORLD_NS, NULL, NULL, NULL, NULL);
+	return pid;
+}
+
+static int bind_ro(const char *path)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					       MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+	_cleanup_close_ int tree = clone_tree(path, true);
+
+	if (tree == -ENOENT)
+		return 0;
+	if (tree < 0)
+		return tree;
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+		    sizeof(attr)) < 0)
+		return -errno;
+	return attach(tree, path);
+}
+
+int world_child_proc(char *why, size_t wlen)
+{
+	static const char *const ro[] = { "/proc/sys", "/proc/sysrq-trigger", "/proc/irq",
+					  "/proc/bus", "/proc/fs" };
+	static const char *const hidden[] = { "/proc/kcore", "/proc/keys", "/proc/key-users",
+					      "/proc/timer_list", "/proc/sched_debug" };
+	int r;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return fail(why, wlen, -errno, "making the agent's mounts slaves of", "/");
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return fail(why, wlen, -errno, "mounting the PID namespace's", "/proc");
+	for (size_t i = 0; i < ARRAY_SIZE(ro); i++)
+		if ((r = bind_ro(ro[i])) < 0)
+			return fail(why, wlen, r, "making read-only", ro[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++) {
+		_cleanup_close_ int t = -1;
+
+		if (access(hidden[i], F_OK) < 0)
+			continue;
+		t = clone_tree("/dev/null", false);
+		if (t < 0 || (r = attach(t, hidden[i])) < 0)
+			return fail(why, wlen, t < 0 ? t : r, "hiding", hidden[i]);
+	}
+	return 0;
+}
+
+void world_close(struct world *w)
+{
+	if (w->ns_fd >= 0)
+		close(w->ns_fd);
+	w->ns_fd = -1;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A session's private world: what the agent's tree sees of the host is
+ * made for it, not shared with it.
+ *
+ * The view (one mount namespace per session, built by world_build): /tmp,
+ * /var/tmp and /dev/shm are empty tmpfs of the session's own; /dev is a
+ * tmpfs holding only null, zero, full, random, urandom and tty (bound from
+ * the host's nodes) and a devpts instance of its own, where the agent's
+ * terminal is made.  The supervisor judges paths in this view too (it
+ * joins it before the agent is forked), and the Landlock ruleset and the
+ * LSM floor's rules are built in it, so a rule names the object the agent
+ * really reaches.  The agent's tree then gets, at its birth (world_clone),
+ * its own PID and IPC namespaces and a copy of the view where /proc is the
+ * PID namespace's own (world_child_proc).
+ *
+ * Attack: a session living in the host's world reaches host services by
+ * their shared names: a tmux server or ssh-agent socket in /tmp, the
+ * human's terminal through /dev/pts, a host process through /proc/PID or
+ * by its pid (prlimit, setpriority, F_SETOWN signals, cordon's own
+ * supervisor as a root agent), SysV shared memory and message queues.
+ * None of these has a name inside the session: the object is absent, not
+ * denied.  What it cannot close: what the view shares on purpose (the
+ * workspace, the system's files, the home as its policy and layer allow);
+ * abstract Unix sockets and loopback ports are the network floor's (the
+ * network namespace is the host's, so the proxies and allowed services stay
+ * reachable); the kernel keyrings are not namespaced (the seccomp denylist
+ * refuses them in both postures).
+ */
+#ifndef CORDON_WORLD_H
+#define CORDON_WORLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct git_guard;
+
+struct world_plan {
+	const struct git_guard *git;    /* the workspace's git metadata to bind read-only, or NULL */
+	int home_fd;                    /* a detached mount to place on HOME, or -1 */
+	const char *home;               /* the agent's home (where home_fd goes) */
+	const char *workspace;          /* bound back in when it lies below HOME */
+};
+
+struct world {
+	int ns_fd;                      /* the view's mount namespace, or -1 */
+};
+
+/*
+ * Build the view in a new mount namespace of the calling thread (root; the
+ * thread's filesystem state is unshared).  Host mounts still propagate into
+ * it; nothing made here reaches the host.  On success the thread stays in
+ * the view and W holds it.  0, or -errno with WHY.
+ */
+int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen);
+
+/* Move the calling thread into the view (its filesystem state unshared first). */
+int world_enter(const struct world *w);
+
+/* Run FN(ARG) on a short-lived thread inside the view; FN's result, or -errno. */
+int world_call(const struct world *w, int (*fn)(void *arg), void *arg);
+
+/*
+ * Fork the agent's first process into CGROUP (a v2 directory; -1 from the
+ * kernel is retried without it and *in_cgroup says which) with new PID, IPC
+ * and mount namespaces: the child is PID 1 of its namespace.  Call from a
+ * single-threaded process inside the view.
+ */
+pid_t world_clone(const char *cgroup, bool *in_cgroup);
+
+/*
+ * In the child, still root: /proc becomes the PID namespace's own, with
+ * the host's kernel knobs read-only (/proc/sys, sysrq-trigger, irq, bus,
+ * fs) and what describes other sessions' or the kernel's secrets hidden
+ * (/proc/kcore, keys, key-users, timer_list, sched_debug).  0 or -errno,
+ * with WHY.
+ */
+int world_child_proc(char *why, size_t wlen);
+
+void world_close(struct world *w);
+
+#endif
