@@ -35,7 +35,7 @@ new_workspace() {
 # of the agent in $out, cordon's stderr in $err, status in $rc, audit in
 # $audit.  Approvals are denied unless the options say otherwise.
 in_session() {
-    audit=$(mktemp -u /var/tmp/cordon-audit.XXXXXX).jsonl
+    audit=$(mktemp -u /var/cordon-audit.XXXXXX).jsonl
     out=$("$cordon" run --user "$AGENT" --workspace "$WS" --audit "$audit" \
         --approve deny "$@" 2>"$WS.err" </dev/null)
     rc=$?
@@ -53,7 +53,7 @@ said() { printf '%s\n' "$err" | grep -qF -- "$1"; }
 
 # audited DECISION SERVER TOOL [TEXT]: the audit log has such a decision.
 # Keys of test sessions stay out of /var/lib/cordon.
-CORDON_AUDIT_KEY_DIR=${CORDON_AUDIT_KEY_DIR:-/var/tmp/cordon-test-keys}
+CORDON_AUDIT_KEY_DIR=${CORDON_AUDIT_KEY_DIR:-/var/cordon-test-keys}
 export CORDON_AUDIT_KEY_DIR
 
 audited() {

@@ -16,7 +16,8 @@ in order:
 The human: KEY ("-" for none) is typed DELAY seconds after the prompt's
 question appeared.  Exit: CMD's status.  LOG gets what the terminal showed,
 with markers "<<PROMPT>>" (the question appeared) and "<<KEY>>" (the human
-typed), then a line "cordon-tty PATH": the terminal CMD was given.
+typed), then a line "cordon-tty PATH DEV": the terminal CMD was given, and the
+device of its devpts instance (a session's terminal is in one of its own).
 """
 import os
 import pty
@@ -102,7 +103,8 @@ def main():
         pass
     status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     with open(log, "wb") as f:
-        f.write(shown.replace(b"\r", b"") + b"\ncordon-tty " + ctty.encode() + b"\n")
+        f.write(shown.replace(b"\r", b"") + b"\ncordon-tty " + ctty.encode() + b" " +
+                str(os.stat(ctty).st_dev).encode() + b"\n")
     sys.exit(status if status >= 0 else 128 - status)
 
 

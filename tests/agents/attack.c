@@ -1636,6 +1636,207 @@ static int approve_self(const char *sock, const char *id_s)
 	return held("approve %ld: the approval socket answered %.300s", id, *rep ? rep : "nothing");
 }
 
+/*
+ * The host's world, reached by the names a session shared with it (the
+ * classes userspace/world.h closes).  Each tries every member it is given
+ * and reports the first that got through.
+ */
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+
+/* host-paths PATH...: connect to (sockets) or read (files) any of them. */
+static int host_paths(int n, char **paths)
+{
+	int last = ENOENT;
+
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		int fd, r;
+
+		if (stat(paths[i], &st) < 0) {
+			last = errno;
+			continue;
+		}
+		if (S_ISSOCK(st.st_mode)) {
+			struct sockaddr_un un = { .sun_family = AF_UNIX };
+
+			snprintf(un.sun_path, sizeof(un.sun_path), "%s", paths[i]);
+			fd = socket(AF_UNIX, SOCK_STREAM, 0);
+			r = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&un, sizeof(un));
+		} else {
+			char c;
+
+			fd = open(paths[i], S_ISCHR(st.st_mode) ? O_WRONLY | O_NOCTTY : O_RDONLY);
+			r = fd < 0 ? -1 : S_ISCHR(st.st_mode) ? 0 : (int)read(fd, &c, 1);
+		}
+		if (r >= 0) {
+			printf("BREACH: reached %s\n", paths[i]);
+			return 1;
+		}
+		last = errno;
+	}
+	return verdict(-1, last, "every host path named");
+}
+
+/* host-procs PID: name, read and steer a host process by its pid. */
+static int host_procs(pid_t pid)
+{
+	char p[64], c;
+	int fd, r, last = 0;
+	struct rlimit rl = { 1, 1 };
+
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+	fd = open(p, O_RDONLY);
+	if (fd >= 0 && read(fd, &c, 1) == 1) {
+		printf("BREACH: read %s\n", p);
+		return 1;
+	}
+	last = errno;
+#define TRY(call, what) do { r = (call); if (r == 0) { printf("BREACH: %s\n", what); return 1; } \
+			     last = errno; } while (0)
+	TRY(setpriority(PRIO_PROCESS, (id_t)pid, 19), "setpriority on a host process");
+	TRY((int)syscall(SYS_prlimit64, pid, RLIMIT_NOFILE, &rl, NULL), "prlimit on a host process");
+	TRY((int)syscall(SYS_ioprio_set, 1, pid, (3 << 13) | 7), "ioprio_set on a host process");
+	{
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		TRY(sched_setaffinity(pid, sizeof(set), &set), "sched_setaffinity on a host process");
+	}
+	/* F_SETOWN + F_SETSIG + O_ASYNC: the kernel signals the owner on I/O. */
+	{
+		int sp[2];
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) == 0 &&
+		    fcntl(sp[0], F_SETOWN, pid) == 0 && fcntl(sp[0], F_SETSIG, SIGKILL) == 0 &&
+		    fcntl(sp[0], F_SETFL, O_ASYNC) == 0) {
+			(void)!write(sp[1], "x", 1);
+			usleep(100000);
+			printf("BREACH: F_SETOWN took host pid %d (SIGKILL on I/O)\n", (int)pid);
+			return 1;
+		}
+		last = errno;
+	}
+#undef TRY
+	return verdict(-1, last, "a host process by its pid");
+}
+
+/* sysv KEY SHMID MSQID: a host's shared memory segment and message queue. */
+static int sysv(int key, int shmid, int msqid)
+{
+	void *m;
+	int id;
+
+	id = shmget(key, 0, 0);
+	if (id >= 0 || (m = shmat(shmid, NULL, SHM_RDONLY)) != (void *)-1) {
+		printf("BREACH: the host's shared memory segment (key %d)\n", key);
+		return 1;
+	}
+	(void)m;
+	if (msgget(key, 0) >= 0 || msgctl(msqid, IPC_STAT, &(struct msqid_ds){ 0 }) == 0) {
+		printf("BREACH: the host's message queue (key %d)\n", key);
+		return 1;
+	}
+	return verdict(-1, errno, "SysV IPC of the host");
+}
+
+/* keyring: the kernel keyrings (user, session), listed or added to. */
+static int keyring(void)
+{
+	long r = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 0);
+
+	if (r >= 0) {
+		printf("BREACH: the user keyring (id %ld)\n", r);
+		return 1;
+	}
+	r = syscall(SYS_add_key, "user", "redteam", "x", 1, KEY_SPEC_SESSION_KEYRING);
+	if (r >= 0) {
+		printf("BREACH: add_key to the session keyring\n");
+		return 1;
+	}
+	return verdict(-1, errno, "kernel keyrings");
+}
+
+/* fds MARK: any inherited descriptor above 2 that reads MARK. */
+static int inherited_fds(const char *mark)
+{
+	for (int fd = 3; fd < 1024; fd++) {
+		char buf[256];
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		if (n > 0) {
+			buf[n] = '\0';
+			if (strstr(buf, mark)) {
+				printf("BREACH: descriptor %d reads the invoker's file\n", fd);
+				return 1;
+			}
+		}
+	}
+	return held("no inherited descriptor above 2 reads it");
+}
+
+/* clone3-cgroup DIR: a child born in another cgroup (out of the session). */
+static int clone3_cgroup(const char *dir)
+{
+	struct clone_args ca = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD };
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	long pid;
+
+	if (fd < 0)
+		return verdict(-1, errno, "open the target cgroup");
+	ca.cgroup = (uint64_t)fd;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0) {
+		waitpid((pid_t)pid, NULL, 0);
+		printf("BREACH: clone3 put a child in %s\n", dir);
+		return 1;
+	}
+	return verdict(-1, errno, "clone3(CLONE_INTO_CGROUP)");
+}
+
+/* pty-hold FILE: hold a pseudo-terminal of this uid open, its path in FILE (a host terminal). */
+static int pty_hold(const char *file)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	FILE *f;
+
+	if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || !(f = fopen(file, "w")))
+		return 2;
+	fprintf(f, "%s\n", ptsname(m));
+	fclose(f);
+	pause();
+	return 0;
+}
+
+/* sysv-make FILE: a host segment and queue any uid may use; "KEY SHMID MSQID" in FILE. */
+static int sysv_make(const char *file)
+{
+	int key = 0x5eed0000 | (getpid() & 0xffff);
+	int shm = shmget(key, 4096, IPC_CREAT | 0666), msq = msgget(key, IPC_CREAT | 0666);
+	FILE *f = fopen(file, "w");
+
+	if (shm < 0 || msq < 0 || !f)
+		return 2;
+	fprintf(f, "%d %d %d\n", key, shm, msq);
+	fclose(f);
+	pause();
+	(void)shmctl(shm, IPC_RMID, NULL);
+	(void)msgctl(msq, IPC_RMID, NULL);
+	return 0;
+}
+
+static void sysv_cleanup(int sig)
+{
+	(void)sig;
+}
+
 int main(int argc, char **argv)
 {
 	const char *a = argc > 1 ? argv[1] : "";
@@ -1650,6 +1851,24 @@ int main(int argc, char **argv)
 	if (argc > 0 && !strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "git")) {
 		printf("ran %s\n", a);
 		return 0;
+	}
+	if (!strcmp(a, "host-paths"))
+		return host_paths(argc - 2, argv + 2);
+	if (!strcmp(a, "host-procs"))
+		return host_procs((pid_t)atoi(x));
+	if (!strcmp(a, "sysv") && argc == 5)
+		return sysv(atoi(x), atoi(y), atoi(argv[4]));
+	if (!strcmp(a, "keyring"))
+		return keyring();
+	if (!strcmp(a, "fds"))
+		return inherited_fds(x);
+	if (!strcmp(a, "clone3-cgroup"))
+		return clone3_cgroup(x);
+	if (!strcmp(a, "pty-hold"))
+		return pty_hold(x);
+	if (!strcmp(a, "sysv-make")) {
+		signal(SIGTERM, sysv_cleanup);
+		return sysv_make(x);
 	}
 	if (!strcmp(a, "echo-serve"))
 		return echo_serve(x);

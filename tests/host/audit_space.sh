@@ -12,7 +12,7 @@
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (sessions, a tmpfs mount)"
 agent_user || skip_all "no unprivileged user for the agent"
 
-t=$(mktemp -d /var/tmp/cordon-aspace.XXXXXX)
+t=$(mktemp -d /var/cordon-aspace.XXXXXX)
 fs=$t/fs
 mkdir "$fs"
 trap 'umount "$fs" 2>/dev/null; rm -rf "$t"' EXIT

@@ -24,7 +24,7 @@ net_needs
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (cordon run)"
 agent_user || skip_all "needs an agent user"
 
-t=$(mktemp -d /var/tmp/cordon-cred.XXXXXX)
+t=$(mktemp -d /var/cordon-cred.XXXXXX)
 pids=
 trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
@@ -68,7 +68,7 @@ chmod 0755 "$t"
 policy "$t/policy.json"
 U=https://localhost:$up
 
-ws=$(mktemp -d /var/tmp/cordon-cred-ws.XXXXXX); chown "$AGENT" "$ws"; chmod 0755 "$ws"
+ws=$(mktemp -d /var/cordon-cred-ws.XXXXXX); chown "$AGENT" "$ws"; chmod 0755 "$ws"
 # The agent's script: everything it tries, one line each.
 cat >"$ws/agent.sh" <<EOF
 #!/bin/sh

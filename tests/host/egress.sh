@@ -13,10 +13,10 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib_net.sh"
 net_needs
 
-t=$(mktemp -d /var/tmp/cordon-egress.XXXXXX)
+t=$(mktemp -d /var/cordon-egress.XXXXXX)
 pids=
 trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
-export CORDON_AUDIT_KEY_DIR=${CORDON_AUDIT_KEY_DIR:-/var/tmp/cordon-test-keys}
+export CORDON_AUDIT_KEY_DIR=${CORDON_AUDIT_KEY_DIR:-/var/cordon-test-keys}
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
 
 # The test CA, and the upstream serving localhost's certificate.
@@ -292,7 +292,7 @@ p["rules"] = [
 print(json.dumps(p))
 PY
     chmod 0644 "$t/run-policy.json"
-    ws=$(mktemp -d /var/tmp/cordon-egress-ws.XXXXXX); chown "$AGENT" "$ws"
+    ws=$(mktemp -d /var/cordon-egress-ws.XXXXXX); chown "$AGENT" "$ws"
     o=$("$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/run-policy.json" \
         --audit "$t/run.jsonl" -- /bin/sh -c "
         echo proxy=\$HTTPS_PROXY

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 command -v node >/dev/null || skip_all "needs node (the MCP SDK client)"
 agent_user || skip_all "no unprivileged user for the servers"
 
-t=$(mktemp -d /var/tmp/cordon-mcp.XXXXXX)
+t=$(mktemp -d /var/cordon-mcp.XXXXXX)
 chmod 0755 "$t"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$t"' EXIT
 # The packages, where the servers' user ($AGENT) can read them, and their profile.
@@ -27,7 +27,7 @@ echo "outside" >"$t/outside/x.txt"
 ln -s "$t/outside/x.txt" "$ws/link-out"
 ln -s /etc/passwd "$ws/passwd"
 chmod -R a+rX "$ws" "$t/outside"
-export CORDON_AUDIT_KEY_DIR=/var/tmp/cordon-test-keys
+export CORDON_AUDIT_KEY_DIR=/var/cordon-test-keys
 
 cat >"$t/policy.json" <<'EOF'
 { "cordon_policy": 1, "name": "mcp-test",

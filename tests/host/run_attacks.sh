@@ -16,12 +16,12 @@ set -u
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
-scratch=$(mktemp -d /var/tmp/cordon-host.XXXXXX)
+scratch=$(mktemp -d /var/cordon-host.XXXXXX)
 chmod 0755 "$scratch"
 cleanup() {
     kill "$server" "$victim" $peer 2>/dev/null
     rm -rf "$WS" "$scratch" "$AGENT_HOME/.ssh/cordon-test-key"
-    rm -f /var/tmp/cordon-audit.*.jsonl
+    rm -f /var/cordon-audit.*.jsonl
 }
 peer=
 trap cleanup EXIT

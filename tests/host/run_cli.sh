@@ -11,13 +11,13 @@ set -u
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
-scratch=$(mktemp -d /var/tmp/cordon-cli.XXXXXX)
+scratch=$(mktemp -d /var/cordon-cli.XXXXXX)
 mkdir -p "$scratch/allowed" "$scratch/forbidden" "$scratch/denied"
 chmod -R 0755 "$scratch"
 cleanup() {
     kill $bg 2>/dev/null
     rm -rf "$WS" "$scratch"
-    rm -f /var/tmp/cordon-audit.*.jsonl
+    rm -f /var/cordon-audit.*.jsonl
 }
 bg=
 trap cleanup EXIT
@@ -463,7 +463,7 @@ tty_session() {  # tty_session KEY AUDIT CMD...: prints what the terminal showed
     echo "exit $rc"
 }
 if command -v python3 >/dev/null 2>&1; then
-    o=$(tty_session y "$scratch/tty1.jsonl" /bin/sh -c "cd $WS && ./git push origin main && readlink /proc/self/fd/0")
+    o=$(tty_session y "$scratch/tty1.jsonl" /bin/sh -c "cd $WS && ./git push origin main && echo \$(readlink /proc/self/fd/0) \$(stat -L -c %d /proc/self/fd/0)")
     ok "tty: the prompt names the operation" sh -c 'printf %s "$1" | grep -q "The agent asks to: ./git push origin main"' _ "$o"
     ok "  and the rule with its reason" sh -c 'printf %s "$1" | grep -q "rule: git-push - code leaves the machine"' _ "$o"
     # (Once in about ten runs this failed with nothing to show: the terminal's
@@ -526,17 +526,17 @@ if command -v python3 >/dev/null 2>&1; then
     # it wrote to cordon's terminal directly.
     python3 "$(dirname "$0")/../terminal.py" - 0 "$scratch/tty6.term" -- /bin/sh -c 'exec "$0" "$@" </dev/null' \
         "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$scratch/tty6.jsonl" -- \
-        /bin/sh -c "printf '\\033]52;c;cm0gLXJmIH4K\\007'; echo; readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2" \
+        /bin/sh -c "printf '\\033]52;c;cm0gLXJmIH4K\\007'; echo; for f in 0 1 2; do echo \$(readlink /proc/self/fd/\$f) \$(stat -L -c %d /proc/self/fd/\$f); done" \
         >/dev/null 2>&1
     ok "tty: with stdin not a terminal, the agent's stdout and stderr are a pty of its own and its stdin stays" \
-        sh -c 't=$(sed -n "s/^cordon-tty //p" "$1"); [ -n "$t" ] && grep -q "^/dev/null$" "$1" &&
+        sh -c 't=$(sed -n "s/^cordon-tty //p" "$1"); [ -n "$t" ] && grep -q "^/dev/null " "$1" &&
                [ "$(grep -c "^/dev/pts/" "$1")" -eq 2 ] && ! grep -q "^$t$" "$1" ||
                { cat -v "$1"; exit 1; } >&2' _ "$scratch/tty6.term"
     ok "  and its clipboard write did not reach the terminal" sh -c '! grep -q "]52;" "$1"' _ "$scratch/tty6.term"
 fi
 
 # --- the event socket ------------------------------------------------------------
-run_bg "$scratch/ev" -- /bin/sh -c "sleep 1; $attack connect 127.0.0.1 1"
+run_bg "$scratch/ev" -- /bin/sh -c "sleep 3; $attack connect 127.0.0.1 1"
 evpid=$!
 i=0
 while [ $i -lt 100 ] && ! grep -q '"session"' "$scratch/ev.jsonl" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done

@@ -14,7 +14,7 @@ set -u
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
-scratch=$(mktemp -d /var/tmp/cordon-runmcp.XXXXXX)
+scratch=$(mktemp -d /var/cordon-runmcp.XXXXXX)
 other=/run/cordon-mcp/test-$$
 bg=
 cleanup() {

@@ -34,9 +34,9 @@ if ! "$here/tools/mcp-deps"; then
 fi
 . "$here/tests/lib_run.sh"
 agent_user || { echo "skipped: no unprivileged user"; exit 0; }
-export CORDON_AUDIT_KEY_DIR=/var/tmp/cordon-test-keys
+export CORDON_AUDIT_KEY_DIR=/var/cordon-test-keys
 
-t=$(mktemp -d /var/tmp/cordon-bench-mcp.XXXXXX)
+t=$(mktemp -d /var/cordon-bench-mcp.XXXXXX)
 chmod 0755 "$t"
 idle=
 trap 'exec 8>&- 2>/dev/null; [ -z "$idle" ] || { kill $idle 2>/dev/null; wait $idle 2>/dev/null; }; rm -rf "$t"' EXIT

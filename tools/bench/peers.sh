@@ -73,7 +73,7 @@ done
 . "$here/tests/lib_run.sh"      # agent_user; test sessions' audit keys kept apart
 agent_user || { echo "skipped: no unprivileged user"; exit 0; }
 
-t=$(mktemp -d /var/tmp/cordon-bench-peers.XXXXXX)      # audit logs, outputs: root's
+t=$(mktemp -d /var/cordon-bench-peers.XXXXXX)      # audit logs, outputs: root's
 ws=$(mktemp -d /tmp/cordon-bench-peers-ws.XXXXXX)       # the workspace, every sandbox's
 trap 'rm -rf "$t" "$ws"' EXIT
 chown "$AGENT" "$ws"

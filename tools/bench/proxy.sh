@@ -60,7 +60,7 @@ if ! command -v openssl >/dev/null || ! command -v python3 >/dev/null; then
     exit 0
 fi
 
-t=$(mktemp -d /var/tmp/cordon-bench-proxy.XXXXXX)
+t=$(mktemp -d /var/cordon-bench-proxy.XXXXXX)
 chmod 0711 "$t"                 # squid, run as root, works as its own user in $t/squid
 pids=
 stop() {

@@ -27,9 +27,9 @@ fi
 . "$here/tests/lib_run.sh"
 agent_user || { echo "skipped: no unprivileged user"; exit 0; }
 new_workspace
-work=$(mktemp -d /var/tmp/cordon-bench.XXXXXX)
+work=$(mktemp -d /var/cordon-bench.XXXXXX)
 chmod 0755 "$work"
-trap 'kill $srv 2>/dev/null; rm -rf "$WS" "$work"; rm -f /var/tmp/cordon-audit.*.jsonl' EXIT
+trap 'kill $srv 2>/dev/null; rm -rf "$WS" "$work"; rm -f /var/cordon-audit.*.jsonl' EXIT
 "$attack" serve "$work" & srv=$!
 for _ in $(seq 100); do [ -e "$work/ports" ] && break; sleep 0.05; done
 read -r port _ <"$work/ports"

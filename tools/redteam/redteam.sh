@@ -32,7 +32,9 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$BUILD/tests/agents/attack" ] || skip_all "build the rogue agent first (make)"
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
-scratch=$(mktemp -d /var/tmp/cordon-redteam.XXXXXX)
+# Not below /tmp or /var/tmp: a session has its own (userspace/world.h), so
+# the harness's files there would be absent rather than refused.
+scratch=$(mktemp -d /var/cordon-redteam.XXXXXX)
 chmod 0755 "$scratch"
 table=$scratch/table
 : >"$table"
@@ -43,7 +45,7 @@ cleanup() {
     [ -z "$made" ] || rm -rf $made
     # What a breached write would have left (the rows say so; nothing stays).
     rm -f /etc/cordon-redteam /etc/cron.d/redteam "$AGENT_HOME/.config/systemd/user/redteam.service"
-    rm -rf "$WS" "$scratch" /var/tmp/cordon-audit.*.jsonl
+    rm -rf "$WS" "$scratch" /var/cordon-audit.*.jsonl
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM   # the EXIT trap then cleans up (planted files outside scratch)
@@ -92,6 +94,29 @@ pids="$pids $victim"
 i=0
 while [ ! -e "$scratch/ports" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 read -r tcp4 tcp6 udp4 abstract <"$scratch/ports"
+# The host's world a session must not see (userspace/world.h): a human's
+# tmux server and ssh-agent socket in /tmp, a socket in /var/tmp, files in
+# /dev/shm and /var/tmp, a terminal of the agent's uid in /dev/pts, SysV IPC
+# any uid may use, and a root-opened file on descriptor 7 of the invoker.
+hostw=/tmp/cordon-redteam-host.$$
+mkdir -p "$hostw/tmux-$AGENT_UID" "$hostw/ssh-agent" /var/tmp/cordon-redteam-host.$$
+made="$made $hostw /var/tmp/cordon-redteam-host.$$ /dev/shm/cordon-redteam.$$"
+"$attack" serve "$hostw/tmux-$AGENT_UID" & pids="$pids $!"
+"$attack" serve "$hostw/ssh-agent" & pids="$pids $!"
+"$attack" serve /var/tmp/cordon-redteam-host.$$ & pids="$pids $!"
+echo "$mark" >/dev/shm/cordon-redteam.$$
+chmod -R a+rwX "$hostw" /var/tmp/cordon-redteam-host.$$ /dev/shm/cordon-redteam.$$
+"$attack" su "$AGENT_UID" "$attack" pty-hold "$scratch/pty" & pids="$pids $!"
+"$attack" sysv-make "$scratch/sysv" & pids="$pids $!"
+echo "$mark" >"$scratch/root-only"; chmod 0600 "$scratch/root-only"
+i=0
+while { [ ! -s "$scratch/pty" ] || [ ! -s "$scratch/sysv" ] ||
+        [ ! -e "$hostw/ssh-agent/ports" ] || [ ! -e /var/tmp/cordon-redteam-host.$$/ports ]; } &&
+      [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+hostpty=$(cat "$scratch/pty")
+read -r sysv_key sysv_shm sysv_msq <"$scratch/sysv"
+host_paths="$hostw/tmux-$AGENT_UID/host.sock $hostw/ssh-agent/host.sock
+/var/tmp/cordon-redteam-host.$$/host.sock /dev/shm/cordon-redteam.$$ $hostpty"
 # The container engine's socket: a stand-in where there is none.
 engine=/run/docker.sock
 if [ ! -e "$engine" ]; then ln -s "$scratch/host.sock" "$engine" && made="$made $engine"; fi
@@ -252,16 +277,14 @@ for u in $users; do
     try "$u" "cron job in /etc/cron.d" "file floor" - "$FS" -- "$a" write /etc/cron.d/redteam
     try "$u" "systemd user unit" "file floor" - "$FS" -- \
         "$a" write "$AGENT_HOME/.config/systemd/user/redteam.service"
-    # The pid file in /tmp, which the profile opens to the agent as any user.
-    dpid=/tmp/cordon-redteam-daemon.$$.pid
+    # The daemon is found by its command line: a pid it writes is its PID
+    # namespace's, not the host's.
+    dpid=$WS/cordon-redteam-daemon.$$.pid
     rm -f "$dpid"
     session "$u" -- "$a" daemon "$dpid" 30
     sleep 0.3
-    # Alive: it exists and is not a zombie (an init that does not reap
-    # leaves the dead one's pid behind).
-    if [ -s "$dpid" ] && [ -e "/proc/$(cat "$dpid")/stat" ] &&
-        ! sed 's/.*) //' "/proc/$(cat "$dpid")/stat" | grep -q '^Z'; then
-        kill "$(cat "$dpid")" 2>/dev/null
+    if [ -n "$(procs "daemon $dpid")" ]; then
+        kill $(procs "daemon $dpid") 2>/dev/null
         out="BREACH: a double-forked, setsid daemon outlived its session"
     elif [ -s "$dpid" ]; then
         out="contained: - (the daemon died with its session)"
@@ -272,6 +295,18 @@ for u in $users; do
     judge "double fork + setsid, outlive the session" "cgroup (session killed whole)" - "*" "$u"
     try "$u" "move itself out of the session's cgroup" "cgroupfs read-only / floor" - "*" -- \
         "$a" cgroup-escape
+    # --- the host's world (userspace/world.h): absent, not denied ------------------------
+    try "$u" "host services in /tmp, /var/tmp, /dev/shm, a host terminal" "private world" - \
+        "ENOENT" -- "$a" host-paths $host_paths
+    try "$u" "a host process by pid: /proc, prlimit, nice, ioprio, affinity, F_SETOWN" \
+        "PID namespace" - "ENOENT ESRCH EPERM" -- "$a" host-procs "$victim"
+    try "$u" "the host's SysV shared memory and message queues" "IPC namespace" - \
+        "ENOENT EINVAL EIDRM" -- "$a" sysv "$sysv_key" "$sysv_shm" "$sysv_msq"
+    try "$u" "the kernel keyrings (keyctl, add_key)" "seccomp denylist" - "EPERM ENOSYS" -- "$a" keyring
+    session "$u" -- "$a" fds "$mark" 7<"$scratch/root-only"
+    judge "a root-opened descriptor the invoker holds (fd 7)" "descriptors closed" - "*" "$u"
+    try "$u" "clone3(CLONE_INTO_CGROUP) out of the session's cgroup" "seccomp (clone3: ENOSYS)" - \
+        "ENOSYS EPERM EACCES" -- "$a" clone3-cgroup "$(cgroup2_root)"
     # --- network --------------------------------------------------------------------
     try "$u" "TCP to a loopback port no rule allows" "cgroup-bpf connect4" - "$NET" -- \
         "$a" connect 127.0.0.1 "$tcp4"
@@ -349,7 +384,7 @@ for u in $users; do
     try "$u" "read the audit keys" "file floor" - "$FS" -- \
         "$a" read "$(find "$CORDON_AUDIT_KEY_DIR" -type f | head -n 1)"
     # --- another session ------------------------------------------------------------
-    other=$(mktemp -d /var/tmp/cordon-redteam-other.XXXXXX)
+    other=$(mktemp -d /var/cordon-redteam-other.XXXXXX)
     chown "$AGENT" "$other"; chmod 0755 "$other"
     echo "$mark" >"$other/secret"; chown "$AGENT" "$other/secret"
     "$cordon" run -q --user "$AGENT" --workspace "$other" --approve deny -- "$a" sleep 20 \
@@ -440,6 +475,11 @@ rm -f "$WS/.git/hooks/pre-commit"
 rm -f "$AGENT_HOME/.bashrc.redteam"
 bare "$attack" ptrace "$victim";                 control "no sandbox" "ptrace a same-uid process" --
 bare "$attack" proc-mem "$victim";               control "no sandbox" "read a same-uid process's memory" --
+bare "$attack" host-paths $host_paths;           control "no sandbox" "host services in /tmp, /var/tmp, /dev/shm, a host terminal" --
+bare "$attack" host-procs "$victim";             control "no sandbox" "a host process by pid" --
+bare "$attack" sysv "$sysv_key" "$sysv_shm" "$sysv_msq"; control "no sandbox" "the host's SysV IPC" --
+bare "$attack" keyring;                          control "no sandbox" "the kernel keyrings" --
+out=$("$attack" fds "$mark" 2>&1 7<"$scratch/root-only"); control "no sandbox" "a root-opened descriptor (fd 7)" --
 bare "$attack" memfd-exec;                       control "no sandbox" "memfd_create + fexecve" --
 bare "$attack" unix-abstract "$abstract";        control "no sandbox" "abstract Unix socket" --
 echo "$mark" >"$WS/needle-host"
