@@ -854,6 +854,13 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		child_fail(EXIT_CORDON, "setsid: %m");
 	if (world_child_proc(why, sizeof(why)) < 0)
 		child_fail(EXIT_CORDON, "the session's own /proc: %s", why);
+	/*
+	 * With the LSM floor a session's task may not mount, /proc included:
+	 * this process was born outside the session's cgroup, and joins it
+	 * now, before anything of the agent's runs.
+	 */
+	if (s->floor && (r = cg_attach_pid(s->cgroup, 0)) < 0)
+		child_fail(EXIT_CORDON, "joining the session's cgroup: %s", strerror(-r));
 	phase("agent: /proc its own");
 	if (pty_slave >= 0)
 		for (int fd = 0; fd < 3; fd++)
@@ -1480,7 +1487,7 @@ int cmd_run(int argc, char **argv)
 	 * readies itself while the rest of start-up goes on, then waits.
 	 */
 	{
-		pid = world_clone(s.cgroup, &in_cgroup);
+		pid = world_clone(s.floor ? NULL : s.cgroup, &in_cgroup);
 		if (pid < 0) {
 			log_err("run: fork: %m");
 			goto out;
@@ -1498,7 +1505,7 @@ int cmd_run(int argc, char **argv)
 		close(slave);
 	att.s = &s;
 	att.pid = pid;
-	if (!in_cgroup) {
+	if (!in_cgroup && !s.floor) {
 		if (pthread_create(&att_thread, NULL, attach_agent, &att) == 0)
 			att_started = true;
 		else

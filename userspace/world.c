@@ -253,7 +253,7 @@ int world_call(const struct world *w, int (*fn)(void *arg), void *arg)
 pid_t world_clone(const char *cgroup, bool *in_cgroup)
 {
 	struct clone_args ca = { .flags = CLONE_INTO_CGROUP | WORLD_NS, .exit_signal = SIGCHLD };
-	int fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = cgroup ? open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	pid_t pid = -1;
 
 	*in_cgroup = false;

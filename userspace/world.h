@@ -62,10 +62,11 @@ int world_enter(const struct world *w);
 int world_call(const struct world *w, int (*fn)(void *arg), void *arg);
 
 /*
- * Fork the agent's first process into CGROUP (a v2 directory; -1 from the
- * kernel is retried without it and *in_cgroup says which) with new PID, IPC
- * and mount namespaces: the child is PID 1 of its namespace.  Call from a
- * single-threaded process inside the view.
+ * Fork the agent's first process into CGROUP (a v2 directory, or NULL: the
+ * child joins it itself; a kernel that refuses is retried without it and
+ * *in_cgroup says which) with new PID, IPC and mount namespaces: the child
+ * is PID 1 of its namespace.  Call from a single-threaded process inside
+ * the view.
  */
 pid_t world_clone(const char *cgroup, bool *in_cgroup);
 
