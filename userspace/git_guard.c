@@ -212,6 +212,8 @@ static int plan_modules(struct git_guard *g, const char *dir, int depth)
  */
 struct walk {
 	char path[PATH_MAX];            /* the directory being read, then what is handed over */
+	/* getdents64's, shared: a directory is read whole before the walk goes below it. */
+	char buf[32768] __attribute__((aligned(8)));
 	size_t entries;
 	const char *cap;                /* what stopped the walk */
 	int (*gitdir)(struct walk *w, int fd);
@@ -234,32 +236,35 @@ static int extend(struct walk *w, size_t plen, const char *name)
 	return (int)(plen + 1 + n);
 }
 
+/*
+ * getdents64 on the descriptor, not readdir: fdopendir costs a dup, an
+ * fstat and two fcntl per directory, half the walk's system calls (4,900
+ * of 9,700 on a 1,600-directory tree).
+ */
 static int walk_dir(struct walk *w, int dfd, size_t plen, bool top)
 {
 	bool head = false, objects = false, refs = false, repo = false;
 	_cleanup_free_ char *subs = NULL;       /* the subdirectories' names, NUL after each */
-	size_t n_subs = 0, subs_len = 0;
-	struct dirent *de;
-	DIR *d;
+	size_t n_subs = 0, subs_len = 0, subs_cap = 0;
+	ssize_t got = 0, off = 0;
 	int r = 0, fd;
 
-	fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		r = -errno;
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
 	while (r >= 0) {
+		struct dirent64 *de;
 		unsigned char type;
 		struct stat st;
 		int l;
 
-		errno = 0;
-		if (!(de = readdir(d))) {
-			r = -errno;
-			break;
+		if (off >= got) {
+			got = getdents64(dfd, w->buf, sizeof(w->buf));
+			off = 0;
+			if (got <= 0) {
+				r = got < 0 ? -errno : 0;
+				break;
+			}
 		}
+		de = (struct dirent64 *)(w->buf + off);
+		off += de->d_reclen;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (++w->entries > GIT_GUARD_MAX_ENTRIES) {
@@ -300,30 +305,31 @@ static int walk_dir(struct walk *w, int dfd, size_t plen, bool top)
 		objects |= !strcmp(de->d_name, "objects");
 		refs |= !strcmp(de->d_name, "refs");
 		l = (int)strlen(de->d_name) + 1;
-		{
-			char *ns = realloc(subs, subs_len + (size_t)l);
+		if (subs_len + (size_t)l > subs_cap) {
+			size_t nc = 2 * subs_cap + 256;
+			char *ns = realloc(subs, nc);
 
 			if (!ns) {
 				r = -ENOMEM;
 				break;
 			}
 			subs = ns;
+			subs_cap = nc;
 		}
 		memcpy(subs + subs_len, de->d_name, (size_t)l);
 		subs_len += (size_t)l;
 		n_subs++;
 	}
-	closedir(d);
 	if (r < 0)
 		return r;
 	if (!top && head && objects && refs)
 		return w->gitdir(w, dfd);       /* a bare repository, at w->path */
-	for (size_t off = 0; n_subs--; off += strlen(subs + off) + 1) {
-		int l = extend(w, plen, subs + off);
+	for (size_t o = 0; n_subs--; o += strlen(subs + o) + 1) {
+		int l = extend(w, plen, subs + o);
 
 		if (l < 0)
 			return l;
-		fd = openat(dfd, subs + off, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, subs + o, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			r = -errno;
 			break;
