@@ -414,10 +414,11 @@ static const char *split(const char *rel, char *comp, size_t clen)
 /*
  * The state of ROOT/REL, never through a symlink: a symlink, as the
  * directory component or the file, is W_OTHER and not looked into.  *PFD
- * gets the file's directory (-1 when it is not one); with KEEP, a file
- * up to GIT_GUARD_SAVE_MAX is kept whole.  0 or -errno.
+ * gets the file's directory (-1 when it is not one); with KEEP (the bytes
+ * left to keep, taken from), a file up to GIT_GUARD_SAVE_MAX is kept
+ * whole.  0 or -errno.
  */
-static int probe(int rootfd, const char *rel, struct wstate *s, bool keep, int *pfd)
+static int probe(int rootfd, const char *rel, struct wstate *s, size_t *keep, int *pfd)
 {
 	unsigned char buf[65536];
 	char comp[64];
@@ -460,8 +461,11 @@ static int probe(int rootfd, const char *rel, struct wstate *s, bool keep, int *
 	if (fd < 0 || fstat(fd, &s->st) < 0)
 		return -errno;
 	if (keep && (size_t)s->st.st_size <= GIT_GUARD_SAVE_MAX &&
-	    !(s->data = malloc((size_t)s->st.st_size + 1)))
-		return -ENOMEM;
+	    (size_t)s->st.st_size <= *keep) {
+		if (!(s->data = malloc((size_t)s->st.st_size + 1)))
+			return -ENOMEM;
+		*keep -= (size_t)s->st.st_size;
+	}
 	if (!(md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
 		r = -ENOMEM;
 		goto out;
@@ -569,7 +573,7 @@ static void end_watch(struct end *e, int rootfd, const char *rootpath, const cha
 	struct wstate c;
 	int r;
 
-	r = probe(rootfd, rel, &c, false, &pfd);
+	r = probe(rootfd, rel, &c, NULL, &pfd);
 	snprintf(path, sizeof(path), "%s%s%s", rootpath, *rootpath ? "/" : "", rel);
 	if (r < 0) {
 		say(e, GIT_GUARD_INCOMPLETE, path, NULL, false, strerror(-r));
@@ -607,7 +611,7 @@ static void end_watch(struct end *e, int rootfd, const char *rootpath, const cha
 	}
 	if (p->leaf == W_REG && (c.leaf == W_ABSENT || moved_ok)) {
 		if (!p->data) {
-			detail = "bigger than GIT_GUARD_SAVE_MAX at the start: not kept, not put back";
+			detail = "over GIT_GUARD_SAVE_MAX (or _TOTAL) at the start: not kept, not put back";
 		} else {
 			if (pfd < 0 && comp[0] &&
 			    mkdirat(rootfd, comp, p->dst.st_mode & 07777) == 0 &&
@@ -1003,6 +1007,7 @@ static int plan_on_root(struct walk *w, size_t plen)
 static int plan_watch(struct git_guard *g)
 {
 	_cleanup_close_ int wsfd = open(g->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t keep = GIT_GUARD_SAVE_TOTAL;
 
 	if (wsfd < 0)
 		return -errno;
@@ -1020,7 +1025,7 @@ static int plan_watch(struct git_guard *g)
 
 			wt->root = i;
 			wt->rel = watched[k];
-			r = probe(rfd, watched[k], &wt->s, true, &pfd);
+			r = probe(rfd, watched[k], &wt->s, &keep, &pfd);
 			if (r < 0)
 				return r;
 			g->n_watch++;

@@ -29,9 +29,10 @@
  *   repository's top: where a human opens a project) are compared with
  *   their start: one created or changed is renamed to
  *   FILE.cordon-held-SESSION and the original (kept in memory, up to
- *   GIT_GUARD_SAVE_MAX) put back; one deleted is put back.  Held aside at
- *   the end, not refused live: the agent edits them legitimately, and no
- *   human tool reads them while the session runs.
+ *   GIT_GUARD_SAVE_MAX each, GIT_GUARD_SAVE_TOTAL in all) put back;
+ *   one deleted is put back.  Held aside at the end, not refused live:
+ *   the agent edits them legitimately, and no human tool reads them
+ *   while the session runs.
  * Everything at the end goes through descriptors with O_NOFOLLOW (and
  * openat2 RESOLVE_NO_SYMLINKS): a symlink the agent planted is moved
  * aside, never followed.
@@ -57,8 +58,12 @@
 /* The walk's caps: over either, git_guard_plan_session fails (-E2BIG, WHY names it). */
 #define GIT_GUARD_MAX_ENTRIES 200000    /* directory entries read */
 #define GIT_GUARD_MAX_REPOS   4096      /* git directories and .git files */
-/* A watched file bigger than this is held aside at the end but not put back. */
+/*
+ * A watched file bigger than this, or past the total kept (4096 roots of
+ * 13 files could hold 53 GiB), is held aside at the end but not put back.
+ */
 #define GIT_GUARD_SAVE_MAX    (1u << 20)
+#define GIT_GUARD_SAVE_TOTAL  (64u << 20)
 
 /* The agent and editor files watched, relative to each root. */
 #define GIT_GUARD_WATCHED \
