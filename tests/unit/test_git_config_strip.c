@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The keys that run programs, dropped from a git config as git reads it
+ * (userspace/git_config_strip.c): a key after a header on its line, a
+ * value continued over lines, the deprecated [a.b] form, case, an alias
+ * only when it is a shell command, and a file git itself would refuse.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "git_config_strip.h"
+
+static char *strip(const char *in, int want, char *keys, size_t klen)
+{
+	char *out;
+	size_t n;
+	int line = 0;
+
+	assert_int_equal(git_config_strip(in, strlen(in), &out, &n, keys, klen, &line), want);
+	return out;
+}
+
+static void drops_what_runs_keeps_the_rest(void **state)
+{
+	char keys[256];
+	char *out = strip("[core]\n\tbare = false\n\tFSMonitor = \"evil\" ; c\n"
+			  "[core] pager = less\n"
+			  "[diff \"x\"]\n\ttextconv = a \\\n\t  b\n[remote \"origin\"]\n"
+			  "\turl = https://h/r\n[Alias]\n\tst = status\n\tx = \"!sh\"\n"
+			  "[credential \"https://h\"]\n\thelper = store\n[user]\n\tname = me", 5,
+			  keys, sizeof(keys));
+
+	(void)state;
+	assert_string_equal(out, "[core]\n\tbare = false\n[core] \n[diff \"x\"]\n"
+			    "[remote \"origin\"]\n\turl = https://h/r\n[Alias]\n\tst = status\n"
+			    "[credential \"https://h\"]\n[user]\n\tname = me");
+	assert_non_null(strstr(keys, "core.fsmonitor"));
+	assert_non_null(strstr(keys, "diff.<sub>.textconv"));
+	free(out);
+}
+
+static void refuses_what_git_refuses(void **state)
+{
+	char keys[64], *out;
+	size_t n;
+	int line = 0;
+
+	(void)state;
+	assert_int_equal(git_config_strip("[core]\n\tx = \"open\n", 17, &out, &n, keys,
+					  sizeof(keys), &line), -EINVAL);
+	assert_null(out);
+	assert_int_equal(git_config_strip("fsmonitor = x\n", 14, &out, &n, keys, sizeof(keys),
+					  &line), -EINVAL);
+	assert_int_equal(git_config_strip("[core]\n\n\t= x\n", 13, &out, &n, keys, sizeof(keys),
+					  &line), -EINVAL);
+	assert_int_equal(line, 3);
+	out = strip("", 0, keys, sizeof(keys));
+	assert_string_equal(out, "");
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(drops_what_runs_keeps_the_rest),
+		cmocka_unit_test(refuses_what_git_refuses),
+	};
+
+	return cmocka_run_group_tests_name("git_config_strip", tests, NULL, NULL);
+}
