@@ -1215,27 +1215,37 @@ static void *attach_agent(void *arg)
 }
 
 /* The end of the log: the "end" record, the seal, the key wiped. */
-/* A commondir the agent planted (git_guard.h): moved aside, on record, said. */
-static void quarantined(void *ctx, const char *path, const char *moved_to)
+/*
+ * What the agent left that would run code as the human (git_guard.h): held
+ * aside when the session ends, on record, said.
+ */
+static void held_aside(void *ctx, const struct git_guard_held *h)
 {
+	static const char *const what[] = { "commondir", "hook", "config", "gitfile",
+					     "file-created", "file-changed", "file-deleted",
+					     "incomplete" };
 	struct sup *s = ctx;
-	json_t *ev = json_pack("{s:s,s:s,s:s?}", "event", "git-quarantine", "path", path,
-			       "moved_to", moved_to);
+	json_t *ev = json_pack("{s:s,s:s,s:s,s:s?,s:b,s:s?}", "event", "workspace-held",
+			       "what", what[h->what], "path", h->path, "moved_to", h->moved_to,
+			       "restored", h->restored, "detail", h->detail);
 
-	if (s->audit) {
+	if (s->audit && ev) {
 		pthread_mutex_lock(&s->lock);
 		(void)audit_write(s->audit, "lifecycle", ev);
 		pthread_mutex_unlock(&s->lock);
 	}
 	json_decref(ev);
-	log_warn("run: the agent created %s, which would point git at configuration and hooks "
-		 "of its choosing: %s%s", path, moved_to ? "moved aside to " : "COULD NOT MOVE IT: remove "
-		 "it before running git there", moved_to ? moved_to : "");
+	log_warn("run: %s %s%s%s%s", what[h->what], h->path,
+		 h->moved_to ? ": the agent's version is held aside at " : "",
+		 h->moved_to ? h->moved_to : "", h->restored ? "; the original is back" : "");
+	if (h->detail)
+		log_warn("run:   %s", h->detail);
 }
 
+/* Only once every task of the session is dead (sup_loop's end killed its cgroup). */
 static void git_quarantine(struct sup *s)
 {
-	(void)git_guard_check(&s->git, quarantined, s);
+	(void)git_guard_end(&s->git, held_aside, s);
 }
 
 static void *seal_audit(void *arg)
@@ -1318,11 +1328,6 @@ int cmd_run(int argc, char **argv)
 		return EXIT_CORDON;
 	}
 	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
-	r = git_guard_plan(s.workspace, &s.git);
-	if (r < 0) {
-		log_err("run: the workspace's git metadata: %s", strerror(-r));
-		return EXIT_CORDON;
-	}
 	if (load_policy(&s) < 0)
 		return EXIT_CORDON;
 	/* --env cannot hand the agent a secret the credential proxy stands in for. */
@@ -1358,6 +1363,16 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	s.started_ms = sup_now_ms();
+	{
+		char gwhy[PATH_MAX + 256] = "";
+
+		r = git_guard_plan_session(s.workspace, s.name, &s.git, gwhy, sizeof(gwhy));
+		if (r < 0) {
+			log_err("run: the workspace's repositories and agent files: %s",
+				gwhy[0] ? gwhy : strerror(-r));
+			goto out;
+		}
+	}
 	snprintf(s.run_dir, sizeof(s.run_dir), RUN_DIR "/%s", s.name);
 	/* cordon's own paths: never writable from inside, whatever the policy says. */
 	(void)pol_protect_path(s.pol, RUN_DIR);
@@ -1576,7 +1591,8 @@ out:
 	/* The proxy's last records go into the log before it is sealed. */
 	mcp_session_stop(&s);
 	egress_session_stop(&s);
-	git_quarantine(&s);
+	if (s.listener >= 0)
+		git_quarantine(&s);       /* only after an agent ran, and is gone */
 	phase("teardown starts");
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a
