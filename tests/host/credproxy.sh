@@ -394,8 +394,13 @@ ok "  and the session says it stopped for it" grep -q 'steps budget spent' <<<"$
 # core dump), and the broker wiped the block it inherited.
 policy "$t/policy.json"
 SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
-    -- sleep 2 >/dev/null 2>&1 </dev/null & sup=$!
-sleep 1
+    -- sleep 5 >/dev/null 2>&1 </dev/null & sup=$!
+# Until the session is whole (the wipe comes once its broker is started):
+# on a loaded host a start can take more than a second.
+i=0
+while [ $i -lt 80 ] && tr '\0' '\n' </proc/$sup/environ 2>/dev/null | grep -qF "$REAL"; do
+    sleep 0.05; i=$((i + 1))
+done
 brk=$(for p in /proc/[0-9]*; do  # the supervisor's child that is the broker
     grep -q "^PPid:[[:space:]]*$sup\$" "$p/status" 2>/dev/null &&
         tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^$cordon http-proxy" && echo "${p#/proc/}"
