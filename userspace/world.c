@@ -84,26 +84,6 @@ static bool below(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
-/* Directories down to PATH, made in a tmpfs of the view (root's, 0755). */
-static int make_path(const char *path)
-{
-	char p[PATH_MAX];
-
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
-		return -ENAMETOOLONG;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /*
  * /dev: a tmpfs with the host's harmless nodes bound in by descriptor, the
  * usual links, a devpts instance of the session's own (no host terminal
@@ -196,7 +176,7 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 			return fail(why, wlen, r, "placing the home layer on", p->home);
 	}
 	if (ws >= 0) {
-		r = make_path(p->workspace);
+		r = mkdir_p(p->workspace, 0755);      /* in a tmpfs of the view */
 		r = r ?: attach(ws, p->workspace);
 		if (r < 0)
 			return fail(why, wlen, r, "binding the workspace back onto", p->workspace);
