@@ -145,11 +145,43 @@ if [ "$havegit" = 1 ]; then
         git -c safe.directory="*" -C "$2" log --format=%s | grep -q "^agent$"' _ "$o" "$gws"
 fi
 ok "  the start record lists what was read-only" grep -q '"git_read_only":\[".*/\.git/config"' "$audit_g"
-ok "a commondir the agent planted is moved aside at the end, said and recorded" \
-    sh -c '[ ! -e "$1/.git/commondir" ] && ls "$1"/.git/commondir.cordon-quarantined-* >/dev/null &&
-        grep -q "the agent created $1/.git/commondir" "$2" && grep -q "\"git-quarantine\"" "$3"' \
+ok "a commondir the agent planted is held aside at the end, said and recorded" \
+    sh -c '[ ! -e "$1/.git/commondir" ] && ls "$1"/.git/cordon-held-*/commondir >/dev/null &&
+        grep -q "commondir $1/.git/commondir: the agent.s version is held aside at" "$2" &&
+        grep -q "\"workspace-held\".*\"commondir\"" "$3"' \
     _ "$gws" "$scratch/git.err" "$audit_g"
 ok "  and the host never saw the session's mounts" sh -c '! grep -q " $1/.git" /proc/self/mountinfo' _ "$gws"
+
+# --- the agent's home layer (userspace/home.h) ---------------------------------
+# A copy-on-write view of its home: it changes and creates files there, they
+# persist for its next session, and the human's home never changes.
+mkdir -p "$AGENT_HOME/.cache" "$AGENT_HOME/.ssh"
+echo before >"$AGENT_HOME/.cache/cordon-existing"
+echo key >"$AGENT_HOME/.ssh/cordon-probe"
+chown -R "$AGENT" "$AGENT_HOME/.cache" "$AGENT_HOME/.ssh"
+rm -f "$AGENT_HOME/.cordon-state.json"
+"$cordon" home discard --user "$AGENT" --profile coding-agent >/dev/null 2>&1
+in_session -- /bin/sh -c 'echo agent >>"$HOME/.cache/cordon-existing" && echo changed
+    echo "{}" >"$HOME/.cordon-state.json" && echo created
+    ls -a "$HOME" | grep -c "^\.ssh\$"'
+ok "home layer: the agent changes a file of its home (copied up)" \
+    sh -c 'printf "%s\n" "$1" | grep -q "^changed$"' _ "$out"
+ok "  and creates its own state there" sh -c 'printf "%s\n" "$1" | grep -q "^created$"' _ "$out"
+ok "  its ~/.ssh is absent from the view, not merely refused" \
+    sh -c 'printf "%s\n" "$1" | tail -n 1 | grep -qx 0' _ "$out"
+ok "  the real home is unchanged" sh -c '[ "$(cat "$1/.cache/cordon-existing")" = before ] &&
+    [ ! -e "$1/.cordon-state.json" ]' _ "$AGENT_HOME"
+hd=$("$cordon" home diff --user "$AGENT" --profile coding-agent 2>&1)
+ok "  cordon says so at the end, and home diff lists both ($(printf '%s' "$hd" | tr '\n' ' ' | cut -c1-80))" \
+    sh -c 'printf "%s\n" "$1" | grep -q "home layer differs" &&
+        printf "%s\n" "$2" | grep -q "^A.*cordon-state.json" && printf "%s\n" "$2" | grep -q "^M.*cordon-existing"' \
+    _ "$err" "$hd"
+in_session -- /bin/sh -c 'cat "$HOME/.cordon-state.json"'
+ok "  the next session finds its state (the layer persists)" sh -c 'printf "%s\n" "$1" | grep -qx "{}"' _ "$out"
+"$cordon" home apply --user "$AGENT" --profile coding-agent .cordon-state.json >/dev/null 2>&1
+ok "  home apply takes a chosen file into the real home" test -e "$AGENT_HOME/.cordon-state.json"
+"$cordon" home discard --user "$AGENT" --profile coding-agent >/dev/null 2>&1
+rm -f "$AGENT_HOME/.cordon-state.json" "$AGENT_HOME/.cache/cordon-existing" "$AGENT_HOME/.ssh/cordon-probe"
 
 # --- the agent's identity and environment ------------------------------------
 in_session --policy "$policy" -- /bin/cat /proc/self/status
@@ -526,7 +558,7 @@ if command -v python3 >/dev/null 2>&1; then
     # it wrote to cordon's terminal directly.
     python3 "$(dirname "$0")/../terminal.py" - 0 "$scratch/tty6.term" -- /bin/sh -c 'exec "$0" "$@" </dev/null' \
         "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$scratch/tty6.jsonl" -- \
-        /bin/sh -c "printf '\\033]52;c;cm0gLXJmIH4K\\007'; echo; for f in 0 1 2; do echo \$(readlink /proc/self/fd/\$f) \$(stat -L -c %d /proc/self/fd/\$f); done" \
+        /bin/sh -c "printf '\\033]52;c;cm0gLXJmIH4K\\007'; echo; for f in 0 1 2; do echo \$(readlink /proc/\$\$/fd/\$f) \$(stat -L -c %d /proc/\$\$/fd/\$f); done" \
         >/dev/null 2>&1
     ok "tty: with stdin not a terminal, the agent's stdout and stderr are a pty of its own and its stdin stays" \
         sh -c 't=$(sed -n "s/^cordon-tty //p" "$1"); [ -n "$t" ] && grep -q "^/dev/null " "$1" &&
