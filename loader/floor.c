@@ -349,6 +349,7 @@ struct entries {
 	uint32_t policy_id;
 	int err;
 	size_t protected_budget;    /* files enumerated under protected dirs */
+	int host_root;              /* "/" of the host's mount namespace, or -1 */
 };
 
 static int add_entry(struct entries *es, const struct stat *st, const struct pol_fs_entry *pe)
@@ -418,15 +419,42 @@ static int enumerate(struct entries *es, int dirfd, const struct pol_fs_entry *p
 	return r;
 }
 
+/*
+ * A protected object (a credential store) as the host has it, when the
+ * rules are built in a session's view where it is absent or another object
+ * (userspace/world.h: the home layer whites the stores out): its inode is
+ * keyed too, so a hard link to it elsewhere (made before the session, in
+ * the workspace) is still refused.
+ */
+static int on_host_entry(struct entries *es, const struct pol_fs_entry *pe, const struct stat *seen)
+{
+	struct stat st;
+	int r, fd;
+
+	if (es->host_root < 0 || pe->path[0] != '/' ||
+	    fstatat(es->host_root, pe->path + 1, &st, 0) < 0 ||
+	    (seen && st.st_dev == seen->st_dev && st.st_ino == seen->st_ino))
+		return 0;
+	r = add_entry(es, &st, pe);
+	if (r == 0 && S_ISDIR(st.st_mode)) {
+		fd = openat(es->host_root, pe->path + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0)
+			r = enumerate(es, fd, pe, 0);
+	}
+	return r;
+}
+
 static int on_fs_entry(void *ctx, const struct pol_fs_entry *pe)
 {
 	struct entries *es = ctx;
 	struct stat st;
 	int r;
 
-	if (stat(pe->path, &st) < 0)
-		return 0;               /* nothing there now: nothing to key */
+	if (stat(pe->path, &st) < 0)    /* nothing there now: nothing to key */
+		return pe->protected_object ? on_host_entry(es, pe, NULL) : 0;
 	r = add_entry(es, &st, pe);
+	if (r == 0 && pe->protected_object)
+		r = on_host_entry(es, pe, &st);
 	if (r == 0 && pe->protected_object && S_ISDIR(st.st_mode)) {
 		int fd = open(pe->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -515,7 +543,13 @@ static void session_free(struct floor_session *s)
 int floor_session_create(struct floor *f, const struct policy *p, const char *name,
 			 struct floor_session **out)
 {
-	struct entries es = { .protected_budget = 20000 };
+	return floor_session_create_at(f, p, name, -1, out);
+}
+
+int floor_session_create_at(struct floor *f, const struct policy *p, const char *name,
+			    int host_root, struct floor_session **out)
+{
+	struct entries es = { .protected_budget = 20000, .host_root = host_root };
 	struct cordon_session sess = {};
 	struct floor_session *s;
 	char parent[PATH_MAX], root[PATH_MAX];

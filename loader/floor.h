@@ -45,6 +45,13 @@ int floor_session_create(struct floor *f, const struct policy *p, const char *na
 /* Copy the session's rules on device FROM to device TO (the agent's own /proc). */
 int floor_session_alias_dev(struct floor *f, struct floor_session *s, uint64_t from,
 			    uint64_t to);
+/*
+ * The same, built where the calling thread's paths are a session's view,
+ * with HOST_ROOT an O_PATH descriptor of the host's "/": protected objects
+ * are keyed as the host has them too (-1: as floor_session_create).
+ */
+int floor_session_create_at(struct floor *f, const struct policy *p, const char *name,
+			    int host_root, struct floor_session **out);
 uint64_t floor_session_id(const struct floor_session *s);
 const char *floor_session_cgroup(const struct floor_session *s);
 size_t floor_session_entries(const struct floor_session *s);
