@@ -134,6 +134,35 @@ static __always_inline struct cordon_session *current_session(__u64 *sid)
 }
 
 /*
+ * A filesystem working for its mounter inside a session task's call:
+ * overlayfs (the agent's home layer, userspace/home.h) opens its layers'
+ * files and sets their trusted.overlay.* attributes under the mounter's
+ * credentials, put in place of the task's by the kernel (override_creds).
+ * Those hold CAP_SYS_ADMIN, which a session's own credentials never do
+ * (every capability dropped, the bounding set emptied, no_new_privs), so
+ * only the kernel can have put them there.  What the task asked for was
+ * judged on the overlay's own object, where its rules are; the layer's
+ * files (below /var/lib/cordon) are the filesystem's business.  ASKED: the
+ * credentials a capability check is about (NULL for an open): only the
+ * overriding ones count, never a host opener's handed in with a descriptor.
+ * The low 32 bits of kernel_cap_t hold CAP_SYS_ADMIN in every layout.
+ */
+#define CAP_SYS_ADMIN_BIT (1u << 21)
+
+static __always_inline bool fs_override(const struct cred *asked)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	const struct cred *c = t->cred, *real = t->real_cred;
+	__u32 eff = 0, own = 0;
+
+	if (c == real || (asked && asked != c))
+		return false;
+	bpf_probe_read_kernel(&eff, sizeof(eff), &c->cap_effective);
+	bpf_probe_read_kernel(&own, sizeof(own), &real->cap_effective);
+	return (eff & CAP_SYS_ADMIN_BIT) && !(own & CAP_SYS_ADMIN_BIT);
+}
+
+/*
  * Reserve and fill the common part of an event.  A full ring buffer is
  * counted, never silently ignored: userspace reports the drop counter.
  */

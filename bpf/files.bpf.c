@@ -43,7 +43,7 @@ int BPF_PROG(cordon_file_open, struct file *file, int ret)
 	if (ret)
 		return ret;
 	s = current_session(&sid);
-	if (!s)
+	if (!s || fs_override(NULL))
 		return 0;
 	/*
 	 * The exec open (execve, uselib) is marked by __FMODE_EXEC in f_flags;

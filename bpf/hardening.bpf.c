@@ -481,7 +481,7 @@ int BPF_PROG(cordon_capable, const struct cred *cred, struct user_namespace *ns,
 		return ret;
 	if (cap >= 0 && cap < 64 && (CAPS_KEPT & CAP_BIT(cap)))
 		return 0;
-	if (!current_session(&sid))
+	if (!current_session(&sid) || fs_override(cred))
 		return 0;
 	if (opts & CAP_OPT_NOAUDIT)
 		return -EPERM;
