@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -452,11 +453,17 @@ static void print_posture(const struct sup *s)
 }
 
 /* The kernel rules name objects as the agent reaches them: built in the view. */
+struct floor_call {
+	struct sup *s;
+	int host_root;
+};
+
 static int create_floor_session(void *arg)
 {
-	struct sup *s = arg;
+	struct floor_call *c = arg;
 
-	return floor_session_create(s->floor, s->pol, s->name, &s->fsess);
+	return floor_session_create_at(c->s->floor, c->s->pol, c->s->name, c->host_root,
+				       &c->s->fsess);
 }
 
 static int make_session(struct sup *s)
@@ -465,7 +472,13 @@ static int make_session(struct sup *s)
 	int r;
 
 	if (s->floor) {
-		r = world_call(&s->world, create_floor_session, s);
+		struct floor_call c = { .s = s };
+
+		/* This thread is still in the host's namespace: its "/" is the host's. */
+		c.host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		r = c.host_root < 0 ? -errno : world_call(&s->world, create_floor_session, &c);
+		if (c.host_root >= 0)
+			close(c.host_root);
 		if (r < 0) {
 			log_err("run: cannot create the session's kernel rules: %s", strerror(-r));
 			return r;
@@ -1126,6 +1139,73 @@ static void move_off_cpu(int busy)
  * floor was tried (the first session of a boot), a second run of this
  * thread joins the view and builds it.
  */
+/*
+ * The agent's home layer (home.h), opened and mounted detached before the
+ * view is built.  A second session of the same user and profile finds the
+ * layer held: it gets a layer of its own below HOME_LAYER_BASE-sessions,
+ * removed when it ends (said at start; its home changes are not kept).
+ */
+static int open_home_layer(struct sup *s, int *fd)
+{
+	const char *profile = s->pol->name && *s->pol->name ? s->pol->name : "policy";
+	char why[PATH_MAX + 128] = "";
+	int r = home_layer_open(NULL, s->home, s->uid, s->gid, profile, &s->home_layer, why,
+				sizeof(why));
+
+	if (r == -EBUSY) {
+		snprintf(s->home_tmp, sizeof(s->home_tmp), HOME_LAYER_BASE "-sessions/%s", s->name);
+		r = mkdir_p(HOME_LAYER_BASE "-sessions", 0700);
+		r = r ?: home_layer_open(s->home_tmp, s->home, s->uid, s->gid, profile,
+					 &s->home_layer, why, sizeof(why));
+	}
+	r = r ?: home_layer_mount(&s->home_layer, fd, why, sizeof(why));
+	if (r < 0)
+		snprintf(s->world_error, sizeof(s->world_error), "the agent's home layer: %s",
+			 why[0] ? why : strerror(-r));
+	return r;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static int count_change(void *ctx, const struct home_change *c)
+{
+	(void)c;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/* What the agent changed outside the workspace: said when the session ends. */
+static void home_summary(const struct sup *s)
+{
+	size_t n = 0;
+
+	if (s->home_layer.lock_fd < 0 || home_diff(s->home_layer.dir, s->home, count_change, &n) < 0 ||
+	    !n)
+		return;
+	if (s->home_tmp[0])
+		say(s, "the agent changed %zu path%s in its home, in a layer of this session's own, "
+		    "now discarded (another session held the layer)", n, n == 1 ? "" : "s");
+	else
+		say(s, "the agent's home layer differs from your home in %zu path%s: `cordon home "
+		    "diff --user %s --profile %s` shows them, `cordon home apply` takes them", n,
+		    n == 1 ? "" : "s", s->user, s->pol->name && *s->pol->name ? s->pol->name : "policy");
+}
+
+/* After the session's last process: the layer's lock, and a session-own layer removed. */
+static void close_home_layer(struct sup *s)
+{
+	home_layer_close(&s->home_layer);
+	if (s->home_tmp[0] &&
+	    nftw(s->home_tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0)
+		log_warn("run: %s: cannot remove this session's home layer: %m", s->home_tmp);
+	s->home_tmp[0] = '\0';
+}
+
 static void *prepare_view(void *arg)
 {
 	struct sup *s = arg;
@@ -1135,9 +1215,15 @@ static void *prepare_view(void *arg)
 	if (s->world.ns_fd < 0) {
 		struct world_plan plan = { .git = &s->git, .home_fd = -1, .home = s->home,
 					   .workspace = s->workspace };
+		int r;
 
 		phase("view thread: begins");
-		if (world_build(&plan, &s->world, s->world_error, sizeof(s->world_error)) < 0) {
+		if (open_home_layer(s, &plan.home_fd) < 0)
+			return NULL;
+		phase("view thread: home layer mounted");
+		r = world_build(&plan, &s->world, s->world_error, sizeof(s->world_error));
+		close(plan.home_fd);
+		if (r < 0) {
 			world_close(&s->world);
 			return NULL;
 		}
@@ -1290,6 +1376,7 @@ int cmd_run(int argc, char **argv)
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
 			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1 },
+			 .home_layer = { .lock_fd = -1 },
 			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn_chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
@@ -1628,6 +1715,8 @@ out:
 	remove_run_dir(&s);
 	if (s.run_lock >= 0)
 		close(s.run_lock);      /* after the directory is gone: no reaper finds it */
+	home_summary(&s);
+	close_home_layer(&s);
 	pol_free(s.pol);
 	steps_close(&s.steps);
 	git_guard_free(&s.git);

@@ -17,6 +17,7 @@
 #include "cordon.h"
 #include "git_guard.h"
 #include "world.h"
+#include "home.h"
 #include "policy.h"
 #include "posture.h"
 #include "steps.h"
@@ -138,6 +139,8 @@ struct sup {
 	char workspace[PATH_MAX];
 	struct git_guard git;           /* its git metadata, read-only to the session */
 	struct world world;             /* the session's private view (world.h) */
+	struct home_layer home_layer;   /* the agent's copy-on-write home (home.h) */
+	char home_tmp[PATH_MAX];        /* a layer of this session's own, removed at its end, or "" */
 	char world_error[PATH_MAX + 128];
 	bool ll_wanted;                 /* the view's thread builds the Landlock ruleset too */
 	uint32_t proc_rights;           /* fallback: Landlock rights on the agent's own /proc */

@@ -117,6 +117,17 @@ hostpty=$(cat "$scratch/pty")
 read -r sysv_key sysv_shm sysv_msq <"$scratch/sysv"
 host_paths="$hostw/tmux-$AGENT_UID/host.sock $hostw/ssh-agent/host.sock
 /var/tmp/cordon-redteam-host.$$/host.sock /dev/shm/cordon-redteam.$$ $hostpty"
+# Files the human's own tools run later, outside every sandbox (their
+# directories made in the agent's home when missing).
+persist=".local/lib/python3/site-packages/cordon-redteam.pth .nvm/cordon-redteam-node
+.rustup/toolchains/cordon-redteam .npm/_npx/cordon-redteam/run .cache/pre-commit/cordon-redteam
+.claude/settings.json"
+for f in $persist; do
+    d=$AGENT_HOME/$(dirname "$f") top=
+    while [ ! -d "$d" ]; do top=$d; d=$(dirname "$d"); done
+    [ -n "$top" ] || continue
+    mkdir -p "$AGENT_HOME/$(dirname "$f")" && chown -R "$AGENT" "$top" && made="$made $top"
+done
 # The container engine's socket: a stand-in where there is none.
 engine=/run/docker.sock
 if [ ! -e "$engine" ]; then ln -s "$scratch/host.sock" "$engine" && made="$made $engine"; fi
@@ -229,6 +240,7 @@ try() {
 }
 
 FS="EACCES EPERM"               # the file floor: Landlock or BPF LSM, or the supervisor
+STORE="$FS ENOENT"              # a credential store: absent from the home layer, or refused
 NET="EACCES EPERM"              # cgroup-bpf, the supervisor, or the BPF LSM socket hooks
 
 if [ $posture = fallback ]; then
@@ -248,20 +260,20 @@ for u in $users; do
     a=$attack
     # --- secrets on disk ---------------------------------------------------------
     for f in $stores; do
-        try "$u" "read ~/$f" "file floor" - "$FS" -- "$a" read "$AGENT_HOME/$f"
+        try "$u" "read ~/$f" "home layer (absent) / file floor" - "$STORE" -- "$a" read "$AGENT_HOME/$f"
     done
     ln -sf "$key" "$WS/sym" && chown -h "$AGENT" "$WS/sym"
-    try "$u" "read the key through a symlink in the workspace" "file floor" - "$FS" -- "$a" read "$WS/sym"
+    try "$u" "read the key through a symlink in the workspace" "home layer / file floor" - "$STORE" -- "$a" read "$WS/sym"
     rm -f "$WS/link-during"
-    try "$u" "hard link to the key made during the session" "file floor" - "$FS EXDEV" -- \
+    try "$u" "hard link to the key made during the session" "home layer / file floor" - "$STORE EXDEV" -- \
         "$a" hardlink "$key" "$WS/link-during"
     if [ -e "$WS/innocent-before" ]; then
         try "$u" "hard link to the key made before the session" "file floor (by inode)" \
             hardlink-protected-inodes "$FS" -- "$a" read "$WS/innocent-before"
     fi
-    try "$u" "read the key via /proc/self/root" "file floor" proc-root "$FS" -- \
+    try "$u" "read the key via /proc/self/root" "home layer / file floor" proc-root "$STORE" -- \
         "$a" read "/proc/self/root$key"
-    try "$u" "read the key via /proc/1/root" "file floor / ptrace" proc-root "$FS" -- \
+    try "$u" "read the key via /proc/1/root" "home layer / file floor / ptrace" proc-root "$STORE" -- \
         "$a" read "/proc/1/root$key"
     # A file no rule names (the negative control opens it with its policy).
     try "$u" "read a file outside every rule" "file floor" - "$FS" -- "$a" read "$private"
@@ -270,6 +282,21 @@ for u in $users; do
         "EROFS $FS" -- "$a" write "$WS/.git/hooks/pre-commit"
     try "$u" "write core.fsmonitor into .git/config (the human's next git status runs it)" \
         "git metadata read-only (mount)" - "EROFS $FS" -- "$a" write "$WS/.git/config"
+    # --- code the human's own tools run later, planted in the home -------------------
+    # Writes land in the agent's home layer (userspace/home.h): the human's
+    # python, nvm, rustup, npx, pre-commit and Claude Code read the real home.
+    uhome=$(awk -F: -v n="$u" '$1 == n { print $6 }' /etc/passwd)
+    for f in $persist; do cksum "$uhome/$f" 2>/dev/null || echo "absent $f"; done >"$scratch/persist.before"
+    session "$u" -- /bin/sh -c 'a=$1; shift; for f; do "$a" write "$HOME/$f"; done' _ "$a" $persist
+    wrote=$(printf '%s\n' "$out" | grep -c '^BREACH: write')
+    for f in $persist; do cksum "$uhome/$f" 2>/dev/null || echo "absent $f"; done >"$scratch/persist.after"
+    if ! cmp -s "$scratch/persist.before" "$scratch/persist.after"; then
+        out="BREACH: the real home changed: $(diff "$scratch/persist.before" "$scratch/persist.after" | grep '^+[^+]' | head -n 1)"
+    else
+        out="contained: - ($wrote of $(echo $persist | wc -w) writes went to the agent's layer; the real home is unchanged)"
+    fi
+    judge "plant code the human's tools run (.pth, nvm, rustup, npx, pre-commit, Claude hooks)" \
+        "home layer (copy-on-write)" - "*" "$u"
     # --- writes outside the workspace, persistence ----------------------------------
     try "$u" "write a file outside every rule" "file floor" - "$FS" -- "$a" write "$scratch/private/written"
     try "$u" "append to ~/.bashrc" "file floor" - "$FS" -- "$a" write "$AGENT_HOME/.bashrc"
@@ -480,6 +507,9 @@ bare "$attack" host-procs "$victim";             control "no sandbox" "a host pr
 bare "$attack" sysv "$sysv_key" "$sysv_shm" "$sysv_msq"; control "no sandbox" "the host's SysV IPC" --
 bare "$attack" keyring;                          control "no sandbox" "the kernel keyrings" --
 out=$("$attack" fds "$mark" 2>&1 7<"$scratch/root-only"); control "no sandbox" "a root-opened descriptor (fd 7)" --
+out=$(for f in $persist; do "$attack" su "$AGENT_UID" "$attack" write "$AGENT_HOME/$f.control"; done 2>&1)
+out=$(for f in $persist; do [ -s "$AGENT_HOME/$f.control" ] && echo "BREACH: wrote ~/$f.control"; rm -f "$AGENT_HOME/$f.control"; done | tail -n 1)
+control "no sandbox" "plant code the human's tools run" --
 bare "$attack" memfd-exec;                       control "no sandbox" "memfd_create + fexecve" --
 bare "$attack" unix-abstract "$abstract";        control "no sandbox" "abstract Unix socket" --
 echo "$mark" >"$WS/needle-host"
