@@ -22,6 +22,7 @@
 #define CORDON_WALK_DEPTH     64     /* dentry ancestors examined per request */
 #define CORDON_EVENT_PATH     512    /* bytes of path carried in an event */
 #define CORDON_COMM_LEN       16
+#define CORDON_SIGIO_FILES    65536  /* files with an owner set by a session task, at once */
 
 /*
  * Filesystem rights.  A rule grants (or denies) a set of these on the tree
@@ -79,6 +80,9 @@ enum cordon_op {
 	CORDON_OP_UNIX_SEND,       /* connect() or sendmsg() of a Unix datagram socket */
 	CORDON_OP_SOCKET,          /* socket() of a family a session may not use */
 	CORDON_OP_SCHED,           /* nice, ioprio, scheduler, prlimit of another task */
+	CORDON_OP_XATTR,           /* setxattr, removexattr, a POSIX ACL change */
+	CORDON_OP_SIGIO,           /* F_SETOWN's signal aimed outside the setter's session */
+	CORDON_OP_CLONE,           /* clone flags a session may not use */
 	CORDON_OP_MAX,
 };
 

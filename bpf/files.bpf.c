@@ -278,3 +278,247 @@ int BPF_PROG(cordon_path_rename, const struct path *old_dir, struct dentry *old_
 	report_walk(sid, CORDON_OP_RENAME, &v, old_dentry, om);
 	return v.err;
 }
+
+/* --- extended attributes and POSIX ACLs ------------------------------------ */
+
+/*
+ * Attack: root in a session (or the owner of a file) sets a POSIX ACL with
+ * setxattr(system.posix_acl_access / _default) and so grants what chmod was
+ * refused; or writes security.* (a file capability a host user later runs,
+ * an LSM label) or trusted.* (overlayfs' and others' private metadata).
+ * An ACL or any system.* change is judged as the chmod right on the object
+ * (path_chmod's walk), user.* as write, and security.*, trusted.* and any
+ * namespace the kernel may add are refused to a session outright.
+ *
+ * The hooks name a dentry, not a path, and the walk needs the mount to
+ * cross into the parent mounts.  The object is placed through every mount
+ * of its superblock in the caller's mount namespace that shows it (a bind
+ * mount of another subtree does not, and is skipped), and the right must
+ * hold through each of them: the strictest of the places it can be reached
+ * from.  A kernel-internal object (a memfd, a socket) is judged as
+ * file_open judges one.
+ *
+ * What it cannot close, failing closed instead: an object no mount of the
+ * caller's namespace shows (a detached open_tree mount, a layer below
+ * overlayfs, which overlayfs changes through its private mount), more than
+ * XATTR_PLACES such mounts, or a superblock with more than XATTR_MOUNTS
+ * mounts system-wide to look through: all refused, reason "disconnected".
+ */
+#define XATTR_PLACES  4
+#define XATTR_MOUNTS  1024
+
+struct mount___list {
+	struct list_head mnt_instance;
+} __attribute__((preserve_access_index));
+
+struct super_block___list {
+	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___hlist {
+	struct mount *mnt_next_for_sb;
+} __attribute__((preserve_access_index));
+
+struct super_block___hlist {
+	struct mount *s_mounts;
+} __attribute__((preserve_access_index));
+
+/*
+ * A superblock's mounts: a list_head chain through mnt_instance up to 6.7,
+ * a NULL-terminated chain through mnt_next_for_sb after.  Read with CO-RE;
+ * the layout the kernel lacks is dead code.
+ */
+static __always_inline struct mount *sb_mount_at(struct super_block *sb, struct list_head *n)
+{
+	void *head = (void *)sb + bpf_core_field_offset(struct super_block___list, s_mounts);
+
+	if (!n || (void *)n == head)
+		return NULL;
+	return (void *)n - bpf_core_field_offset(struct mount___list, mnt_instance);
+}
+
+static __always_inline struct mount *sb_first_mount(struct super_block *sb)
+{
+	if (bpf_core_field_exists(struct mount___list, mnt_instance))
+		return sb_mount_at(sb, BPF_CORE_READ((struct super_block___list *)sb, s_mounts.next));
+	return BPF_CORE_READ((struct super_block___hlist *)sb, s_mounts);
+}
+
+static __always_inline struct mount *sb_next_mount(struct super_block *sb, struct mount *m)
+{
+	if (bpf_core_field_exists(struct mount___list, mnt_instance))
+		return sb_mount_at(sb, BPF_CORE_READ((struct mount___list *)m, mnt_instance.next));
+	return BPF_CORE_READ((struct mount___hlist *)m, mnt_next_for_sb);
+}
+
+struct places_ctx {
+	struct super_block *sb;
+	struct mount *m;
+	void *ns;                       /* the caller's mount namespace */
+	struct vfsmount *place[XATTR_PLACES];
+	__u64 n;                        /* > XATTR_PLACES: too many */
+};
+
+static long places_step(__u32 i, void *ctx)
+{
+	struct places_ctx *c = ctx;
+	struct super_block *sb = c->sb;
+	struct mount *m = c->m;
+
+	if (!m)
+		return 1;
+	if (BPF_CORE_READ(m, mnt_ns) == c->ns) {
+		if (c->n >= XATTR_PLACES) {
+			c->n = XATTR_PLACES + 1;
+			return 1;
+		}
+		c->place[c->n & (XATTR_PLACES - 1)] = &m->mnt;
+		c->n++;
+	}
+	c->m = sb_next_mount(sb, m);
+	return 0;
+}
+
+/* decide() as a subprogram: called once per place, verified once per call. */
+static __noinline void decide_at(__u32 policy_id, struct dentry *d, struct vfsmount *m, __u32 want,
+				 struct verdict *v)
+{
+	decide(policy_id, d, m, want, v);
+}
+
+/*
+ * The right `want` on `d` through every mount of the caller's namespace
+ * that shows it; the verdict and the mount it was reached through (for the
+ * event) are returned.
+ */
+static __always_inline void decide_dentry(__u32 policy_id, struct dentry *d, __u32 want,
+					  struct verdict *v, struct vfsmount **where)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct places_ctx c = {};
+	struct verdict one;
+	struct mount *first;
+	__u32 shown = 0;
+
+	c.sb = BPF_CORE_READ(d, d_sb);
+	c.ns = BPF_CORE_READ(t, nsproxy, mnt_ns);
+	first = sb_first_mount(c.sb);
+	c.m = first;
+	bpf_loop(XATTR_MOUNTS, places_step, &c, 0);
+	v->err = -EACCES;
+	v->decision = CORDON_DENY;
+	v->rule_id = 0;
+	v->reason = CORDON_REASON_DISCONNECTED;
+	*where = NULL;
+	if (c.n > XATTR_PLACES || c.m)
+		return;                 /* too many places, or mounts left unexamined */
+	if (!c.n && first && BPF_CORE_READ(first, mnt_ns) == MNT_NS_INTERNAL) {
+		/* A kern_mount()ed instance: a memfd, a socket, a pipe. */
+		decide_at(policy_id, d, &first->mnt, want, v);
+		*where = &first->mnt;
+		return;
+	}
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < XATTR_PLACES; i++) {
+		if (i >= c.n)
+			break;
+		decide_at(policy_id, d, c.place[i], want, &one);
+		if (one.reason == CORDON_REASON_DISCONNECTED && one.decision == CORDON_DENY)
+			continue;       /* this mount does not show d */
+		if (!shown++ || (one.err && !v->err)) {
+			*v = one;
+			*where = c.place[i];
+		}
+	}
+}
+
+static __always_inline bool has_prefix(const char *n, const char *p, __u32 len)
+{
+	for (__u32 i = 0; i < len; i++)
+		if (n[i] != p[i])
+			return false;
+	return true;
+}
+
+static __always_inline int on_xattr(struct dentry *d, const char *name)
+{
+	struct verdict v = { .err = -EPERM, .decision = CORDON_DENY,
+			     .reason = CORDON_REASON_HARDENING };
+	struct vfsmount *where = NULL;
+	struct cordon_session *s;
+	char n[8] = {};                 /* "system." is the longest prefix compared */
+	__u64 sid = 0;
+	__u32 want;
+
+	s = current_session(&sid);
+	if (!s || fs_override(NULL))    /* overlayfs copying up its own trusted.overlay.* */
+		return 0;
+	if (bpf_probe_read_kernel_str(n, sizeof(n), name) < 0)
+		n[0] = 0;
+	if (has_prefix(n, "user.", 5))
+		want = CORDON_FS_WRITE;
+	else if (has_prefix(n, "system.", 7))
+		want = CORDON_FS_CHMOD;
+	else
+		want = 0;               /* security.*, trusted.*, anything else */
+	if (want)
+		decide_dentry(s->policy_id, d, want, &v, &where);
+	if (where) {
+		report_walk(sid, CORDON_OP_XATTR, &v, d, where);
+	} else {
+		struct cordon_event *e = event_start(sid, CORDON_OP_XATTR, v.decision, v.err,
+						     v.rule_id, v.reason);
+		if (e) {
+			if (bpf_probe_read_kernel_str(e->path, sizeof(e->path), name) < 0)
+				e->path[0] = 0;
+			bpf_ringbuf_submit(e, 0);
+		}
+	}
+	return v.err;
+}
+
+/*
+ * One layout for 6.1 (struct user_namespace *) and later kernels (struct
+ * mnt_idmap *): the first argument is not read, and the number of
+ * arguments, hence the previous verdict's slot, is the same.
+ */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(cordon_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	if (ret)
+		return ret;
+	return on_xattr(dentry, name);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(cordon_inode_removexattr, void *idmap, struct dentry *dentry, const char *name,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return on_xattr(dentry, name);
+}
+
+/*
+ * From 6.2 a POSIX ACL no longer passes through the xattr hooks: setxattr of
+ * system.posix_acl_* calls these instead.  The loader loads them only on a
+ * kernel that has them (on 6.1 the ACL comes through inode_setxattr above).
+ */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(cordon_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     struct posix_acl *kacl, int ret)
+{
+	if (ret)
+		return ret;
+	return on_xattr(dentry, acl_name);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(cordon_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return on_xattr(dentry, acl_name);
+}

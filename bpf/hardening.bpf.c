@@ -218,9 +218,8 @@ int BPF_PROG(cordon_ptrace_traceme, struct task_struct *parent, int ret)
  * SIGSEGV) do not pass here and are unaffected.  A call with `cred` set is
  * a signal sent on behalf of those credentials (USB async I/O completion),
  * not by the current task, which is then whatever was running: not judged.
- * What this cannot close: F_SETOWN/SIGIO aimed at a host process (a
- * different hook, file_send_sigiotask; it needs a file the host process
- * reads from, and the usual kill permission check applies).
+ * F_SETOWN/SIGIO is another way to the same end: file_send_sigiotask
+ * below.
  */
 SEC("lsm/task_kill")
 int BPF_PROG(cordon_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
@@ -459,9 +458,9 @@ int BPF_PROG(cordon_userns_create, const struct cred *cred, int ret)
  * that asked ("cap 21 syscall 165"): for root, mount, unshare, pivot_root
  * and the like stop here, at CAP_SYS_ADMIN, before their own hooks above,
  * which stay as the layer behind it.  What this cannot close: what root
- * does without any capability, being the same uid as host root: renice,
- * prlimit, sched_setaffinity and ioprio_set of host root processes
- * (task_setnice, task_prlimit, task_setscheduler are not hooked).
+ * does without any capability, being the same uid as host root, except
+ * what the task_* hooks at the end close (renice, rlimits, scheduling and
+ * I/O priority of a process outside the session).
  */
 #define CAPS_KEPT                                                                  \
 	(CAP_BIT(CAP_CHOWN) | CAP_BIT(CAP_DAC_OVERRIDE) | CAP_BIT(CAP_DAC_READ_SEARCH) |   \
@@ -558,10 +557,17 @@ int BPF_PROG(cordon_socket_create, int family, int type, int protocol, int kern,
 }
 
 /*
- * Scheduling and limits of tasks outside the session: root in a session has
- * host root's uid, so without these it could renice, re-prioritise or lower
- * the resource limits of host processes (a denial of service on the host
- * and on cordon's own supervisor).  Its own tasks stay adjustable.
+ * Scheduling and limits of tasks outside the session.
+ * Attack: root in a session has host root's uid, so it could renice
+ * (setpriority), re-prioritise (ioprio_set, sched_setscheduler,
+ * sched_setattr), pin (sched_setaffinity: task_setscheduler too) or lower
+ * the resource limits (prlimit64: task_setrlimit) of any host process,
+ * cordon's supervisor, watchdog and brokers first, which live outside the
+ * session cgroup: a denial of service on the host.  Any target outside the
+ * caller's session is refused; its own tasks stay adjustable.
+ * What it cannot close: reading another task's limits and priorities
+ * (getpriority, prlimit64 without a new limit, ioprio_get), which only
+ * task_prlimit's uid check below narrows.
  */
 static __always_inline int foreign_task(struct task_struct *p, __u32 op)
 {
@@ -596,6 +602,16 @@ int BPF_PROG(cordon_task_setscheduler, struct task_struct *p, int ret)
 	return foreign_task(p, CORDON_OP_SCHED);
 }
 
+/* prlimit64 with a new limit: the target task, not only its credentials. */
+SEC("lsm/task_setrlimit")
+int BPF_PROG(cordon_task_setrlimit, struct task_struct *p, unsigned int resource,
+	     struct rlimit *new_rlim, int ret)
+{
+	if (ret)
+		return ret;
+	return foreign_task(p, CORDON_OP_SCHED);
+}
+
 SEC("lsm/task_prlimit")
 int BPF_PROG(cordon_task_prlimit, const struct cred *cred, const struct cred *tcred,
 	     unsigned int flags, int ret)
@@ -615,4 +631,136 @@ int BPF_PROG(cordon_task_prlimit, const struct cred *cred, const struct cred *tc
 	if (BPF_CORE_READ(cred, uid.val) == BPF_CORE_READ(tcred, uid.val))
 		return 0;
 	return DENY(sid, CORDON_OP_SCHED, -EPERM, "prlimit of uid %u", BPF_CORE_READ(tcred, uid.val));
+}
+
+/* --- new tasks: clone flags ------------------------------------------------- */
+
+#define CLONE_NEWTIME     0x00000080ull
+#define CLONE_NEWNS       0x00020000ull
+#define CLONE_NEWCGROUP   0x02000000ull
+#define CLONE_NEWUTS      0x04000000ull
+#define CLONE_NEWIPC      0x08000000ull
+#define CLONE_NEWUSER     0x10000000ull
+#define CLONE_NEWPID      0x20000000ull
+#define CLONE_NEWNET      0x40000000ull
+#define CLONE_INTO_CGROUP 0x200000000ull
+#define CLONE_REFUSED (CLONE_NEWTIME | CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS |       \
+		       CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |         \
+		       CLONE_INTO_CGROUP)
+
+/*
+ * Attack: clone3 with CLONE_INTO_CGROUP and a descriptor of another cgroup
+ * directory (opened read-only, which cgroupfs allows) starts the child
+ * outside the session cgroup, as root with DAC on cgroup.procs in its
+ * favour: outside the floor, which finds sessions by cgroup.  Namespace
+ * flags would give the child a pid, mount or network namespace of its own,
+ * out of the session's.  copy_process hands this hook the whole 64-bit
+ * flags word (clone3's included, since 5.7) before it moves the child into
+ * any cgroup or namespace, in the parent's context, so the parent's session
+ * is the one judged.  The capability check (CAP_SYS_ADMIN, refused above)
+ * and userns_create stand behind it; unshare(2) does not pass here and
+ * meets those instead.
+ * What it cannot close: nothing of the session's own: cordon's supervisor
+ * forks the agent into the session with CLONE_INTO_CGROUP as a host task,
+ * which this hook does not judge.
+ */
+SEC("lsm/task_alloc")
+int BPF_PROG(cordon_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+{
+	__u64 sid = 0;
+
+	if (ret)
+		return ret;
+	if (!((__u64)clone_flags & CLONE_REFUSED) || !current_session(&sid))
+		return 0;
+	return DENY(sid, CORDON_OP_CLONE, -EPERM, "flags 0x%llx",
+		    (__u64)clone_flags & CLONE_REFUSED);
+}
+
+/* --- F_SETOWN: signals by way of a file ---------------------------------------- */
+
+/*
+ * Attack: F_SETOWN (or F_SETOWN_EX, FIOSETOWN, SIOCSPGRP) names a process
+ * to signal when a file becomes ready, F_SETSIG picks the signal, O_ASYNC
+ * arms it: the kernel then sends SIGKILL, as root in the sandbox, to any
+ * process the session could name, cordon's supervisor first, with no
+ * task_kill check.  The session's pid namespace keeps it from naming host
+ * pids; this is the wall behind it: a signal is delivered only to tasks of
+ * the session of whoever set the owner.
+ *
+ * file_set_fowner cannot refuse (it returns nothing since 6.1.y) and does
+ * not see the target, so it records the file and the setter's session in
+ * cordon_sigio_owner; file_send_sigiotask compares it with the target's
+ * session each time the kernel would signal; file_free_security forgets the
+ * file.  A host setter clears the record: the host's own asynchronous I/O
+ * is never judged.  Cost: a hash update per F_SETOWN by anyone, a hash
+ * delete per file freed anywhere on the host (a miss, almost always), and
+ * a lookup per SIGIO sent.
+ *
+ * What it cannot close: a session holding CORDON_SIGIO_FILES files with an
+ * owner at once: a further record cannot be made, the failure is reported,
+ * and that file's signals are then not judged (the pid namespace remains);
+ * SIGURG to the owner of a socket (out-of-band data), which the kernel
+ * sends with no LSM hook (its default action is to ignore it).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, CORDON_SIGIO_FILES);
+	__type(key, __u64);             /* struct file * */
+	__type(value, __u64);           /* the setter's session */
+} cordon_sigio_owner SEC(".maps");
+
+/*
+ * A void hook in the kernels the floor runs on (6.1.y's stable backport
+ * included): there is no earlier verdict to keep, and nothing to refuse.
+ */
+SEC("lsm/file_set_fowner")
+int BPF_PROG(cordon_file_set_fowner, struct file *file)
+{
+	__u64 key = (__u64)file, sid = 0;
+
+	if (!current_session(&sid)) {
+		(void)bpf_map_delete_elem(&cordon_sigio_owner, &key);
+		return 0;
+	}
+	if (bpf_map_update_elem(&cordon_sigio_owner, &key, &sid, BPF_ANY))
+		(void)DENY(sid, CORDON_OP_SIGIO, -E2BIG, "owner not recorded");
+	return 0;
+}
+
+SEC("lsm/file_free_security")
+int BPF_PROG(cordon_file_free_security, struct file *file)
+{
+	__u64 key = (__u64)file;
+
+	(void)bpf_map_delete_elem(&cordon_sigio_owner, &key);
+	return 0;
+}
+
+/* Up to 6.11 the owner is inside struct file; later it points back to it. */
+struct file___fown {
+	struct fown_struct f_owner;
+} __attribute__((preserve_access_index));
+
+struct fown_struct___file {
+	struct file *file;
+} __attribute__((preserve_access_index));
+
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(cordon_file_send_sigiotask, struct task_struct *tsk, struct fown_struct *fown,
+	     int sig, int ret)
+{
+	__u64 key, *sid;
+
+	if (ret)
+		return ret;
+	if (bpf_core_field_exists(struct fown_struct___file, file))
+		key = (__u64)BPF_CORE_READ((struct fown_struct___file *)fown, file);
+	else
+		key = (__u64)fown - bpf_core_field_offset(struct file___fown, f_owner);
+	sid = bpf_map_lookup_elem(&cordon_sigio_owner, &key);
+	if (!sid || task_session(tsk) == *sid)
+		return 0;
+	return DENY(*sid, CORDON_OP_SIGIO, -EPERM, "pid %d sig %d", BPF_CORE_READ(tsk, tgid), sig);
 }

@@ -151,32 +151,44 @@ static struct floor *floor_new(void)
 	return f;
 }
 
-/* How many arguments the running kernel's bpf LSM hook takes (6.16+: 4). */
-static int bpf_hook_arity(void)
+/*
+ * How many arguments the running kernel's LSM hook `name` takes (bpf_lsm_<name>
+ * in its BTF), -1 if it has no such hook.
+ */
+static int hook_arity(const struct btf *btf, const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
-	int id, n = 3;
+	char fn[128];
+	int id;
 
-	if (!btf)
-		return n;
-	id = btf__find_by_name_kind(btf, "bpf_lsm_bpf", BTF_KIND_FUNC);
-	if (id > 0) {
-		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
-		if (t && btf_is_func_proto(t))
-			n = btf_vlen(t);
-	}
-	btf__free(btf);
-	return n;
+	snprintf(fn, sizeof(fn), "bpf_lsm_%s", name);
+	id = btf ? btf__find_by_name_kind(btf, fn, BTF_KIND_FUNC) : -1;
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	return t && btf_is_func_proto(t) ? (int)btf_vlen(t) : -1;
 }
 
-/* Programs that exist in two layouts: keep the one this kernel has. */
+/*
+ * Programs that exist in two layouts, or for hooks only some kernels have:
+ * keep the ones this kernel has.  The bpf hook takes a fourth argument from
+ * 6.16; inode_set_acl and inode_remove_acl exist from 6.2 (before, an ACL
+ * change comes through inode_setxattr).  Without the kernel's BTF the
+ * defaults are the older kernels'.
+ */
 static void select_programs(struct floor_bpf *skel)
 {
-	if (bpf_hook_arity() >= 4)
+	struct btf *btf = btf__load_vmlinux_btf();
+
+	if (hook_arity(btf, "bpf") >= 4)
 		bpf_program__set_autoload(skel->progs.cordon_bpf, false);
 	else
 		bpf_program__set_autoload(skel->progs.cordon_bpf_kernel_arg, false);
+	if (hook_arity(btf, "inode_set_acl") < 0)
+		bpf_program__set_autoload(skel->progs.cordon_inode_set_acl, false);
+	if (hook_arity(btf, "inode_remove_acl") < 0)
+		bpf_program__set_autoload(skel->progs.cordon_inode_remove_acl, false);
+	btf__free(btf);
 }
 
 /* Open every pinned map; 0 only if the floor there is whole and ours. */
@@ -864,6 +876,7 @@ const char *floor_op_name(uint32_t op)
 		[CORDON_OP_IOCTL] = "ioctl", [CORDON_OP_PERF] = "perf-event-open",
 		[CORDON_OP_USERNS] = "userns-create", [CORDON_OP_UNIX_CONNECT] = "unix-connect",
 		[CORDON_OP_UNIX_SEND] = "unix-send", [CORDON_OP_SOCKET] = "socket", [CORDON_OP_SCHED] = "sched",
+		[CORDON_OP_XATTR] = "xattr", [CORDON_OP_SIGIO] = "sigio", [CORDON_OP_CLONE] = "clone",
 	};
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }

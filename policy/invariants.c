@@ -24,10 +24,29 @@
 #define W (CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD)
 #define A CORDON_FS_ALL
 
+/*
+ * A credential store's class: the store itself and the names tools derive
+ * from it, which hold the same secrets (or the previous ones): a backup or
+ * temporary copy by suffix (shadow-, shadow+, .netrc~, and every
+ * dot-suffix: .bak, .old, .lock, .tmp, .swp, .save, .orig, .dpkg-old,
+ * .dpkg-dist, .rpmsave...), a vi swap file (.NAME.swp, .swo...) and an
+ * Emacs auto-save (#NAME#).  Patterns, expanded against the filesystem when
+ * the session starts (each existing match protected by inode).
+ * What this cannot close: a copy made later, or under a name no pattern
+ * derives (cp /etc/shadow /tmp/x by the host); and the policy engine
+ * matches a pattern at request time in the fallback posture only.
+ */
+#define CLASS(id, dir, name, why) \
+	{ id, dir name, A, why }, \
+	{ id, dir name "[-+~]", A, why " (a backup)" }, \
+	{ id, dir name ".*", A, why " (a backup, lock or temporary copy)" }, \
+	{ id, dir "." name ".sw[a-p]", A, why " (an editor's swap file)" }, \
+	{ id, dir "#" name "#", A, why " (an editor's auto-save)" }
+
 #define CRED(rel) \
-	{ "credential-store", "${HOME}/" rel, A, "a credential store" }, \
-	{ "credential-store", "/root/" rel, A, "a credential store" }, \
-	{ "credential-store", "/home/*/" rel, A, "a credential store" },
+	CLASS("credential-store", "${HOME}/", rel, "a credential store"), \
+	CLASS("credential-store", "/root/", rel, "a credential store"), \
+	CLASS("credential-store", "/home/*/", rel, "a credential store"),
 
 /*
  * The credential stores below a home, each once: the invariants below deny
@@ -120,9 +139,14 @@ static const struct pol_invariant table[] = {
 	{ "container-socket", "/var/lib/docker", A, "Docker's state" },
 	{ "container-socket", "/var/lib/kubelet", A, "the kubelet's state" },
 	/* System secrets. */
-	{ "system-secret", "/etc/shadow", A, "password hashes" },
-	{ "system-secret", "/etc/gshadow", A, "password hashes" },
-	{ "system-secret", "/etc/sudoers", A, "sudo configuration" },
+	CLASS("system-secret", "/etc/", "shadow", "password hashes"),
+	CLASS("system-secret", "/etc/", "gshadow", "password hashes"),
+	CLASS("system-secret", "/etc/", "sudoers", "sudo configuration"),
+	CLASS("system-secret", "/etc/security/", "opasswd", "old password hashes"),
+	{ "system-secret", "/etc/nshadow", A, "password hashes (a temporary copy)" },
+	{ "system-secret", "/etc/ngshadow", A, "password hashes (a temporary copy)" },
+	/* lckpwdf's lock: a session holding it blocks every password change. */
+	{ "system-secret", "/etc/.pwd.lock", A, "the password files' lock" },
 	{ "system-secret", "/etc/sudoers.d", A, "sudo configuration" },
 	{ "system-secret", "/etc/ssh/ssh_host_*_key", A, "an SSH host key" },
 	{ "system-secret", "/etc/ssl/private", A, "TLS private keys" },
