@@ -66,6 +66,7 @@ struct fb_ctx {
 	int abi;
 	uint64_t handled_fs;
 	struct fallback_report *rep;
+	const char *layer;              /* fallback_options.layer */
 };
 
 static void fb_ctx_free(struct fb_ctx *c)
@@ -166,10 +167,21 @@ static int collect(void *ctx, const struct pol_fs_entry *e)
 	struct fb_ctx *c = ctx;
 	uint32_t deny = e->deny | e->escalate;
 	char real[PATH_MAX];
+	struct stat st;
 	int r;
 
 	if (left_to_dac(e))
 		return 0;
+	/* The agent's layer (fallback_options.layer): see there. */
+	if (deny && c->layer && pol_path_within(e->path, c->layer) && strcmp(e->path, c->layer)) {
+		if (lstat(e->path, &st) < 0)
+			deny = errno == ENOENT ? 0 : deny;
+		else if (!e->invariant)
+			deny &= ~(CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE |
+				  CORDON_FS_CHMOD);
+		else if (!S_ISDIR(st.st_mode) && (deny & CORDON_FS_DELETE))
+			deny &= ~CORDON_FS_CREATE;
+	}
 
 	if (e->allow & ~deny) {
 		r = push(&c->allow, &c->n_allow, &c->cap_allow, e->path, e->allow & ~deny);
@@ -504,7 +516,7 @@ static void static_lacks(struct fallback_report *rep)
 static int landlock_build(const struct policy *p, const struct fallback_options *opt,
 			  struct fallback_report *rep)
 {
-	struct fb_ctx c = { .ruleset_fd = -1, .rep = rep };
+	struct fb_ctx c = { .ruleset_fd = -1, .rep = rep, .layer = opt->layer };
 	struct cordon_landlock_ruleset_attr attr = { 0 };
 	int abi, r;
 

@@ -29,6 +29,24 @@ struct fallback_options {
 	bool restrict_bind;
 	uint16_t bind_ports[FALLBACK_MAX_PORTS];
 	int n_bind_ports;
+	/*
+	 * A directory that is the agent's own copy-on-write layer in the view
+	 * the ruleset is built in (userspace/home.h), or NULL.  Below it, a
+	 * denied name absent from the view splits nothing (what the agent makes
+	 * there is its layer's: a credential store is whited out, the real one
+	 * out of reach), an existing file whose creation and deletion are
+	 * denied keeps its parent's create rights (it cannot be removed to be
+	 * made again), and a policy rule's (not an invariant's) denial of
+	 * changes there is not kept: Landlock could only keep it by refusing
+	 * every creation and write at the home's top (a right on a directory
+	 * holds for all below it), and what the agent changes there is its
+	 * layer's, which the human's tools never run (a ~/.bashrc or a systemd
+	 * unit written there is seen by the agent's later sessions only, which
+	 * are sandboxed as this one).  So the agent can make and write its
+	 * state at the top of its home.  The full posture keeps such a denial
+	 * exactly: it judges objects.
+	 */
+	const char *layer;
 };
 
 #define FALLBACK_LACKS_MAX 2048

@@ -1239,7 +1239,11 @@ static void *prepare_view(void *arg)
 		s->ll_fd = -ENOMEM;
 		return NULL;
 	}
-	s->ll_fd = fallback_prepare(s->pol, NULL, rep);
+	{
+		struct fallback_options o = { .layer = s->home };
+
+		s->ll_fd = fallback_prepare(s->pol, &o, rep);
+	}
 	phase("view thread: ruleset built");
 	if (s->ll_fd < 0)
 		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);

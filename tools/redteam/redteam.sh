@@ -121,12 +121,18 @@ host_paths="$hostw/tmux-$AGENT_UID/host.sock $hostw/ssh-agent/host.sock
 # directories made in the agent's home when missing).
 persist=".local/lib/python3/site-packages/cordon-redteam.pth .nvm/cordon-redteam-node
 .rustup/toolchains/cordon-redteam .npm/_npx/cordon-redteam/run .cache/pre-commit/cordon-redteam
-.claude/settings.json"
-for f in $persist; do
-    d=$AGENT_HOME/$(dirname "$f") top=
-    while [ ! -d "$d" ]; do top=$d; d=$(dirname "$d"); done
-    [ -n "$top" ] || continue
-    mkdir -p "$AGENT_HOME/$(dirname "$f")" && chown -R "$AGENT" "$top" && made="$made $top"
+.claude/settings.json .bashrc .config/systemd/user/redteam.service"
+homes=$AGENT_HOME
+[ $posture = fallback ] || homes="$homes /root"     # root in the sandbox too
+for h in $homes; do
+    owner=$AGENT
+    [ "$h" = /root ] && owner=root
+    for f in $persist; do
+        d=$h/$(dirname "$f") top=
+        while [ ! -d "$d" ]; do top=$d; d=$(dirname "$d"); done
+        [ -n "$top" ] || continue
+        mkdir -p "$h/$(dirname "$f")" && chown -R "$owner" "$top" && made="$made $top"
+    done
 done
 # The container engine's socket: a stand-in where there is none.
 engine=/run/docker.sock
@@ -295,15 +301,12 @@ for u in $users; do
     else
         out="contained: - ($wrote of $(echo $persist | wc -w) writes went to the agent's layer; the real home is unchanged)"
     fi
-    judge "plant code the human's tools run (.pth, nvm, rustup, npx, pre-commit, Claude hooks)" \
+    judge "plant code the human's tools run (.pth, nvm, rustup, npx, pre-commit, Claude hooks, .bashrc, a systemd unit)" \
         "home layer (copy-on-write)" - "*" "$u"
     # --- writes outside the workspace, persistence ----------------------------------
     try "$u" "write a file outside every rule" "file floor" - "$FS" -- "$a" write "$scratch/private/written"
-    try "$u" "append to ~/.bashrc" "file floor" - "$FS" -- "$a" write "$AGENT_HOME/.bashrc"
     try "$u" "write /etc/cordon-redteam" "file floor" - "$FS" -- "$a" write /etc/cordon-redteam
     try "$u" "cron job in /etc/cron.d" "file floor" - "$FS" -- "$a" write /etc/cron.d/redteam
-    try "$u" "systemd user unit" "file floor" - "$FS" -- \
-        "$a" write "$AGENT_HOME/.config/systemd/user/redteam.service"
     # The daemon is found by its command line: a pid it writes is its PID
     # namespace's, not the host's.
     dpid=$WS/cordon-redteam-daemon.$$.pid
