@@ -1160,8 +1160,10 @@ static int open_home_layer(struct sup *s, int *fd)
 	}
 	r = r ?: home_layer_mount(&s->home_layer, fd, why, sizeof(why));
 	if (r < 0)
-		snprintf(s->world_error, sizeof(s->world_error), "the agent's home layer: %s",
-			 why[0] ? why : strerror(-r));
+		snprintf(s->world_error, sizeof(s->world_error), "the agent's home layer: %s%s",
+			 why[0] ? why : strerror(-r), r == -EOPNOTSUPP || r == -EINVAL ?
+			 " (" HOME_LAYER_BASE " must be on a filesystem that can hold an overlay's "
+			 "upper layer: ext4, xfs, btrfs or tmpfs)" : "");
 	return r;
 }
 
