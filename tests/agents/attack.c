@@ -1832,6 +1832,21 @@ static int sysv_make(const char *file)
 	return 0;
 }
 
+/* acl FILE: a POSIX ACL granting others rwx, set with setxattr (what chmod 0707 would do). */
+static int acl_grant(const char *file)
+{
+	/* struct posix_acl_xattr_header + entries, little-endian: USER_OBJ rwx, GROUP_OBJ r, OTHER rwx. */
+	static const unsigned char acl[] = {
+		2, 0, 0, 0,
+		1, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+	};
+	int r = (int)syscall(SYS_setxattr, file, "system.posix_acl_access", acl, sizeof(acl), 0);
+
+	return verdict(r, errno, "setxattr system.posix_acl_access");
+}
+
 static void sysv_cleanup(int sig)
 {
 	(void)sig;
@@ -1860,6 +1875,8 @@ int main(int argc, char **argv)
 		return sysv(atoi(x), atoi(y), atoi(argv[4]));
 	if (!strcmp(a, "keyring"))
 		return keyring();
+	if (!strcmp(a, "acl"))
+		return acl_grant(x);
 	if (!strcmp(a, "fds"))
 		return inherited_fds(x);
 	if (!strcmp(a, "clone3-cgroup"))

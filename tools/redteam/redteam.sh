@@ -134,6 +134,12 @@ for h in $homes; do
         mkdir -p "$h/$(dirname "$f")" && chown -R "$owner" "$top" && made="$made $top"
     done
 done
+# A copy of a credential store by another name of its class (dpkg leaves
+# NAME.dpkg-old), readable by anyone, so that only cordon can refuse it.
+shadow_copy=/etc/gshadow.dpkg-old
+if [ ! -e "$shadow_copy" ]; then
+    echo "$mark" >"$shadow_copy" && chmod 0644 "$shadow_copy" && made="$made $shadow_copy"
+fi
 # The container engine's socket: a stand-in where there is none.
 engine=/run/docker.sock
 if [ ! -e "$engine" ]; then ln -s "$scratch/host.sock" "$engine" && made="$made $engine"; fi
@@ -335,6 +341,10 @@ for u in $users; do
     try "$u" "the kernel keyrings (keyctl, add_key)" "seccomp denylist" - "EPERM ENOSYS" -- "$a" keyring
     session "$u" -- "$a" fds "$mark" 7<"$scratch/root-only"
     judge "a root-opened descriptor the invoker holds (fd 7)" "descriptors closed" - "*" "$u"
+    try "$u" "a POSIX ACL by setxattr on a file chmod may not change" "floor (xattr as chmod)" \
+        metadata "$FS" -- "$a" acl "$private"
+    try "$u" "a backup of the password hashes ($shadow_copy, world-readable)" \
+        "file floor (stores by class)" - "$FS" -- "$a" read "$shadow_copy"
     try "$u" "clone3(CLONE_INTO_CGROUP) out of the session's cgroup" "seccomp (clone3: ENOSYS)" - \
         "ENOSYS EPERM EACCES" -- "$a" clone3-cgroup "$(cgroup2_root)"
     # --- network --------------------------------------------------------------------
@@ -509,6 +519,8 @@ bare "$attack" host-paths $host_paths;           control "no sandbox" "host serv
 bare "$attack" host-procs "$victim";             control "no sandbox" "a host process by pid" --
 bare "$attack" sysv "$sysv_key" "$sysv_shm" "$sysv_msq"; control "no sandbox" "the host's SysV IPC" --
 bare "$attack" keyring;                          control "no sandbox" "the kernel keyrings" --
+bare "$attack" acl "$private";                   control "no sandbox" "a POSIX ACL by setxattr" --
+bare "$attack" read "$shadow_copy";              control "no sandbox" "a world-readable backup of the password hashes" --
 out=$("$attack" fds "$mark" 2>&1 7<"$scratch/root-only"); control "no sandbox" "a root-opened descriptor (fd 7)" --
 out=$(for f in $persist; do "$attack" su "$AGENT_UID" "$attack" write "$AGENT_HOME/$f.control"; done 2>&1)
 out=$(for f in $persist; do [ -s "$AGENT_HOME/$f.control" ] && echo "BREACH: wrote ~/$f.control"; rm -f "$AGENT_HOME/$f.control"; done | tail -n 1)
