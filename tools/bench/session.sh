@@ -69,13 +69,37 @@ if command -v firejail >/dev/null; then
     res+=("$("$BUILD/tools/bench/startlat" $N firejail --quiet --noprofile /bin/true)")
     names+=("firejail")
 fi
+# Before the private world (userspace/world.h: namespaces, /tmp, /dev, /proc,
+# the home layer): the same start with the last build without it
+# (BENCH_BEFORE, a commit), built once from `git archive` into
+# BUILD/bench-before, and run in a block of its own after a warm-up start
+# (its floor's build id differs: the first start re-measures the posture).
+before=${BENCH_BEFORE:-be01003}
+bdir=$BUILD/bench-before
+if [ ! -x "$bdir/build/cordon" ] && git -C "$here" cat-file -e "$before^{commit}" 2>/dev/null; then
+    rm -rf "$bdir" && mkdir -p "$bdir" &&
+        git -C "$here" archive "$before" | tar -x -C "$bdir" &&
+        make -s -C "$bdir" BUILD="$bdir/build" "$bdir/build/cordon" >/dev/null 2>&1
+fi
+if [ -x "$bdir/build/cordon" ]; then
+    "$bdir/build/cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve deny \
+        --audit "$work/b.warm" -- /bin/true >/dev/null 2>&1
+    res+=("$("$BUILD/tools/bench/startlat" $N "$bdir/build/cordon" run -q --user "$AGENT" \
+        --workspace "$WS" --policy "$policy" --approve deny --audit "$work/b.%n" -- /bin/true)")
+    names+=("cordon run before the private world ($before)")
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve deny \
+        --audit "$work/a.warm" -- /bin/true >/dev/null 2>&1
+fi
 row "start latency of \`true\`" "median" "p10 - p90" "over bare" "ratio" "target"
 row "---" "---" "---" "---" "---" "---"
 read -r bare _ _ _ <<<"${res[0]}"
 for i in "${!names[@]}"; do
     read -r med p10 p90 failed <<<"${res[$i]}"
     target=
-    case ${names[$i]} in cordon*) target="<= 5 ms over bare" ;; esac
+    case ${names[$i]} in
+    "cordon run before"*) target="" ;;
+    cordon*) target="<= 5 ms over bare" ;;
+    esac
     note=
     [ "$failed" = 0 ] || note=" ($failed failed)"
     if [ "$i" = 0 ]; then
@@ -84,6 +108,17 @@ for i in "${!names[@]}"; do
         row "${names[$i]}" "$med ms$note" "$p10 - $p90" "$(awk -v a="$med" -v b="$bare" 'BEGIN{printf "%.2f ms", a-b}')" \
             "$(ratio "$med" "$bare")" "$target"
     fi
+done
+for i in "${!names[@]}"; do
+    case ${names[$i]} in "cordon run before"*) ;; *) continue ;; esac
+    read -r med _ _ _ <<<"${res[$i]}"
+    read -r now _ _ _ <<<"${res[1]}"
+    read -r bw _ _ _ <<<"${res[3]:-0 0 0 0}"
+    echo
+    echo "The private world (namespaces, /tmp, /dev, /proc, the home layer) adds" \
+        "$(awk -v a="$now" -v b="$med" 'BEGIN{printf "%.2f ms", a-b}') to a start (target: at most 1 ms);" \
+        "cordon run is $(ratio "$now" "$bw") bubblewrap's start (target: no slower, 1.00x)."
+    echo
 done
 # gVisor takes ~100 ms a start: 7 runs of its own, after the others.
 if command -v runsc >/dev/null && runsc --rootless --network=none do /bin/true >/dev/null 2>&1; then
