@@ -22,8 +22,9 @@
  * - inbound traffic from outside the host (cgroup_skb/ingress): a socket the
  *   kernel autobound to the wildcard without the bind hook (listen() on an
  *   unbound socket, a UDP sendto or connect, even one the floor refused)
- *   receives from another interface only what comes from an address and
- *   port the policy lets the session reach, and a listener nothing at all;
+ *   receives from another interface nothing if it listens, only its peer's
+ *   packets if it is connected (a peer judged at connect), and otherwise only
+ *   what comes from an address and port the policy lets the session reach;
  *   loopback (every local address, whatever it is called) still passes;
  * - stealing a host service's traffic on a shared port (cgroup/setsockopt):
  *   SO_REUSEPORT, which joins a same-uid listener's reuseport group and
@@ -752,12 +753,19 @@ static __always_inline void ingress_report(const struct cordon_net_key *key, __u
  *
  * Anything that came in on loopback passes: every local address is
  * delivered through lo, and the session's own tools talk there.  From any
- * other interface, a listener gets nothing (a SYN and the handshake's last
- * ACK run this program on the listener), and any other socket only what
- * comes from an address and port the session may connect to, judged by
- * the same lookup as connect: the reply of an allowed peer or DNS server
- * arrives, nobody else's packet does.  A socket of a cgroup no session
- * registered (a stray, a session deleted) has no rule: dropped.
+ * other interface:
+ * - a listener gets nothing (a SYN and the handshake's last ACK run this
+ *   program on the listener);
+ * - a connected socket (TCP, connected UDP) gets its packets: the kernel
+ *   delivers to it only what comes from its peer, and that peer was judged
+ *   when it connected, by connect4/6 or, for an approved escalation, by the
+ *   supervisor, which connects a copy of the socket itself (a per-packet
+ *   policy lookup would drop that approved peer's replies);
+ * - any other socket (unconnected UDP) only what comes from an address and
+ *   port the session may connect to, judged by the same lookup as connect:
+ *   the reply of an allowed DNS server arrives, nobody else's datagram
+ *   does.  A socket of a cgroup no session registered (a stray, a session
+ *   deleted) has no rule: dropped.
  */
 SEC("cgroup_skb/ingress")
 int cordon_ingress(struct __sk_buff *skb)
@@ -778,6 +786,8 @@ int cordon_ingress(struct __sk_buff *skb)
 		v.reason = CORDON_NET_REASON_NOT_INET;
 	} else if (sk && sk->state == BPF_TCP_LISTEN) {
 		v.reason = CORDON_NET_REASON_LISTENER;
+	} else if (sk && sk->dst_port) {
+		return PASS;            /* connected: its peer was judged at connect */
 	} else {
 		rule = bpf_map_lookup_elem(&net_rules, &key);
 		if (rule) {
