@@ -205,6 +205,7 @@ enum cordon_net_op {
 	CORDON_NET_OP_SOCKET,
 	CORDON_NET_OP_UNIX_CONNECT, /* to a pathname Unix socket (the fallback's gate) */
 	CORDON_NET_OP_UNIX_SENDMSG, /* a datagram to a pathname Unix socket */
+	CORDON_NET_OP_INGRESS,      /* a packet from outside the host to a session's socket */
 };
 
 /* Why the network floor decided as it did. */
@@ -217,7 +218,25 @@ enum cordon_net_reason {
 	CORDON_NET_REASON_FAMILY,       /* sockaddr family does not match the hook */
 	CORDON_NET_REASON_CORDON,       /* allowed by an entry cordon added (its proxies) */
 	CORDON_NET_REASON_UNIX_PATH,    /* a pathname Unix socket named by the session itself */
+	CORDON_NET_REASON_LISTENER,     /* a packet from outside to a session's listener */
+	CORDON_NET_REASON_NOT_INET,     /* a packet neither TCP nor UDP over plain IP headers */
 };
+
+/*
+ * The network floor's own counters in net_counters, after the shared ones
+ * (CORDON_CNT_EVENTS, CORDON_CNT_DROPS).
+ */
+enum cordon_net_counter {
+	CORDON_NET_CNT_INGRESS_DROPS = CORDON_CNT_MAX, /* packets from outside dropped */
+	CORDON_NET_CNT_SOCKOPT,       /* SO_REUSEPORT / SO_REUSEADDR refused */
+	CORDON_NET_CNT_MAX,
+};
+
+/*
+ * At most one ingress event per CPU in this many nanoseconds: the drops run
+ * in softirq, where a flood must cost a counter, not a ring record each.
+ */
+#define CORDON_NET_INGRESS_EVENT_NS  1000000000ull
 
 struct cordon_net_config {
 	__u32 session_level;  /* cgroup depth of session cgroups (root = 0) */
@@ -292,7 +311,9 @@ struct cordon_net_rule {
 
 /*
  * Ring buffer record: one per denial, and one per allowed connect of a
- * session registered with CORDON_NET_SESSION_ALLOW_EVENTS.
+ * session registered with CORDON_NET_SESSION_ALLOW_EVENTS.  An ingress
+ * drop (rate-bounded) names the remote address and port; it runs in no task,
+ * so pid, uid and comm are 0 and empty.
  */
 struct cordon_net_event {
 	__u64 ts_ns;

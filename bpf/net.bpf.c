@@ -18,15 +18,29 @@
  *   loopback), so a server the agent starts is not reachable from outside;
  * - raw, packet-level and exotic sockets of the inet families (SOCK_RAW,
  *   ICMP "ping" sockets, SCTP, MPTCP): only TCP and UDP, whose every
- *   destination the hooks above see.
+ *   destination the hooks above see;
+ * - inbound traffic from outside the host (cgroup_skb/ingress): a socket the
+ *   kernel autobound to the wildcard without the bind hook (listen() on an
+ *   unbound socket, a UDP sendto or connect, even one the floor refused)
+ *   receives from another interface nothing if it listens, only its peer's
+ *   packets if it is connected (a peer judged at connect), and otherwise only
+ *   what comes from an address and port the policy lets the session reach;
+ *   loopback (every local address, whatever it is called) still passes;
+ * - stealing a host service's traffic on a shared port (cgroup/setsockopt):
+ *   SO_REUSEPORT, which joins a same-uid listener's reuseport group and
+ *   takes a share of its connections (on loopback too), and SO_REUSEADDR
+ *   on UDP, which shares a bound port, are refused.  SO_REUSEADDR on TCP
+ *   passes: it cannot join a listening port on Linux, and dev servers set it.
  *
  * What it cannot close:
  * - a socket created outside the session and passed in (SCM_RIGHTS): the
  *   kernel runs the programs of the socket's cgroup, not the caller's;
  *   only cordon's own processes can hand a session such a socket;
- * - listen() on a socket never bound: the kernel autobinds it to the
- *   wildcard address without running the bind hook (an ingress filter would
- *   be needed to keep it unreachable from outside);
+ * - on loopback, a session's listener is reachable by every local process
+ *   (what its own tools need); a reply to an allowed peer is judged by the
+ *   peer's address and port, so anyone who can spoof an allowed source
+ *   reaches an autobound UDP socket (as a firewall allowing that peer would);
+ *   an IPv6 packet with extension headers is dropped, not parsed;
  * - sockets of other families: the kernel runs cgroup/sock_create only from
  *   inet_create and inet6_create, so AF_PACKET, AF_NETLINK, AF_VSOCK, AF_ALG
  *   and friends never reach this program (the code below denies them should
@@ -53,8 +67,16 @@ char LICENSE[] SEC("license") = "GPL";
 #define IPPROTO_TCP  6
 #define IPPROTO_UDP  17
 #define NETLINK_ROUTE 0
+#define SOL_SOCKET   1
+#define SO_REUSEADDR 2
+#define SO_REUSEPORT 15
+#define LOOPBACK_IFINDEX 1      /* every network namespace's lo */
+#define SOCKOPT_PAGE 4096       /* what the kernel copies of a setsockopt value */
 
-/* cgroup sock_addr and sock programs: 1 lets the call through, 0 is -EPERM. */
+/*
+ * cgroup sock_addr, sock and sockopt programs: 1 lets the call through, 0 is
+ * -EPERM.  cgroup_skb: 1 delivers the packet, 0 drops it.
+ */
 #define PASS 1
 #define DENY 0
 
@@ -129,10 +151,18 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CORDON_CNT_MAX);
+	__uint(max_entries, CORDON_NET_CNT_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } net_counters SEC(".maps");
+
+/* When this CPU last reported an ingress drop (CORDON_NET_INGRESS_EVENT_NS). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} net_ingress_last SEC(".maps");
 
 /*
  * Where sessions live, fixed when the object is loaded (a parent cgroup
@@ -214,15 +244,14 @@ struct verdict {
 };
 
 /*
- * A ring buffer record with what every event has (who, when, the verdict),
- * in the session's own ring when it has one; the caller fills in the
- * destination and submits it.  NULL when the buffer is full: counted as a
- * drop globally and, for a session with a drops entry, under its id.  The
- * whole record is zeroed: the buffer hands out memory as the last reader
- * left it.
+ * A ring buffer record with the verdict, in the session's own ring when it
+ * has one; the caller fills in the rest and submits it.  NULL when the
+ * buffer is full: counted as a drop globally and, for a session with a
+ * drops entry, under its id.  The whole record is zeroed: the buffer hands
+ * out memory as the last reader left it.
  */
-static __always_inline struct cordon_net_event *event_new(__u64 sid, __u32 op, __u32 family,
-							  const struct verdict *v)
+static __always_inline struct cordon_net_event *event_reserve(__u64 sid, __u32 op, __u32 family,
+							      const struct verdict *v)
 {
 	void *rb = bpf_map_lookup_elem(&net_session_events, &sid);
 	struct cordon_net_event *e;
@@ -241,13 +270,24 @@ static __always_inline struct cordon_net_event *event_new(__u64 sid, __u32 op, _
 	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = bpf_ktime_get_ns();
 	e->session = sid;
-	e->pid = bpf_get_current_pid_tgid() >> 32;
-	e->uid = (__u32)bpf_get_current_uid_gid();
 	e->op = op;
 	e->family = family;
 	e->decision = v->decision;
 	e->reason = v->reason;
 	e->rule_id = v->rule_id;
+	return e;
+}
+
+/* event_reserve, with the calling task (the socket hooks run in it). */
+static __always_inline struct cordon_net_event *event_new(__u64 sid, __u32 op, __u32 family,
+							  const struct verdict *v)
+{
+	struct cordon_net_event *e = event_reserve(sid, op, family, v);
+
+	if (!e)
+		return NULL;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->uid = (__u32)bpf_get_current_uid_gid();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
 }
@@ -614,4 +654,183 @@ int cordon_sock_create(struct bpf_sock *sk)
 	}
 	report(sid, CORDON_NET_OP_SOCKET, family, NULL, (__u16)type, (__u16)proto, &v);
 	return DENY;
+}
+
+/*
+ * Where a packet delivered to a socket came from: key gets the remote
+ * address as connect would judge it (IPv4-mapped IPv6 as IPv4), *port the
+ * remote port.  The program sees the packet from its network header.  -1
+ * for anything but TCP or UDP right after a plain IPv4 or IPv6 header (an
+ * IPv6 extension header is not walked: such a packet is dropped).
+ */
+static __always_inline int remote_of(struct __sk_buff *skb, struct cordon_net_key *key,
+				     __u16 *port)
+{
+	__u32 l4;
+	__u16 sport;
+	__u8 vihl;
+
+	if (bpf_skb_load_bytes(skb, 0, &vihl, 1))
+		return -1;
+	if (vihl >> 4 == 4) {
+		struct iphdr ip;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) ||
+		    (ip.protocol != IPPROTO_TCP && ip.protocol != IPPROTO_UDP))
+			return -1;
+		l4 = (__u32)(vihl & 0xf) * 4;
+		key->family = 4;
+		key->prefixlen = CORDON_NET_KEY_BITS + 32;
+		__builtin_memcpy(key->addr, &ip.saddr, 4);
+	} else if (vihl >> 4 == 6) {
+		struct ipv6hdr ip6;
+		__u32 w[4];
+
+		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) ||
+		    (ip6.nexthdr != IPPROTO_TCP && ip6.nexthdr != IPPROTO_UDP))
+			return -1;
+		l4 = sizeof(ip6);
+		__builtin_memcpy(w, &ip6.saddr, 16);
+		if (w[0] == 0 && w[1] == 0 && w[2] == bpf_htonl(0xffff)) {
+			key->family = 4;
+			key->prefixlen = CORDON_NET_KEY_BITS + 32;
+			__builtin_memcpy(key->addr, &w[3], 4);
+		} else {
+			key->family = 6;
+			key->prefixlen = CORDON_NET_KEY_BITS + 128;
+			__builtin_memcpy(key->addr, w, 16);
+		}
+	} else {
+		return -1;
+	}
+	if (bpf_skb_load_bytes(skb, l4, &sport, 2))
+		return -1;
+	*port = bpf_ntohs(sport);
+	return 0;
+}
+
+/*
+ * One event per CPU per CORDON_NET_INGRESS_EVENT_NS at most: a flood of
+ * packets costs the counter and this check, no ring record each.  The
+ * event runs in no task (softirq): no pid, uid or comm.
+ */
+static __always_inline void ingress_report(const struct cordon_net_key *key, __u16 port,
+					   struct verdict *v)
+{
+	struct cordon_net_key self = {
+		.prefixlen = CORDON_NET_KEY_BITS,
+		.family = CORDON_NET_FAMILY_SESSION,
+		.session = key->session,
+	};
+	struct cordon_net_event *e;
+	__u32 zero = 0;
+	__u64 *last = bpf_map_lookup_elem(&net_ingress_last, &zero), now = bpf_ktime_get_ns();
+
+	if (!last || now - *last < CORDON_NET_INGRESS_EVENT_NS)
+		return;
+	*last = now;
+	if (v->reason == CORDON_NET_REASON_DEFAULT && !bpf_map_lookup_elem(&net_rules, &self))
+		v->reason = CORDON_NET_REASON_NO_SESSION;
+	e = event_reserve(key->session, CORDON_NET_OP_INGRESS, key->family, v);
+	if (!e)
+		return;
+	e->port = port;
+	if (key->family == 4)
+		__builtin_memcpy(e->addr, key->addr, 4);
+	else
+		__builtin_memcpy(e->addr, key->addr, 16);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * Packets for the sockets of sessions (the socket's cgroup decides: this
+ * runs where the packet is queued to it, in no task of the session).
+ *
+ * Attack: a socket the kernel bound to the wildcard without the bind hook
+ * (listen() on an unbound socket; a UDP sendto or connect, even one the
+ * floor refused, autobinds first) is reachable from other hosts: a
+ * listener accepts their connections, a UDP socket takes their datagrams.
+ *
+ * Anything that came in on loopback passes: every local address is
+ * delivered through lo, and the session's own tools talk there.  From any
+ * other interface:
+ * - a listener gets nothing (a SYN and the handshake's last ACK run this
+ *   program on the listener);
+ * - a connected socket (TCP, connected UDP) gets its packets: the kernel
+ *   delivers to it only what comes from its peer, and that peer was judged
+ *   when it connected, by connect4/6 or, for an approved escalation, by the
+ *   supervisor, which connects a copy of the socket itself (a per-packet
+ *   policy lookup would drop that approved peer's replies);
+ * - any other socket (unconnected UDP) only what comes from an address and
+ *   port the session may connect to, judged by the same lookup as connect:
+ *   the reply of an allowed DNS server arrives, nobody else's datagram
+ *   does.  A socket of a cgroup no session registered (a stray, a session
+ *   deleted) has no rule: dropped.
+ */
+SEC("cgroup_skb/ingress")
+int cordon_ingress(struct __sk_buff *skb)
+{
+	struct verdict v = { CORDON_DENY, CORDON_NET_REASON_DEFAULT, 0 };
+	struct cordon_net_key key = {};
+	const struct cordon_net_rule *rule;
+	struct bpf_sock *sk;
+	__u16 port = 0;
+
+	if (skb->ingress_ifindex == LOOPBACK_IFINDEX)
+		return PASS;
+	key.session = session_level ? bpf_skb_ancestor_cgroup_id(skb, session_level) : 0;
+	sk = skb->sk;
+	if (sk)
+		sk = bpf_sk_fullsock(sk);
+	if (remote_of(skb, &key, &port) < 0) {
+		v.reason = CORDON_NET_REASON_NOT_INET;
+	} else if (sk && sk->state == BPF_TCP_LISTEN) {
+		v.reason = CORDON_NET_REASON_LISTENER;
+	} else if (sk && sk->dst_port) {
+		return PASS;            /* connected: its peer was judged at connect */
+	} else {
+		rule = bpf_map_lookup_elem(&net_rules, &key);
+		if (rule) {
+			judge(rule, port, &v);
+			if (v.decision == CORDON_ALLOW)
+				return PASS;
+		}
+	}
+	count(CORDON_NET_CNT_INGRESS_DROPS);
+	ingress_report(&key, port, &v);
+	return DENY;
+}
+
+/*
+ * Socket options of sessions' sockets (every socket this program sees was
+ * made below cordon's parent).
+ *
+ * Attack: SO_REUSEPORT on a port a host service of the same uid listens on
+ * (loopback included) joins its reuseport group, and the kernel hands the
+ * session a share of the service's connections or datagrams; SO_REUSEADDR
+ * on a UDP socket lets it bind a host service's port and take its
+ * datagrams.  Both are refused (EPERM) when they would turn the option on;
+ * turning one off passes.  SO_REUSEADDR on TCP passes: Linux never lets it
+ * bind a port a socket listens on, and dev servers set it.
+ *
+ * Everything else passes untouched.  The kernel hands this program at most
+ * SOCKOPT_PAGE bytes of the value; for a longer one optlen 0 tells it to use
+ * the caller's own (without it, kernels before 6.5 fail the call, EFAULT).
+ */
+SEC("cgroup/setsockopt")
+int cordon_setsockopt(struct bpf_sockopt *ctx)
+{
+	int *val = ctx->optval;
+
+	if (ctx->level == SOL_SOCKET &&
+	    (ctx->optname == SO_REUSEPORT ||
+	     (ctx->optname == SO_REUSEADDR && ctx->sk->type != SOCK_STREAM))) {
+		if ((void *)(val + 1) > ctx->optval_end || *val != 0) {
+			count(CORDON_NET_CNT_SOCKOPT);
+			return DENY;
+		}
+	}
+	if (ctx->optlen > SOCKOPT_PAGE)
+		ctx->optlen = 0;
+	return PASS;
 }

@@ -901,7 +901,7 @@ int net_poll(struct net *n, int timeout_ms, net_event_fn fn, void *ctx)
 	return r < 0 ? r : n->delivered;
 }
 
-int net_counter(struct net *n, enum cordon_counter which, uint64_t *out)
+int net_counter(struct net *n, uint32_t which, uint64_t *out)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint32_t key = which;
@@ -927,6 +927,7 @@ const char *net_op_name(uint32_t op)
 		[CORDON_NET_OP_BIND] = "bind", [CORDON_NET_OP_SOCKET] = "socket",
 		[CORDON_NET_OP_UNIX_CONNECT] = "unix-connect",
 		[CORDON_NET_OP_UNIX_SENDMSG] = "unix-sendmsg",
+		[CORDON_NET_OP_INGRESS] = "ingress",
 	};
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }
@@ -941,6 +942,8 @@ const char *net_reason_name(uint32_t reason)
 		[CORDON_NET_REASON_FAMILY] = "family-mismatch",
 		[CORDON_NET_REASON_CORDON] = "cordon",
 		[CORDON_NET_REASON_UNIX_PATH] = "unix-path",
+		[CORDON_NET_REASON_LISTENER] = "inbound-to-listener",
+		[CORDON_NET_REASON_NOT_INET] = "not-tcp-udp",
 	};
 	return reason < ARRAY_SIZE(names) && names[reason] ? names[reason] : "?";
 }

@@ -104,8 +104,11 @@ int net_ring_drops(const struct net_ring *g, uint64_t *out);
 /* Unregister the ring (net_session_del does too) and free it; pending events are lost. */
 void net_ring_close(struct net_ring *g);
 
-/* Totals of the per-CPU counters (CORDON_CNT_EVENTS, CORDON_CNT_DROPS). */
-int net_counter(struct net *n, enum cordon_counter which, uint64_t *out);
+/*
+ * Totals of the per-CPU counters: CORDON_CNT_EVENTS, CORDON_CNT_DROPS and
+ * the network floor's own (enum cordon_net_counter).
+ */
+int net_counter(struct net *n, uint32_t which, uint64_t *out);
 
 const char *net_op_name(uint32_t op);
 const char *net_reason_name(uint32_t reason);
