@@ -1847,6 +1847,54 @@ static int acl_grant(const char *file)
 	return verdict(r, errno, "setxattr system.posix_acl_access");
 }
 
+/*
+ * reuseport PORT: join a host service's TCP port on loopback with
+ * SO_REUSEPORT (same uid: the kernel lets it share the port, and takes a
+ * share of its connections); then a UDP one with SO_REUSEADDR.
+ */
+static int reuseport(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, t = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (t < 0 || u < 0)
+		return verdict(-1, errno, "socket");
+	if (setsockopt(t, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == 0 &&
+	    bind(t, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(t, 1) == 0) {
+		printf("BREACH: joined the host's TCP port %d (SO_REUSEPORT)\n", port);
+		return 1;
+	}
+	if (errno != EPERM && errno != EACCES)
+		return verdict(-1, errno, "SO_REUSEPORT on the host's port (not the floor's refusal)");
+	if (setsockopt(u, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+	    bind(u, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		printf("BREACH: shared the host's UDP port %d (SO_REUSEADDR)\n", port);
+		return 1;
+	}
+	return verdict(-1, errno, "SO_REUSEPORT / SO_REUSEADDR on a host service's port");
+}
+
+/* reuseport-serve FILE: a host service listening with SO_REUSEPORT (TCP) and SO_REUSEADDR (UDP). */
+static int reuseport_serve(const char *file)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	int one = 1, t = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+	FILE *f;
+
+	if (t < 0 || u < 0 || setsockopt(t, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    bind(t, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(t, 8) < 0 ||
+	    getsockname(t, (struct sockaddr *)&a, &l) < 0 ||
+	    setsockopt(u, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(u, (struct sockaddr *)&a, sizeof(a)) < 0 || !(f = fopen(file, "w")))
+		return 2;
+	fprintf(f, "%d\n", ntohs(a.sin_port));
+	fclose(f);
+	pause();
+	return 0;
+}
+
 static void sysv_cleanup(int sig)
 {
 	(void)sig;
@@ -1877,6 +1925,10 @@ int main(int argc, char **argv)
 		return keyring();
 	if (!strcmp(a, "acl"))
 		return acl_grant(x);
+	if (!strcmp(a, "reuseport"))
+		return reuseport(atoi(x));
+	if (!strcmp(a, "reuseport-serve"))
+		return reuseport_serve(x);
 	if (!strcmp(a, "fds"))
 		return inherited_fds(x);
 	if (!strcmp(a, "clone3-cgroup"))

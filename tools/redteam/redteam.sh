@@ -108,13 +108,16 @@ echo "$mark" >/dev/shm/cordon-redteam.$$
 chmod -R a+rwX "$hostw" /var/tmp/cordon-redteam-host.$$ /dev/shm/cordon-redteam.$$
 "$attack" su "$AGENT_UID" "$attack" pty-hold "$scratch/pty" & pids="$pids $!"
 "$attack" sysv-make "$scratch/sysv" & pids="$pids $!"
+"$attack" su "$AGENT_UID" "$attack" reuseport-serve "$scratch/reuseport" & pids="$pids $!"
 echo "$mark" >"$scratch/root-only"; chmod 0600 "$scratch/root-only"
 i=0
 while { [ ! -s "$scratch/pty" ] || [ ! -s "$scratch/sysv" ] ||
-        [ ! -e "$hostw/ssh-agent/ports" ] || [ ! -e /var/tmp/cordon-redteam-host.$$/ports ]; } &&
+        [ ! -e "$hostw/ssh-agent/ports" ] || [ ! -e /var/tmp/cordon-redteam-host.$$/ports ] ||
+        [ ! -s "$scratch/reuseport" ]; } &&
       [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 hostpty=$(cat "$scratch/pty")
 read -r sysv_key sysv_shm sysv_msq <"$scratch/sysv"
+read -r reuse_port <"$scratch/reuseport"
 host_paths="$hostw/tmux-$AGENT_UID/host.sock $hostw/ssh-agent/host.sock
 /var/tmp/cordon-redteam-host.$$/host.sock /dev/shm/cordon-redteam.$$ $hostpty"
 # Files the human's own tools run later, outside every sandbox (their
@@ -348,6 +351,8 @@ for u in $users; do
     try "$u" "clone3(CLONE_INTO_CGROUP) out of the session's cgroup" "seccomp (clone3: ENOSYS)" - \
         "ENOSYS EPERM EACCES" -- "$a" clone3-cgroup "$(cgroup2_root)"
     # --- network --------------------------------------------------------------------
+    try "$u" "join a host service's port (TCP SO_REUSEPORT, UDP SO_REUSEADDR)" \
+        "cgroup-bpf setsockopt" - "EPERM" -- "$a" reuseport "$reuse_port"
     try "$u" "TCP to a loopback port no rule allows" "cgroup-bpf connect4" - "$NET" -- \
         "$a" connect 127.0.0.1 "$tcp4"
     try "$u" "TCP to an external address" "cgroup-bpf connect4" - "$NET" -- "$a" connect 192.0.2.1 443
@@ -519,6 +524,7 @@ bare "$attack" host-paths $host_paths;           control "no sandbox" "host serv
 bare "$attack" host-procs "$victim";             control "no sandbox" "a host process by pid" --
 bare "$attack" sysv "$sysv_key" "$sysv_shm" "$sysv_msq"; control "no sandbox" "the host's SysV IPC" --
 bare "$attack" keyring;                          control "no sandbox" "the kernel keyrings" --
+bare "$attack" reuseport "$reuse_port";          control "no sandbox" "join a host service's port" --
 bare "$attack" acl "$private";                   control "no sandbox" "a POSIX ACL by setxattr" --
 bare "$attack" read "$shadow_copy";              control "no sandbox" "a world-readable backup of the password hashes" --
 out=$("$attack" fds "$mark" 2>&1 7<"$scratch/root-only"); control "no sandbox" "a root-opened descriptor (fd 7)" --
