@@ -565,6 +565,20 @@ if command -v python3 >/dev/null 2>&1; then
                [ "$(grep -c "^/dev/pts/" "$1")" -eq 2 ] && ! grep -q "^$t$" "$1" ||
                { cat -v "$1"; exit 1; } >&2' _ "$scratch/tty6.term"
     ok "  and its clipboard write did not reach the terminal" sh -c '! grep -q "]52;" "$1"' _ "$scratch/tty6.term"
+
+    # Job control on the session's own terminal: a shell stops and resumes
+    # its job; ps sees only the session's processes, PID 1 its init.
+    if command -v bash >/dev/null 2>&1; then
+        python3 "$(dirname "$0")/../terminal.py" - 0 "$scratch/tty7.term" -- \
+            "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$scratch/tty7.jsonl" -- \
+            bash --norc -ic 'set -m; sleep 30 & kill -STOP %1; sleep 0.3; jobs; kill -CONT %1; kill %1; wait
+                ps -e -o pid=,comm= 2>/dev/null | sed "s/^ */ps /"' >/dev/null 2>&1
+        ok "tty: job control works on the session's terminal (a job stopped and resumed)" \
+            sh -c 'grep -q "Stopped.*sleep 30" "$1" || { cat -v "$1"; exit 1; } >&2' _ "$scratch/tty7.term"
+        ok "  ps lists the session's processes only, its init as PID 1" \
+            sh -c 'grep -q "^ps 1 cordon-init" "$1" && [ "$(grep -c "^ps " "$1")" -le 6 ] ||
+                { cat -v "$1"; exit 1; } >&2' _ "$scratch/tty7.term"
+    fi
 fi
 
 # --- the event socket ------------------------------------------------------------
