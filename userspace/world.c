@@ -140,6 +140,8 @@ out:
 int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen)
 {
 	static const char *const tmps[] = { "/tmp", "/var/tmp" };
+	/* Where the human's session services listen: D-Bus, gpg-agent, ssh-agent, screen. */
+	static const char *const runs[] = { "/run/user", "/run/screen" };
 	_cleanup_close_ int ws = -1;
 	bool ws_covered = false;
 	int r;
@@ -169,6 +171,13 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 		r = tmpfs(tmps[i], "mode=1777");
 		if (r < 0)
 			return fail(why, wlen, r, "mounting a tmpfs on", tmps[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
+		if (!is_dir(runs[i]))
+			continue;
+		r = tmpfs(runs[i], "mode=0755,size=64k");
+		if (r < 0)
+			return fail(why, wlen, r, "mounting a tmpfs on", runs[i]);
 	}
 	if (p->home_fd >= 0) {
 		r = attach(p->home_fd, p->home);

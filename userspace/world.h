@@ -4,7 +4,9 @@
  * made for it, not shared with it.
  *
  * The view (one mount namespace per session, built by world_build): /tmp,
- * /var/tmp and /dev/shm are empty tmpfs of the session's own; /dev is a
+ * /var/tmp and /dev/shm are empty tmpfs of the session's own, and so are
+ * /run/user and /run/screen (the human's D-Bus session bus, gpg-agent and
+ * ssh-agent sockets, screen sessions); /dev is a
  * tmpfs holding only null, zero, full, random, urandom and tty (bound from
  * the host's nodes) and a devpts instance of its own, where the agent's
  * terminal is made.  The supervisor judges paths in this view too (it

@@ -104,6 +104,11 @@ made="$made $hostw /var/tmp/cordon-redteam-host.$$ /dev/shm/cordon-redteam.$$"
 "$attack" serve "$hostw/tmux-$AGENT_UID" & pids="$pids $!"
 "$attack" serve "$hostw/ssh-agent" & pids="$pids $!"
 "$attack" serve /var/tmp/cordon-redteam-host.$$ & pids="$pids $!"
+# The human's session bus and agents in XDG_RUNTIME_DIR (/run/user/UID).
+rundir=/run/user/$AGENT_UID
+[ -d "$rundir" ] || { mkdir -p "$rundir" && chown "$AGENT" "$rundir" && chmod 0700 "$rundir" && made="$made $rundir"; }
+mkdir -p "$rundir/cordon-redteam.$$" && chown "$AGENT" "$rundir/cordon-redteam.$$" && made="$made $rundir/cordon-redteam.$$"
+"$attack" su "$AGENT_UID" "$attack" serve "$rundir/cordon-redteam.$$" & pids="$pids $!"
 echo "$mark" >/dev/shm/cordon-redteam.$$
 chmod -R a+rwX "$hostw" /var/tmp/cordon-redteam-host.$$ /dev/shm/cordon-redteam.$$
 "$attack" su "$AGENT_UID" "$attack" pty-hold "$scratch/pty" & pids="$pids $!"
@@ -113,13 +118,14 @@ echo "$mark" >"$scratch/root-only"; chmod 0600 "$scratch/root-only"
 i=0
 while { [ ! -s "$scratch/pty" ] || [ ! -s "$scratch/sysv" ] ||
         [ ! -e "$hostw/ssh-agent/ports" ] || [ ! -e /var/tmp/cordon-redteam-host.$$/ports ] ||
-        [ ! -s "$scratch/reuseport" ]; } &&
+        [ ! -s "$scratch/reuseport" ] || [ ! -e "$rundir/cordon-redteam.$$/ports" ]; } &&
       [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 hostpty=$(cat "$scratch/pty")
 read -r sysv_key sysv_shm sysv_msq <"$scratch/sysv"
 read -r reuse_port <"$scratch/reuseport"
 host_paths="$hostw/tmux-$AGENT_UID/host.sock $hostw/ssh-agent/host.sock
-/var/tmp/cordon-redteam-host.$$/host.sock /dev/shm/cordon-redteam.$$ $hostpty"
+/var/tmp/cordon-redteam-host.$$/host.sock /dev/shm/cordon-redteam.$$ $hostpty
+$rundir/cordon-redteam.$$/host.sock"
 # Files the human's own tools run later, outside every sandbox (their
 # directories made in the agent's home when missing).
 persist=".local/lib/python3/site-packages/cordon-redteam.pth .nvm/cordon-redteam-node
@@ -335,7 +341,7 @@ for u in $users; do
     try "$u" "move itself out of the session's cgroup" "cgroupfs read-only / floor" - "*" -- \
         "$a" cgroup-escape
     # --- the host's world (userspace/world.h): absent, not denied ------------------------
-    try "$u" "host services in /tmp, /var/tmp, /dev/shm, a host terminal" "private world" - \
+    try "$u" "host services in /tmp, /var/tmp, /dev/shm, /run/user, a host terminal" "private world" - \
         "ENOENT" -- "$a" host-paths $host_paths
     try "$u" "a host process by pid: /proc, prlimit, nice, ioprio, affinity, F_SETOWN" \
         "PID namespace" - "ENOENT ESRCH EPERM" -- "$a" host-procs "$victim"
@@ -520,7 +526,7 @@ rm -f "$WS/.git/hooks/pre-commit"
 rm -f "$AGENT_HOME/.bashrc.redteam"
 bare "$attack" ptrace "$victim";                 control "no sandbox" "ptrace a same-uid process" --
 bare "$attack" proc-mem "$victim";               control "no sandbox" "read a same-uid process's memory" --
-bare "$attack" host-paths $host_paths;           control "no sandbox" "host services in /tmp, /var/tmp, /dev/shm, a host terminal" --
+bare "$attack" host-paths $host_paths;           control "no sandbox" "host services in /tmp, /var/tmp, /dev/shm, /run/user, a host terminal" --
 bare "$attack" host-procs "$victim";             control "no sandbox" "a host process by pid" --
 bare "$attack" sysv "$sysv_key" "$sysv_shm" "$sysv_msq"; control "no sandbox" "the host's SysV IPC" --
 bare "$attack" keyring;                          control "no sandbox" "the kernel keyrings" --
