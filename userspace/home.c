@@ -359,7 +359,8 @@ static int config_layers(int fsfd, const struct home_layer *l)
 			return r;
 		return 0;
 	}
-	if (r != -EINVAL)
+	/* Before 6.13 (EINVAL), and before overlayfs took the new mount API (6.5, EOPNOTSUPP). */
+	if (r != -EINVAL && r != -EOPNOTSUPP)
 		return r;
 	snprintf(mask, sizeof(mask), "%s/mask", l->dir);
 	snprintf(upper, sizeof(upper), "%s/upper", l->dir);
