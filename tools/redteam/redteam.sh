@@ -111,18 +111,22 @@ mkdir -p "$rundir/cordon-redteam.$$" && chown "$AGENT" "$rundir/cordon-redteam.$
 "$attack" su "$AGENT_UID" "$attack" serve "$rundir/cordon-redteam.$$" & pids="$pids $!"
 echo "$mark" >/dev/shm/cordon-redteam.$$
 chmod -R a+rwX "$hostw" /var/tmp/cordon-redteam-host.$$ /dev/shm/cordon-redteam.$$
-"$attack" su "$AGENT_UID" "$attack" pty-hold "$scratch/pty" & pids="$pids $!"
+"$attack" su "$AGENT_UID" "$attack" pty-hold "$hostw/pty" & pids="$pids $!"
 "$attack" sysv-make "$scratch/sysv" & pids="$pids $!"
-"$attack" su "$AGENT_UID" "$attack" reuseport-serve "$scratch/reuseport" & pids="$pids $!"
+"$attack" su "$AGENT_UID" "$attack" reuseport-serve "$hostw/reuseport" & pids="$pids $!"
 echo "$mark" >"$scratch/root-only"; chmod 0600 "$scratch/root-only"
 i=0
-while { [ ! -s "$scratch/pty" ] || [ ! -s "$scratch/sysv" ] ||
+while { [ ! -s "$hostw/pty" ] || [ ! -s "$scratch/sysv" ] ||
         [ ! -e "$hostw/ssh-agent/ports" ] || [ ! -e /var/tmp/cordon-redteam-host.$$/ports ] ||
-        [ ! -s "$scratch/reuseport" ] || [ ! -e "$rundir/cordon-redteam.$$/ports" ]; } &&
+        [ ! -s "$hostw/reuseport" ] || [ ! -e "$rundir/cordon-redteam.$$/ports" ]; } &&
       [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-hostpty=$(cat "$scratch/pty")
+hostpty=$(cat "$hostw/pty")
 read -r sysv_key sysv_shm sysv_msq <"$scratch/sysv"
-read -r reuse_port <"$scratch/reuseport"
+read -r reuse_port <"$hostw/reuseport"
+# The host's services must be there, or the rows below would test less than they say.
+for v in "$hostpty" "$sysv_key" "$reuse_port"; do
+    [ -n "$v" ] || { echo "Bail out! the host's stand-in services did not start"; exit 1; }
+done
 host_paths="$hostw/tmux-$AGENT_UID/host.sock $hostw/ssh-agent/host.sock
 /var/tmp/cordon-redteam-host.$$/host.sock /dev/shm/cordon-redteam.$$ $hostpty
 $rundir/cordon-redteam.$$/host.sock"
