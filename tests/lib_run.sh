@@ -73,6 +73,17 @@ procs() {
     done
 }
 
+# supervisor PATTERN: the one process matching PATTERN whose parent does not
+# (the supervisor: its watchdog and the session's cordon-init, forked from
+# it, carry the same command line).
+supervisor() {
+    _all=$(procs "$1")
+    for _p in $_all; do
+        _pp=$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$_p/status" 2>/dev/null)
+        printf '%s\n' "$_all" | grep -qx "$_pp" || echo "$_p"
+    done | head -n 1
+}
+
 # went_down LOG: an audit log that went down on a full disk verifies,
 # sealed, and its audit-down record names the cause (audit.c, AUDIT_RESERVE).
 went_down() {

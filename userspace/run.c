@@ -1181,14 +1181,31 @@ static int count_change(void *ctx, const struct home_change *c)
 	return 0;
 }
 
-/* What the agent changed outside the workspace: said when the session ends. */
+struct home_count {
+	const struct sup *s;
+	size_t n;
+};
+
+static int count_changes(void *arg)
+{
+	struct home_count *c = arg;
+
+	return home_diff(c->s->home_layer.dir, c->s->home, count_change, &c->n);
+}
+
+/*
+ * What the agent changed outside the workspace: said when the session ends.
+ * Compared with the real home, seen from the host's namespace (this thread
+ * is in the view, where the home is the layer itself).
+ */
 static void home_summary(const struct sup *s)
 {
-	size_t n = 0;
+	struct home_count c = { .s = s };
+	size_t n;
 
-	if (s->home_layer.lock_fd < 0 || home_diff(s->home_layer.dir, s->home, count_change, &n) < 0 ||
-	    !n)
+	if (s->home_layer.lock_fd < 0 || world_call_host(&s->world, count_changes, &c) < 0 || !c.n)
 		return;
+	n = c.n;
 	if (s->home_tmp[0])
 		say(s, "the agent changed %zu path%s in its home, in a layer of this session's own, "
 		    "now discarded (another session held the layer)", n, n == 1 ? "" : "s");
@@ -1381,7 +1398,7 @@ int cmd_run(int argc, char **argv)
 	struct run_options opt = { .policy = "coding-agent" };
 	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
-			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1 },
+			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1, .host_fd = -1 },
 			 .home_layer = { .lock_fd = -1 },
 			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn_chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",

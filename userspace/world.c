@@ -147,6 +147,9 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 	int r;
 
 	w->ns_fd = -1;
+	w->host_fd = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (w->host_fd < 0)
+		return fail(why, wlen, -errno, "holding", "the host's mount namespace");
 	if (unshare(CLONE_NEWNS) < 0)
 		return fail(why, wlen, -errno, "a mount namespace for", "the session");
 	/* Host mounts still reach the session; nothing made here reaches the host. */
@@ -199,17 +202,22 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 	return 0;
 }
 
-int world_enter(const struct world *w)
+static int enter(int ns_fd)
 {
-	if (w->ns_fd < 0)
+	if (ns_fd < 0)
 		return -EBADF;
-	if (unshare(CLONE_FS) < 0 || setns(w->ns_fd, CLONE_NEWNS) < 0)
+	if (unshare(CLONE_FS) < 0 || setns(ns_fd, CLONE_NEWNS) < 0)
 		return -errno;
 	return 0;
 }
 
+int world_enter(const struct world *w)
+{
+	return enter(w->ns_fd);
+}
+
 struct call {
-	const struct world *w;
+	int ns_fd;
 	int (*fn)(void *);
 	void *arg;
 	int r;
@@ -219,15 +227,15 @@ static void *call_thread(void *arg)
 {
 	struct call *c = arg;
 
-	c->r = world_enter(c->w);
+	c->r = enter(c->ns_fd);
 	if (c->r == 0)
 		c->r = c->fn(c->arg);
 	return NULL;
 }
 
-int world_call(const struct world *w, int (*fn)(void *arg), void *arg)
+static int call_in(int ns_fd, int (*fn)(void *arg), void *arg)
 {
-	struct call c = { .w = w, .fn = fn, .arg = arg };
+	struct call c = { .ns_fd = ns_fd, .fn = fn, .arg = arg };
 	pthread_t t;
 	int r = pthread_create(&t, NULL, call_thread, &c);
 
@@ -235,6 +243,16 @@ int world_call(const struct world *w, int (*fn)(void *arg), void *arg)
 		return -r;
 	pthread_join(t, NULL);
 	return c.r;
+}
+
+int world_call(const struct world *w, int (*fn)(void *arg), void *arg)
+{
+	return call_in(w->ns_fd, fn, arg);
+}
+
+int world_call_host(const struct world *w, int (*fn)(void *arg), void *arg)
+{
+	return call_in(w->host_fd, fn, arg);
 }
 
 #define WORLD_NS (CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS)
@@ -306,5 +324,7 @@ void world_close(struct world *w)
 {
 	if (w->ns_fd >= 0)
 		close(w->ns_fd);
-	w->ns_fd = -1;
+	if (w->host_fd >= 0)
+		close(w->host_fd);
+	w->ns_fd = w->host_fd = -1;
 }

@@ -47,6 +47,7 @@ struct world_plan {
 
 struct world {
 	int ns_fd;                      /* the view's mount namespace, or -1 */
+	int host_fd;                    /* the host's, where the view was built from, or -1 */
 };
 
 /*
@@ -62,6 +63,9 @@ int world_enter(const struct world *w);
 
 /* Run FN(ARG) on a short-lived thread inside the view; FN's result, or -errno. */
 int world_call(const struct world *w, int (*fn)(void *arg), void *arg);
+
+/* The same in the host's mount namespace (the real home, where the view shows a layer). */
+int world_call_host(const struct world *w, int (*fn)(void *arg), void *arg);
 
 /*
  * Fork the agent's first process into CGROUP (a v2 directory, or NULL: the

@@ -649,7 +649,7 @@ cg=
 for root in /sys/fs/cgroup/unified /sys/fs/cgroup; do
     [ -n "$cgp" ] && [ -d "$root$cgp" ] && { cg=$root$cgp; break; }
 done
-sup=$(procs "--audit $scratch/kill.jsonl" | head -n 1)
+sup=$(supervisor "--audit $scratch/kill.jsonl")
 ok "a running session (supervisor $sup, cgroup $cg)" test -n "$sup" -a -n "$cg"
 kill -9 "$sup"
 i=0
