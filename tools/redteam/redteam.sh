@@ -328,7 +328,9 @@ for u in $users; do
     try "$u" "cron job in /etc/cron.d" "file floor" - "$FS" -- "$a" write /etc/cron.d/redteam
     # The daemon is found by its command line: a pid it writes is its PID
     # namespace's, not the host's.
-    dpid=$WS/cordon-redteam-daemon.$$.pid
+    # (In a directory any uid may write: root in the sandbox has no DAC override.)
+    mkdir -p "$WS/daemon" && chmod 1777 "$WS/daemon"
+    dpid=$WS/daemon/cordon-redteam-daemon.$$.pid
     rm -f "$dpid"
     session "$u" -- "$a" daemon "$dpid" 30
     sleep 0.3
