@@ -900,6 +900,25 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	if (!env)
 		child_fail(EXIT_CORDON, "out of memory");
 	drop_privileges(s);
+	/*
+	 * This process is a copy of the supervisor that never execs: its
+	 * environment (cordon's, secrets the agent's was rebuilt without) and
+	 * its memory must not be the agent's to read.  Attack: a root agent
+	 * (the same uid: a uid that did not change keeps the process
+	 * dumpable) reads /proc/1/environ or /proc/1/mem.  The strings are
+	 * wiped where /proc/PID/environ reads them (the agent's own, built
+	 * above, become this process's), and the process is not dumpable (no
+	 * ptrace, no /proc/1/mem, environ or fd for the agent).
+	 */
+	{
+		char **old = environ;
+
+		environ = env;          /* execvpe searches the agent's PATH, as before */
+		for (char **e = old; e && *e; e++)
+			explicit_bzero(*e, strlen(*e));
+	}
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		child_fail(EXIT_CORDON, "PR_SET_DUMPABLE: %m");
 	phase("agent: privileges dropped");
 	memset(&rep, 0, sizeof(rep));
 	if (!s->floor) {

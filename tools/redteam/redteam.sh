@@ -165,6 +165,9 @@ chown -R "$AGENT" "$scratch/private"
 # only (its credential proxy takes it); the agent gets a sentinel.
 REAL_KEY=sk-ant-redteam-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 export ANTHROPIC_API_KEY=$REAL_KEY
+# A secret in cordon's environment that no credential stands in for.
+HOST_SECRET=host-secret-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+export REDTEAM_HOST_SECRET=$HOST_SECRET
 # Autostart locations exist, so that a refusal is the policy's, not ENOENT.
 for d in /etc/cron.d "$AGENT_HOME/.config/systemd/user"; do
     [ -d "$d" ] && continue
@@ -503,8 +506,15 @@ for u in $users; do
     # The key the credential proxy holds (ANTHROPIC_API_KEY in cordon's own
     # environment): the agent is told what to look for, not where.
     echo "$REAL_KEY" >"$WS/needle"; chmod 0644 "$WS/needle"
+    echo "$HOST_SECRET" >"$WS/host-needle"; chmod 0644 "$WS/host-needle"
     session "$u" -- /bin/sh -c 'X=$(cat "$1/needle") exec "$2" find-secret env:X' _ "$WS" "$a"
     judge "find the real API key in any process" "credential proxy (key on the host side)" - "*" "$u"
+    # Any other secret in cordon's own environment: the agent's environment
+    # is rebuilt without it, and cordon-init (PID 1, a copy of the
+    # supervisor) neither keeps it nor lets the agent read its memory.
+    session "$u" -- /bin/sh -c 'X=$(cat "$1/host-needle") exec "$2" find-secret env:X' _ "$WS" "$a"
+    judge "find a secret of cordon's environment in any process (cordon-init included)" \
+        "environment rebuilt; init wiped, not dumpable" - "*" "$u"
 done
 
 # --- the negative control ------------------------------------------------------------
