@@ -119,7 +119,7 @@ workspace() {
     # In the workspace: a local path outside it is neither in the session's
     # view nor writable there, whatever a human approves.
     REMOTE=$WS/remote.git
-    printf '#include <stdio.h>\n/* cordon-read-marker */\nint main(void) { puts("hello"); return 0; }\n' >"$WS/hello.c"
+    printf 'int puts(const char *);\n/* cordon-read-marker */\nint main(void) { puts("hello"); return 0; }\n' >"$WS/hello.c"
     git init -q -b main "$WS" && git -C "$WS" add hello.c &&
         git -C "$WS" -c user.name=t -c user.email=t@t commit -qm init &&
         git init -q --bare -b main "$REMOTE" && git -C "$WS" remote add origin "$REMOTE" &&
@@ -134,7 +134,7 @@ cat >"$t/script.json" <<EOF
 { "steps": [
     { "shell": "ls" },
     { "shell": "cat hello.c" },
-    { "write": { "path": "@WS@/hello.c", "content": "#include <stdio.h>\nint main(void) { puts(\"cordon-ok\"); return 0; }\n" } },
+    { "write": { "path": "@WS@/hello.c", "content": "int puts(const char *);\nint main(void) { puts(\"cordon-ok\"); return 0; }\n" } },
     { "shell": "cc -o hello hello.c && ./hello" },
     { "shell": "cat ~/.ssh/id_ed25519; echo rc=\$?" },
     { "shell": "curl -s -m 5 --data-binary @hello.c http://127.0.0.1:$LPORT/ ; echo rc=\$?" },
@@ -203,10 +203,10 @@ for cli in claude codex gemini opencode; do
     (cd "$WS" && ${cli}_run --user "$AGENT" --workspace "$WS" --audit "$audit" --approve deny \
         --upstream "$cred=$MODEL_URL" --upstream-ca "$t/ca.pem") >"$d/run.out" 2>&1
     rc=$?
-    diag() { tail -n 8 "$d/run.out" | sed 's/^/#   /' >&2; }
+    f0=${_failed:-0}
     r0=$(result "$d/run" 0); r1=$(result "$d/run" 1); r3=$(result "$d/run" 3)
     r4=$(result "$d/run" 4); r6=$(result "$d/run" 6)
-    ok "$cli under cordon: lists the workspace" has "$r0" hello.c || diag
+    ok "$cli under cordon: lists the workspace" has "$r0" hello.c
     ok "$cli under cordon: reads a file" has "$r1" cordon-read-marker
     ok "$cli under cordon: edits a file with its own tool" grep -q cordon-ok "$WS/hello.c"
     ok "$cli under cordon: builds and runs code" has "$r3" cordon-ok
@@ -219,6 +219,9 @@ for cli in claude codex gemini opencode; do
         sh -c "[ $rc -eq 0 ] && grep -q cordon-agents-done '$d/run.out'"
     ok "$cli under cordon: the real key never entered the session" \
         sh -c "! grep -qF '$REAL' '$d/run/results.jsonl' '$d/run.out' && grep -qF '$REAL' '$d/run/requests.jsonl'"
+
+    # What the CLI and cordon said, when a row failed.
+    [ "${_failed:-0}" -eq "$f0" ] || tail -n 12 "$d/run.out" | sed "s/^/# $cli: /"
 
     # Another run: the push approved reaches its remote.
     model_server "$d/push" "$t/push.json"
