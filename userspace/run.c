@@ -594,6 +594,7 @@ static int start_watchdog(struct sup *s)
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
 		(void)setpgid(0, 0);
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
@@ -807,9 +808,18 @@ static void keep_only_fds(const struct run_options *o)
  */
 static volatile pid_t init_agent;       /* this child's only global: its signal handler's */
 
+/*
+ * The stop signals go to every process of the namespace (kill(-1) from its
+ * init reaches exactly those), not only the agent's top one: a wrapper that
+ * handles SIGTERM must not be the only one told the session ends (the
+ * supervisor kills the cgroup after its grace, sup_stop).  The others
+ * (SIGWINCH, SIGUSR1, ...) are the agent's.
+ */
 static void init_forward(int sig)
 {
-	if (init_agent > 0)
+	if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
+		(void)kill(-1, sig);
+	else if (init_agent > 0)
 		(void)kill(init_agent, sig);
 }
 
@@ -1437,8 +1447,25 @@ int cmd_run(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	if (parse_args(argc, argv, &opt) < 0)
 		return EXIT_CORDON;
-	if (!opt.approve_set)
+	/*
+	 * A question on the terminal needs the terminal's keys, which reach
+	 * cordon only on its stdin (setup_pty).  --approve tty without it was
+	 * accepted and nobody was ever asked; without --approve the session
+	 * silently denied every escalation.  Now the first is refused, and the
+	 * second said, -q or not (it is about approvals, which -q keeps).
+	 */
+	if (!opt.approve_set) {
 		opt.approve = isatty(STDIN_FILENO) ? APPROVE_TTY : APPROVE_DENY;
+		if (opt.approve == APPROVE_DENY)
+			fprintf(stderr, "cordon: no terminal on stdin and no --approve: every "
+				"escalation will be denied (--approve socket holds them for "
+				"`cordon approve`)\n");
+	} else if (opt.approve == APPROVE_TTY && !isatty(STDIN_FILENO)) {
+		log_err("run: --approve tty needs a terminal on stdin to ask on (stdin is not "
+			"one); use --approve socket (`cordon pending`, `cordon approve`) or "
+			"--approve deny");
+		return EXIT_CORDON;
+	}
 	pthread_mutex_init(&s.lock, NULL);
 	if (geteuid() != 0) {
 		log_err("run: needs root to load the kernel floor and create the session's "
