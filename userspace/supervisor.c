@@ -1683,6 +1683,33 @@ static void stop_tick(struct sup *s, uint64_t now)
 	(void)cg_destroy(s->cgroup);
 }
 
+/*
+ * cordon-init says the agent's job stopped (Ctrl-Z): cordon stops too, as
+ * any program stopped at its shell's prompt, and at `fg` the job goes on.
+ * Without a terminal of the human's there is no shell to go back to: the
+ * job is continued at once (the agent stopped itself; nobody could resume
+ * it).  Whatever else the session runs is not stopped, and what it asks
+ * for waits for the human as before.
+ */
+static void init_input(struct sup *s)
+{
+	char buf[16];
+	ssize_t n = read(s->init_chan, buf, sizeof(buf));
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+			close(s->init_chan);
+			s->init_chan = -1;
+		}
+		return;
+	}
+	if (!memchr(buf, 'T', (size_t)n))
+		return;
+	if (s->suspend)
+		s->suspend(s);
+	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
+}
+
 int sup_loop(struct sup *s, int *status)
 {
 	sigset_t mask;
@@ -1720,8 +1747,8 @@ int sup_loop(struct sup *s, int *status)
 		json_decref(ev);
 	}
 	while (!agent_done) {
-		struct pollfd p[11];
-		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1,
+		struct pollfd p[12];
+		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1, i_init = -1,
 		    i_floor = -1, i_net = -1, i_budget = -1, i_mcp = -1, i_http = -1,
 		    timeout = 1000;
 		uint64_t now = sup_now_ms();
@@ -1758,6 +1785,8 @@ int sup_loop(struct sup *s, int *status)
 			p[i_mcp = n++] = (struct pollfd){ .fd = s->mcp.chan, .events = POLLIN };
 		if (s->egress.chan >= 0)
 			p[i_http = n++] = (struct pollfd){ .fd = s->egress.chan, .events = POLLIN };
+		if (s->init_chan >= 0)
+			p[i_init = n++] = (struct pollfd){ .fd = s->init_chan, .events = POLLIN };
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (p[i_listen].revents & POLLIN)
@@ -1795,6 +1824,8 @@ int sup_loop(struct sup *s, int *status)
 				relay(s, s->tty_fd, s->pty_master);
 			}
 		}
+		if (i_init >= 0 && p[i_init].revents)
+			init_input(s);
 		if (p[i_sig].revents & POLLIN) {
 			struct signalfd_siginfo si;
 

@@ -157,6 +157,13 @@ struct sup {
 	int pty_master;                 /* the agent's terminal, or -1 */
 	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
 	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
+	int init_chan;                  /* cordon-init's socket: 'T', the agent's job stopped, or -1 */
+	/*
+	 * Ctrl-Z on the agent's terminal stopped its job (run.c): give the
+	 * human's terminal back and stop cordon itself; returns at `fg`, the
+	 * terminal cordon's again.  NULL: no terminal of the human's to give.
+	 */
+	void (*suspend)(struct sup *s);
 	int approve_sock;
 	int events_sock;
 	int watchdog_fd;
