@@ -889,10 +889,15 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(EXIT_CORDON);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	/*
+	 * Every disposition back to its default: cordon started in the
+	 * background of a script ignores SIGINT and SIGQUIT (POSIX has the
+	 * shell do so), and the agent inherited that, so a stop by SIGQUIT
+	 * found nobody listening.
+	 */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
 	/* No controlling terminal of cordon's: no TIOCSTI into it, no signals from it. */
 	if (setsid() < 0)
 		child_fail(EXIT_CORDON, "setsid: %m");
@@ -1511,11 +1516,11 @@ int cmd_run(int argc, char **argv)
 	 * cordon only on its stdin (setup_pty).  --approve tty without it was
 	 * accepted and nobody was ever asked; without --approve the session
 	 * silently denied every escalation.  Now the first is refused, and the
-	 * second said, -q or not (it is about approvals, which -q keeps).
+	 * second said (unless -q).
 	 */
 	if (!opt.approve_set) {
 		opt.approve = isatty(STDIN_FILENO) ? APPROVE_TTY : APPROVE_DENY;
-		if (opt.approve == APPROVE_DENY)
+		if (opt.approve == APPROVE_DENY && !opt.quiet)
 			fprintf(stderr, "cordon: no terminal on stdin and no --approve: every "
 				"escalation will be denied (--approve socket holds them for "
 				"`cordon approve`)\n");
