@@ -223,7 +223,8 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 
 		if (v) {
 			s->approved = v;
-			s->approved[s->n_approved++] = strdup(p->key);
+			if ((s->approved[s->n_approved] = strdup(p->key)))
+				s->n_approved++;
 		}
 	}
 	for (int i = 0; i < p->n_held; i++) {
