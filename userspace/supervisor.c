@@ -613,13 +613,14 @@ static char *summary_argv(char *const *argv)
 }
 
 /* shell.exec {argv, cwd}, and what a recogniser makes of it (as the event, with "also"). */
-static json_t *exec_event(char **argv, const char *cwd)
+static json_t *exec_event(const struct sup *s, char **argv, const char *cwd)
 {
 	struct pol_lifted lifted[POL_MAX_LIFTED];
-	int n = pol_lift_exec((const char *const *)argv, cwd, lifted);
+	int n = pol_lift_exec((const char *const *)argv, cwd,
+			      pol_vars_get(&s->pol->vars, "WORKSPACE"), lifted);
 	json_t *event;
 
-	if (n == 0)     /* out of memory: the policy denied it already */
+	if (n == 0)     /* no event (memory, or too many to judge): the policy denied it already */
 		return json_pack("{s:s,s:s}", "server", "shell", "tool", "exec");
 	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
 			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
@@ -819,7 +820,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	 * answered (except for an escalation, whose event is its identity).
 	 */
 	if (res.decision == CORDON_ESCALATE) {
-		event = exec_event(argv, cwd);
+		event = exec_event(s, argv, cwd);
 		if (sup_session_approved(s, event))
 			res.decision = CORDON_ALLOW;
 	}
@@ -868,7 +869,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			sup_apply(s, &h, allow, false, NULL);
 		answered();
 		if (!event)
-			event = exec_event(argv, cwd);
+			event = exec_event(s, argv, cwd);
 		exec_records(canon, argv, event, &raw, &kept);
 		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			  allow ? "allow" : "deny", rule_name(&res),
