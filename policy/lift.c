@@ -591,7 +591,7 @@ static const char *const git_commands[] = {
 
 /* Commands that bring another repository's objects or refs into the one they run in. */
 static const char *const git_fetchlike[] = {
-	"fetch", "pull", "fetch-pack", "remote", "bundle", "unpack-objects", "index-pack", NULL
+	"fetch", "pull", "fetch-pack", "remote", "bundle", NULL
 };
 
 /* Commands that send code off by other roads than git push. */
@@ -848,7 +848,13 @@ static void lift_git_sub(struct lift *L, const struct git_ctx *g, const char *su
 		 * Not one of git's commands: an alias from configuration argv does
 		 * not show (an included file, GIT_CONFIG_* in the environment,
 		 * --config-env) or an external git-SUB, either of which may push.
+		 * A name no config key can spell (a path: the supervisor's second
+		 * reading of `git-receive-pack DIR` run by git's own binary) is
+		 * neither: git refuses it.
 		 */
+		if (!isalpha((unsigned char)sub[0]) || sub[strspn(sub, "abcdefghijklmnopqrstuvwxyz"
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")])
+			return;
 		json_t *args = git_push_event(NULL, NULL, false, "alias");
 
 		if (args)
