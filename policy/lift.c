@@ -2,14 +2,74 @@
 /*
  * Semantic lifting of an exec: what `git push -f origin main` means, so that
  * one tool rule (`git.push`) judges it exactly as it judges an MCP git
- * server's push.  Pure: argv in, JSON events out.
+ * server's push.  argv, cwd and the workspace in, JSON events out.
  *
- * Recognisers read argv the way the program itself would, skipping global
- * options (git -C DIR -c K=V ...) so an option cannot hide the subcommand.
- * What they cannot close: a program that does the same thing under another
- * name (a copied git binary, a script calling the HTTP API); every exec is
- * still judged as shell.exec and by the floor, and the network layer judges
- * the connection itself.
+ * Recognisers read argv the way the program itself does, from its option
+ * table (see "reading argv"); an option not in the table is read both ways,
+ * so a deny rule still matches.  A lifted event only adds to a decision (it
+ * can escalate or deny what the floor allows, never allow), so reading too
+ * much is safe and reading too little is not.  An exec meaning more events
+ * than POL_MAX_LIFTED has none and is refused.
+ *
+ * Every way to push or publish, and what judges it:
+ *
+ *   way                                       lifted to, or refused by
+ *   git push (options, -c aliases, the        git.push {remote, branch, force}, one
+ *     dashed git-push, global options)          per refspec; force: -f, --force-with-
+ *                                               lease, --mirror, -d, --prune, +SRC,
+ *                                               :DST, -c remote.X.push=+..., an
+ *                                               option git push has and we do not know
+ *   git send-pack DEST                        git.push {via: send-pack} (not with
+ *                                               --stateless-rpc: a helper's half)
+ *   git http-push, svn dcommit|set-tree,      git.push {via: SUB}
+ *     p4 submit, send-email, imap-send,
+ *     cvsexportcommit
+ *   a fetch from the remote's side: fetch,    git.push {remote: that repository,
+ *     pull, fetch-pack, remote update|add,      source, branch, via} when the repository
+ *     bundle unbundle run in a repository       (--git-dir, --work-tree, --bare, -C,
+ *     outside the workspace                     cwd; canonical, symlinks followed) is
+ *                                               outside the workspace.  A pull so run
+ *                                               asks twice (it runs git fetch).
+ *   git SUB, SUB not a git command            git.push {via: alias, command}: an alias
+ *                                               argv does not show may push
+ *   a copy into another repository: cp into   the floor: each writes that repository
+ *     its .git, git-receive-pack DIR,           as cp would, and the floor judges every
+ *     unpack-objects, index-pack, hash-object   write outside the workspace (shipped
+ *     -w, update-ref, commit run there; git     profiles: the session's /tmp is its own,
+ *     bundle create + cp; git clone WS ELSE     the home a layer, nothing else is
+ *                                               writable).  Not lifted: git runs receive-
+ *                                               pack and unpack-objects itself for every
+ *                                               local push, which would ask twice.
+ *                                               tests/host/push_ways.sh proves both.
+ *   git-upload-pack DIR                       reads only: the source side of a fetch
+ *   git-remote-http(s), -ftp(s), -ext, -fd    the network layer (a host not on the
+ *     run directly                              egress list is refused; in an allowed
+ *                                               TLS tunnel a push is opaque).  Not
+ *                                               lifted: the same helper serves fetches.
+ *   ssh HOST git-receive-pack                 the network floor (no shipped rule has
+ *                                               port 22) and ~/.ssh's invariant
+ *   npm|pnpm|yarn|bun publish, unpublish,     npm.publish {manager, action}
+ *     deprecate, dist-tag add|rm|set, owner
+ *     add|rm, access set|grant|revoke,
+ *     yarn npm publish
+ *   twine upload|register, python -m twine,   pip.publish {via, action} (pip itself
+ *     setup.py upload|register, flit,           has no publishing command)
+ *     poetry, hatch, uv, pdm publish
+ *   cargo publish|yank|owner;                 cargo.publish; gem.publish
+ *     gem push|yank|owner
+ *   npx, npm exec|run, make, sh -c...         the inner command is an exec of its own,
+ *                                               lifted there
+ *   curl or wget to a registry's API          http.fetch {url, method}, and the egress
+ *                                               broker's http.request by host
+ *
+ * What it cannot close: what argv does not hold.  GIT_DIR, GIT_WORK_TREE and
+ * GIT_CONFIG_* in the environment (a fetch into another repository, an
+ * alias, a forcing refspec), configuration files (~/.curlrc, .wgetrc, an
+ * included git config, .npmrc), URLs in a file (curl -K, wget -i: the event
+ * names the file as url_file, which a rule without conditions matches and a
+ * rule on the host cannot).  There, as for a renamed copy of git or a script
+ * speaking the protocol, the floor and the network layer are the
+ * containment: each is judged by what it writes and whom it reaches.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -234,7 +294,9 @@ struct lift {
 	int n;
 	bool overflow;          /* more events than POL_MAX_LIFTED: the exec is refused */
 	const char *cwd;
-	char ws[PATH_MAX];      /* the workspace, canonical ("" when unknown) */
+	const char *workspace;  /* as the policy names it, or NULL */
+	char ws[PATH_MAX];      /* the workspace, canonical ("" when unknown), once asked */
+	bool ws_done;
 	int depth;              /* alias expansion and nested programs */
 };
 
@@ -603,11 +665,48 @@ static const char *const git_sendlike[] = {
 struct git_ctx {
 	char dir[PATH_MAX];             /* the cwd after every -C */
 	char repo[PATH_MAX];            /* --git-dir, else --work-tree, else dir */
-	const char *const *argv;        /* for -c alias.NAME=VALUE */
+	const char *const *argv;        /* for -c alias.NAME=VALUE and -C */
 	int argc, globals_end;
 	bool cfg_force;                 /* -c remote.X.push=+... / remote.X.mirror / --config-env */
-	bool bad_path;
+	bool located, bad_path;         /* repo computed (only a fetch needs it: paths cost) */
 };
+
+/* Join p to dir (or take it when absolute), canonically; false when it cannot be. */
+static bool git_path(char out[PATH_MAX], const char *dir, const char *p)
+{
+	return pol_canon_path(p, dir, out, PATH_MAX) == 0;
+}
+
+/* Where the command runs: the cwd, each -C in turn, then --git-dir / --work-tree / --bare. */
+static void git_locate(const struct lift *L, struct git_ctx *g)
+{
+	const char *gitdir = NULL, *worktree = NULL;
+	bool bare = false;
+	struct scan s;
+	struct tok t;
+
+	if (g->located)
+		return;
+	g->located = true;
+	g->bad_path = !git_path(g->dir, "/", L->cwd && L->cwd[0] == '/' ? L->cwd : "/");
+	scan_init(&s, g->argv, g->globals_end, 1, &git_global_set);
+	for (scan_next(&s, &t); t.k != T_END; scan_next(&s, &t)) {
+		if (t.k != T_OPT || !t.o)
+			continue;
+		if (t.o->tag == G_C && t.val && t.val[0] && !git_path(g->dir, g->dir, t.val))
+			g->bad_path = true;
+		else if (t.o->tag == G_GITDIR)
+			gitdir = t.val;
+		else if (t.o->tag == G_WORKTREE)
+			worktree = t.val;
+		else if (t.o->tag == G_BARE)
+			bare = true;
+	}
+	if (!gitdir && bare)
+		gitdir = ".";
+	if (!git_path(g->repo, g->dir, gitdir ? gitdir : worktree ? worktree : "."))
+		g->bad_path = true;
+}
 
 static bool git_cfg_forces(const char *kv, bool from_env)
 {
@@ -625,14 +724,14 @@ static bool git_cfg_forces(const char *kv, bool from_env)
 	return false;
 }
 
-/* Join p to dir (or take it when absolute), canonically; false when it cannot be. */
-static bool git_path(char out[PATH_MAX], const char *dir, const char *p)
+static bool outside_ws(struct lift *L, const char *path)
 {
-	return pol_canon_path(p, dir, out, PATH_MAX) == 0;
-}
-
-static bool outside_ws(const struct lift *L, const char *path)
-{
+	if (!L->ws_done) {
+		L->ws_done = true;
+		if (!L->workspace || L->workspace[0] != '/' ||
+		    pol_canon_path(L->workspace, "/", L->ws, sizeof(L->ws)) < 0)
+			L->ws[0] = '\0';
+	}
 	return !L->ws[0] || !pol_path_within(path, L->ws);
 }
 
@@ -673,7 +772,7 @@ static const char *refspec_dst(const char *a, bool *force)
  * (each branch judged, and each one's force: `git push origin a +b` forces
  * b), or one without a branch when there is none.
  */
-static void git_transfer(struct lift *L, const struct git_ctx *g, const char *sub,
+static void git_transfer(struct lift *L, struct git_ctx *g, const char *sub,
 			 const char *const *argv, int argc, int i)
 {
 	bool push = !strcmp(sub, "push"), send = !strcmp(sub, "send-pack");
@@ -726,6 +825,7 @@ static void git_transfer(struct lift *L, const struct git_ctx *g, const char *su
 		 * what they read from elsewhere (the workspace, say): a push seen
 		 * from the remote's side.  `git --git-dir=REMOTE fetch WS main:main`.
 		 */
+		git_locate(L, g);
 		if (!g->bad_path && !outside_ws(L, g->repo))
 			return;
 		repo = g->repo;
@@ -747,7 +847,7 @@ static void git_transfer(struct lift *L, const struct git_ctx *g, const char *su
 	}
 }
 
-static void lift_git_sub(struct lift *L, const struct git_ctx *g, const char *sub,
+static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 			 const char *const *argv, int argc, int i);
 
 /* -c alias.SUB=VALUE on this command line: SUB's expansion, or NULL. */
@@ -763,8 +863,9 @@ static const char *git_alias(const struct git_ctx *g, const char *sub, bool *hid
 	for (scan_next(&s, &t); t.k != T_END; scan_next(&s, &t)) {
 		if (t.k != T_OPT || !t.o || !t.val)
 			continue;
+		/* Config keys are case-insensitive: alias.P names `git p`. */
 		if ((t.o->tag == G_CFG || t.o->tag == G_CFGENV) && !strncasecmp(t.val, "alias.", 6) &&
-		    !strncmp(t.val + 6, sub, n) && t.val[6 + n] == '=') {
+		    !strncasecmp(t.val + 6, sub, n) && t.val[6 + n] == '=') {
 			found = t.o->tag == G_CFG ? t.val + 7 + n : NULL;
 			*hidden = t.o->tag == G_CFGENV;
 		}
@@ -804,7 +905,7 @@ static int split_words(char *s, const char **words, int max)
 	return n;
 }
 
-static void git_expand_alias(struct lift *L, const struct git_ctx *g, const char *value,
+static void git_expand_alias(struct lift *L, struct git_ctx *g, const char *value,
 			     const char *const *argv, int argc, int i)
 {
 	const char *words[64], *nargv[192];
@@ -831,7 +932,7 @@ static void git_expand_alias(struct lift *L, const struct git_ctx *g, const char
 	free(copy);
 }
 
-static void lift_git_sub(struct lift *L, const struct git_ctx *g, const char *sub,
+static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 			 const char *const *argv, int argc, int i)
 {
 	bool hidden;
@@ -934,44 +1035,18 @@ static void git_sub_cb(struct lift *L, const char *prog, const char *sub,
 		       const char *const *argv, int argc, int next, void *ctx)
 {
 	struct git_ctx *g = ctx;
-	bool bare = false;
-	const char *gitdir = NULL, *worktree = NULL;
 	struct scan s;
 	struct tok t;
 
 	(void)prog;
 	g->globals_end = next - 1;
 	g->cfg_force = false;
-	g->bad_path = !git_path(g->dir, "/", L->cwd && L->cwd[0] == '/' ? L->cwd : "/");
+	g->located = false;
 	scan_init(&s, argv, next - 1, 1, &git_global_set);
-	for (scan_next(&s, &t); t.k != T_END; scan_next(&s, &t)) {
-		if (t.k != T_OPT || !t.o)
-			continue;
-		switch (t.o->tag) {
-		case G_C:
-			if (t.val && t.val[0] && !git_path(g->dir, g->dir, t.val))
-				g->bad_path = true;
-			break;
-		case G_CFG:
-		case G_CFGENV:
-			if (t.val && git_cfg_forces(t.val, t.o->tag == G_CFGENV))
-				g->cfg_force = true;
-			break;
-		case G_GITDIR:
-			gitdir = t.val;
-			break;
-		case G_WORKTREE:
-			worktree = t.val;
-			break;
-		case G_BARE:
-			bare = true;
-			break;
-		}
-	}
-	if (!gitdir && bare)
-		gitdir = ".";
-	if (!git_path(g->repo, g->dir, gitdir ? gitdir : worktree ? worktree : "."))
-		g->bad_path = true;
+	for (scan_next(&s, &t); t.k != T_END; scan_next(&s, &t))
+		if (t.k == T_OPT && t.o && (t.o->tag == G_CFG || t.o->tag == G_CFGENV) && t.val &&
+		    git_cfg_forces(t.val, t.o->tag == G_CFGENV))
+			g->cfg_force = true;
 	lift_git_sub(L, g, sub, argv, argc, next);
 }
 
@@ -1590,14 +1665,12 @@ static void lift_fetch(struct lift *L, const char *prog, const char *const *argv
 int pol_lift_exec(const char *const *argv, const char *cwd, const char *workspace,
 		  struct pol_lifted *out)
 {
-	struct lift L = { .out = out, .cwd = cwd };
+	struct lift L = { .out = out, .cwd = cwd, .workspace = workspace };
 	json_t *av = json_array();
 	const char *prog;
 	int argc = 0;
 
 	memset(out, 0, sizeof(*out) * POL_MAX_LIFTED);
-	if (workspace && workspace[0] == '/' && pol_canon_path(workspace, "/", L.ws, sizeof(L.ws)) < 0)
-		L.ws[0] = '\0';
 	if (argv)
 		for (; argv[argc]; argc++)
 			json_array_append_new(av, pol_json_text(argv[argc]));

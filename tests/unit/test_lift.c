@@ -114,6 +114,7 @@ static void git_aliases(void **state)
 	      "git", "-c", "alias.p=push -f", "p", "origin", "main");
 	CHECK(PUSH("{\"branch\":\"main\",\"force\":true,\"remote\":\"origin\"}"),
 	      "git", "-c", "alias.p=\"push\" '--force'", "p", "origin", "main");
+	CHECK(PUSH("{\"force\":false,\"remote\":\"origin\"}"), "git", "-c", "Alias.UP=push", "up", "origin");
 	/* A shell alias: what it runs is an exec of its own. */
 	CHECK("", "git", "-c", "alias.p=!git push", "p");
 	/* An alias argv does not define (config files, the environment). */
