@@ -851,14 +851,13 @@ static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 			 const char *const *argv, int argc, int i);
 
 /* -c alias.SUB=VALUE on this command line: SUB's expansion, or NULL. */
-static const char *git_alias(const struct git_ctx *g, const char *sub, bool *hidden)
+static const char *git_alias(const struct git_ctx *g, const char *sub)
 {
 	const char *found = NULL;
 	size_t n = strlen(sub);
 	struct scan s;
 	struct tok t;
 
-	*hidden = false;
 	scan_init(&s, g->argv, g->globals_end, 1, &git_global_set);
 	for (scan_next(&s, &t); t.k != T_END; scan_next(&s, &t)) {
 		if (t.k != T_OPT || !t.o || !t.val)
@@ -866,8 +865,8 @@ static const char *git_alias(const struct git_ctx *g, const char *sub, bool *hid
 		/* Config keys are case-insensitive: alias.P names `git p`. */
 		if ((t.o->tag == G_CFG || t.o->tag == G_CFGENV) && !strncasecmp(t.val, "alias.", 6) &&
 		    !strncasecmp(t.val + 6, sub, n) && t.val[6 + n] == '=') {
+			/* --config-env: its value is in the environment, unseen. */
 			found = t.o->tag == G_CFG ? t.val + 7 + n : NULL;
-			*hidden = t.o->tag == G_CFGENV;
 		}
 	}
 	return found;
@@ -935,11 +934,10 @@ static void git_expand_alias(struct lift *L, struct git_ctx *g, const char *valu
 static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 			 const char *const *argv, int argc, int i)
 {
-	bool hidden;
 	const char *alias;
 
 	/* git runs its own command of that name first: an alias never shadows one. */
-	alias = in_list(sub, git_commands) ? NULL : git_alias(g, sub, &hidden);
+	alias = in_list(sub, git_commands) ? NULL : git_alias(g, sub);
 	if (alias) {
 		git_expand_alias(L, g, alias, argv, argc, i);
 		return;
