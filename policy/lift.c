@@ -1356,7 +1356,7 @@ static const struct opt curl_opts[] = {
 	{ "ftp-method", 0, A_VAL, 0 }, { "ftp-port", 'P', A_VAL, 0 },
 	{ "ftp-ssl-ccc-mode", 0, A_VAL, 0 }, { "happy-eyeballs-timeout-ms", 0, A_VAL, 0 },
 	{ "haproxy-clientip", 0, A_VAL, 0 }, { "header", 'H', A_VAL, 0 },
-	{ "help", 'h', A_ATT, 0 }, { "hostpubmd5", 0, A_VAL, 0 }, { "hostpubsha256", 0, A_VAL, 0 },
+	{ "help", 'h', A_VAL, 0 }, { "hostpubmd5", 0, A_VAL, 0 }, { "hostpubsha256", 0, A_VAL, 0 },
 	{ "hsts", 0, A_VAL, 0 }, { "interface", 0, A_VAL, 0 }, { "ip-tos", 0, A_VAL, 0 },
 	{ "ipfs-gateway", 0, A_VAL, 0 }, { "json", 0, A_VAL, C_POST },
 	{ "keepalive-cnt", 0, A_VAL, 0 }, { "keepalive-time", 0, A_VAL, 0 },
