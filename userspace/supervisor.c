@@ -628,6 +628,16 @@ static json_t *exec_event(const struct sup *s, char **argv, const char *cwd)
 		json_object_set_new(event, "also",
 				    json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
 					      "arguments", lifted[0].args));
+	/* Several (curl A B, git push origin a b): the record names every one judged. */
+	for (int i = 1; i < n - 1; i++) {
+		json_t *more = json_object_get(event, "more");
+
+		if (!more && json_object_set_new(event, "more", more = json_array()) < 0)
+			break;
+		json_array_append_new(more, json_pack("{s:s,s:s,s:O}", "server", lifted[i].server,
+						      "tool", lifted[i].tool, "arguments",
+						      lifted[i].args));
+	}
 	pol_lifted_free(lifted, n);
 	return event;
 }

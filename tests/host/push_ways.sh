@@ -120,6 +120,9 @@ held "a fetch from the remote's side (-C)" "git -C $remote fetch $WS main:main"
 held "a fetch from the remote's side (its cwd)" "cd $remote && git fetch $WS main:main"
 held "a bundle unbundled in the remote" \
     "git bundle create /tmp/b.bundle main 2>/dev/null && git -C $remote bundle unbundle /tmp/b.bundle && git -C $remote update-ref refs/heads/main \$(git rev-parse main)"
+held "two refspecs" "git push $remote main main:other"
+ok "  each judged, and the record names both" sh -c 'grep -F "\"decision\":\"deny\"" "$1" |
+    grep -F "\"more\":[" | grep -F "\"branch\":\"main\"" | grep -qF "\"branch\":\"other\""' _ "$audit"
 held "a force push" "git push -f $remote main"
 ok "  denied by rule, not asked" audited deny git push "force-push"
 
