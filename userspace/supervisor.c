@@ -725,13 +725,14 @@ static char *summary_argv(char *const *argv)
 }
 
 /* shell.exec {argv, cwd}, and what a recogniser makes of it (as the event, with "also"). */
-static json_t *exec_event(char **argv, const char *cwd)
+static json_t *exec_event(const struct sup *s, char **argv, const char *cwd)
 {
 	struct pol_lifted lifted[POL_MAX_LIFTED];
-	int n = pol_lift_exec((const char *const *)argv, cwd, lifted);
+	int n = pol_lift_exec((const char *const *)argv, cwd,
+			      pol_vars_get(&s->pol->vars, "WORKSPACE"), lifted);
 	json_t *event;
 
-	if (n == 0)     /* out of memory: the policy denied it already */
+	if (n == 0)     /* no event (memory, or too many to judge): the policy denied it already */
 		return json_pack("{s:s,s:s}", "server", "shell", "tool", "exec");
 	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
 			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
@@ -739,6 +740,16 @@ static json_t *exec_event(char **argv, const char *cwd)
 		json_object_set_new(event, "also",
 				    json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
 					      "arguments", lifted[0].args));
+	/* Several (curl A B, git push origin a b): the record names every one judged. */
+	for (int i = 1; i < n - 1; i++) {
+		json_t *more = json_object_get(event, "more");
+
+		if (!more && json_object_set_new(event, "more", more = json_array()) < 0)
+			break;
+		json_array_append_new(more, json_pack("{s:s,s:s,s:O}", "server", lifted[i].server,
+						      "tool", lifted[i].tool, "arguments",
+						      lifted[i].args));
+	}
 	pol_lifted_free(lifted, n);
 	return event;
 }
@@ -935,7 +946,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
 	if (res.decision == CORDON_ESCALATE) {
-		event = exec_event(argv, cwd);
+		event = exec_event(s, argv, cwd);
 		if (stat(canon, &st) < 0 && errno == ENOENT) {
 			/*
 			 * Nothing to run, nothing to ask: a PATH search (execvp,
@@ -994,7 +1005,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			sup_apply(s, &h, allow, false, NULL);
 		answered();
 		if (!event)
-			event = exec_event(argv, cwd);
+			event = exec_event(s, argv, cwd);
 		exec_records(canon, argv, event, &raw, &kept);
 		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			  allow ? "allow" : "deny", rule_name(&res),
