@@ -10,11 +10,11 @@
 #   unshare(CLONE_NEWUSER), so its sandbox cannot start inside one; cordon
 #   replaces it).  --skip-git-repo-check: a workspace need not be a git
 #   repository.
-# web_search: with the bypass, Codex declares OpenAI's web_search with live
-#   access ("external_web_access": true), which the credential proxy
-#   refuses (the provider would fetch pages the agent names);
-#   -c web_search=cached declares the cached index, which it admits
-#   (web_search=disabled declares none).
+# web_search: with the bypass (or danger-full-access), Codex declares
+#   OpenAI's web_search with live access ("external_web_access": true)
+#   whatever its web_search setting says ("cached" counts only in its
+#   sandboxed modes), and the credential proxy refuses that (the provider
+#   would fetch pages the agent names): -c web_search=disabled.
 # The model: gpt-5.5, a model whose tools Codex declares in the request's
 #   "tools" (exec_command, apply_patch, a namespace, tool_search,
 #   web_search).  Its default model declares them inside the conversation
@@ -36,7 +36,7 @@
 _codex_sh='CODEX_API_KEY=$OPENAI_API_KEY; export CODEX_API_KEY
 h=${CODEX_HOME:-$HOME/.codex}; mkdir -p "$h" || exit
 a=$1; shift
-exec node "$a/.bin/codex" exec -m gpt-5.5 -c web_search=cached \
+exec node "$a/.bin/codex" exec -m gpt-5.5 -c web_search=disabled \
     --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "$@"'
 
 codex_run() {

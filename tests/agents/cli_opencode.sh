@@ -31,8 +31,9 @@ exec "$2/opencode-linux-x64/bin/opencode" run "$3"'
 
 # opencode_config [BASE_URL]
 opencode_config() {
-    printf '{"autoupdate":false,"share":"disabled","permission":"allow","model":"openai/gpt-5.5"%s}' \
-        "${1:+,\"provider\":{\"openai\":{\"options\":{\"baseURL\":\"$1\"}}}}"
+    oc_p=
+    [ -z "${1:-}" ] || oc_p=',"provider":{"openai":{"options":{"baseURL":"'$1'"}}}'
+    printf '{"autoupdate":false,"share":"disabled","permission":"allow","model":"openai/gpt-5.5"%s}' "$oc_p"
 }
 
 opencode_run() {
