@@ -7,8 +7,9 @@
 # Its own prompts and sandbox off: --dangerously-bypass-approvals-and-sandbox
 #   runs every command without asking and without Codex's own sandbox
 #   (bubblewrap, which needs a user namespace: a cordon session refuses
-#   unshare(CLONE_NEWUSER), so its sandbox cannot start inside one; cordon
-#   replaces it).  --skip-git-repo-check: a workspace need not be a git
+#   unshare(CLONE_NEWUSER); with -s workspace-write every command returns
+#   "error building bubblewrap command: Permission denied"; cordon
+#   replaces it, docs/agents/codex.md).  --skip-git-repo-check: a workspace need not be a git
 #   repository.
 # web_search: with the bypass (or danger-full-access), Codex declares
 #   OpenAI's web_search with live access ("external_web_access": true)
