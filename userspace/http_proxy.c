@@ -203,8 +203,10 @@ static const char *status_text(int code)
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
 	case 417: return "Expectation Failed";
+	case 426: return "Upgrade Required";
 	case 431: return "Request Header Fields Too Large";
 	case 501: return "Not Implemented";
 	case 502: return "Bad Gateway";
@@ -1046,6 +1048,32 @@ static void tls_reply(SSL *ssl, int code, const char *why)
 	(void)tls_send(ssl, b, format_reply(b, sizeof(b), code, why));
 }
 
+/*
+ * A refusal inside a credential tunnel, where the client is an LLM SDK:
+ * the provider's own error JSON (llm_error_json), so that the agent's CLI
+ * shows what was refused and why instead of a parse error or nothing.
+ * The status decides whether the CLI retries: 400 is retried by none of
+ * them (Codex retries 403 and 422 five times, "Reconnecting... 5/5",
+ * before it says anything), so a request that will never pass, a tool the
+ * policy refuses, answers 400; an endpoint or sentinel refusal keeps 403.
+ */
+static void tls_reply_api(SSL *ssl, const char *path, int code, const char *why)
+{
+	char b[1400], j[1100];
+	int n = llm_error_json(path, code, why, j, sizeof(j));
+	int m;
+
+	if (n < 0) {
+		tls_reply(ssl, code, why);
+		return;
+	}
+	m = snprintf(b, sizeof(b), "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+		     "Connection: close\r\nContent-Length: %d\r\n\r\n%s", code, status_text(code),
+		     n, j);
+	if (m > 0 && (size_t)m < sizeof(b))
+		(void)tls_send(ssl, b, (size_t)m);
+}
+
 /* One credential tunnel's state. */
 struct ctun {
 	struct conn *c;
@@ -1571,13 +1599,29 @@ static int ctun_request(struct ctun *t)
 	args = json_pack("{s:s,s:s,s:i,s:s}", "method", t->rq->method, "host", c->req.host, "port",
 			 (int)c->req.port, "path", t->rq->path);
 	event = json_pack("{s:s,s:s,s:o}", "server", "http", "tool", "request", "arguments", args);
+	/*
+	 * A WebSocket (Codex opens one to /v1/responses first) would carry
+	 * its requests as frames this proxy does not read: their tools would
+	 * reach the provider unjudged.  Refused, as 426, on which Codex falls
+	 * back to HTTPS at once (a 403 it retries five times first).
+	 */
+	if (http_header_get(t->rq->headers, t->rq->n_headers, "upgrade")) {
+		snprintf(t->why, sizeof(t->why), "the credential proxy relays HTTP requests, not a "
+			 "protocol upgrade (a WebSocket's messages would reach the provider unjudged): "
+			 "use HTTPS");
+		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", t->why);
+		tls_reply_api(t->cl.ssl, t->rq->path, 426, t->why);
+		json_decref(event);
+		return 0;
+	}
 	if (creds_check(hp->creds, (size_t)t->ci, t->rq, c->req.host, c->req.port, t->why,
 			sizeof(t->why)) < 0 ||
 	    !judge(c, event, c->req.host, c->req.port, &res, t->why, sizeof(t->why)) ||
 	    spend_request(hp, t->why, sizeof(t->why)) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", t->why);
-		tls_reply(t->cl.ssl, 403, t->why);
+		tls_reply_api(t->cl.ssl, t->rq->path, 403, t->why);
 		json_decref(event);
 		return 0;
 	}
@@ -1620,8 +1664,8 @@ static int ctun_request(struct ctun *t)
 		if (r < 0 && r != -EPIPE) {
 			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 			       event, "outcome", "refused", "reason", t->why);
-			tls_reply(t->cl.ssl, r == -EACCES ? 403 : r == -E2BIG ? 413 : r == -EBUSY ? 503 :
-				  400, t->why);
+			tls_reply_api(t->cl.ssl, t->rq->path, r == -E2BIG ? 413 : r == -EBUSY ? 503 :
+				      400, t->why);
 		}
 		if (r < 0) {
 			explicit_bzero(upstream_head, (size_t)built + 1);

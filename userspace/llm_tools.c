@@ -37,7 +37,11 @@ bool llm_tools_may_declare(const char *body, size_t n)
 	return false;
 }
 
-/* Types the client runs itself: exact, then prefixes (Anthropic's are dated). */
+/*
+ * Types the client runs itself: exact, then prefixes (Anthropic's are
+ * dated).  "namespace" is not here: it is a client-side group whose
+ * members are judged in turn (judge_tools).
+ */
 static bool client_side(const char *type)
 {
 	static const char *const exact[] = { "function", "custom", "computer_use_preview",
@@ -87,8 +91,42 @@ static bool present(const json_t *v)
 	return v && !json_is_null(v) && !(json_is_array(v) && !json_array_size(v));
 }
 
-static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, char *why,
-		       size_t wlen)
+/* How deep namespaces may nest: deeper is a body that cannot be judged. */
+#define NS_DEPTH 4
+
+/*
+ * A tool whose declaration says the provider will not leave its own side
+ * for it, by a field the provider documents:
+ *  - OpenAI's "tool_search" with "execution": "client" (the client
+ *    searches its own deferred tools; Codex declares it so);
+ *  - OpenAI's "web_search" with "external_web_access": false, which
+ *    answers from OpenAI's cached index and fetches no live page (Codex's
+ *    web_search = "cached").  The query reaches OpenAI, the credential's
+ *    own host, which receives the whole conversation anyway; no host of
+ *    the agent's choosing is contacted.  With the field true or absent,
+ *    the provider opens pages the agent names: refused.
+ * Exactly JSON false and exactly "client": any other value or type is a
+ * declaration that may reach out.
+ */
+static int contained(json_t *t, const char *type, bool *yes)
+{
+	json_t *v;
+
+	*yes = false;
+	if (!strcmp(type, "tool_search")) {
+		if (get_ci(t, "execution", &v) < 0)
+			return -1;
+		*yes = json_is_string(v) && !strcmp(json_string_value(v), "client");
+	} else if (!strcmp(type, "web_search")) {
+		if (get_ci(t, "external_web_access", &v) < 0)
+			return -1;
+		*yes = json_is_false(v);
+	}
+	return 0;
+}
+
+static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, int depth,
+		       char *why, size_t wlen)
 {
 	size_t i;
 	json_t *t;
@@ -98,8 +136,10 @@ static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, ch
 		return -EBADMSG;
 	}
 	json_array_foreach(tools, i, t) {
-		json_t *type;
+		json_t *type, *members;
 		const char *s;
+		bool inside;
+		int r;
 
 		if (!json_is_object(t) || get_ci(t, "type", &type) < 0) {
 			snprintf(why, wlen, "the request body cannot be judged: tool %zu is not an object with one \"type\"", i);
@@ -112,12 +152,65 @@ static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, ch
 			return -EBADMSG;
 		}
 		s = json_string_value(type);
-		if (client_side(s) || admitted(s, allowed, n_allowed))
+		/*
+		 * A namespace (Codex) groups tools under one name for the
+		 * model; the client runs none of it itself, each member is
+		 * what it declares: judged as a tool of its own, so that a
+		 * provider-run tool cannot hide in one.
+		 */
+		if (!strcmp(s, "namespace")) {
+			if (get_ci(t, "tools", &members) < 0 || !members || depth >= NS_DEPTH) {
+				snprintf(why, wlen, "the request body cannot be judged: namespace tool %zu has %s", i,
+					 depth >= NS_DEPTH ? "namespaces nested deeper than cordon judges" :
+					 "no single \"tools\" list");
+				return -EBADMSG;
+			}
+			r = judge_tools(members, allowed, n_allowed, depth + 1, why, wlen);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (contained(t, s, &inside) < 0) {
+			snprintf(why, wlen, "the request body cannot be judged: tool %zu gives a field twice", i);
+			return -EBADMSG;
+		}
+		if (inside || client_side(s) || admitted(s, allowed, n_allowed))
 			continue;
 		snprintf(why, wlen, "the request declares the tool type \"%.80s\", which the provider "
 			 "runs on its side and can reach hosts the policy does not list; the "
-			 "credential's \"server_tools\" does not admit it", s);
+			 "credential's \"server_tools\" does not admit it%s", s,
+			 !strcmp(s, "web_search") ? " (a web_search with \"external_web_access\": false, "
+			 "the provider's cached index, is admitted)" : "");
 		return -EACCES;
+	}
+	return 0;
+}
+
+/*
+ * Tools declared inside the conversation: an item of the Responses API's
+ * "input" that carries a "tools" list (Codex sends its tools as an
+ * "additional_tools" item for some models) declares them as surely as
+ * the top-level list.  Every such item is judged, whatever its type: a
+ * type the proxy does not know is no reason to let its tools through.
+ */
+static int judge_input(json_t *input, char *const *allowed, size_t n_allowed, char *why,
+		       size_t wlen)
+{
+	size_t i;
+	json_t *it, *v;
+	int r;
+
+	if (!json_is_array(input))
+		return 0;
+	json_array_foreach(input, i, it) {
+		if (!json_is_object(it))
+			continue;
+		if (get_ci(it, "tools", &v) < 0) {
+			snprintf(why, wlen, "the request body cannot be judged: input item %zu gives \"tools\" twice", i);
+			return -EBADMSG;
+		}
+		if (v && !json_is_null(v) && (r = judge_tools(v, allowed, n_allowed, 0, why, wlen)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -151,7 +244,14 @@ int llm_tools_check(const char *body, size_t n, char *const *allowed, size_t n_a
 		r = -EBADMSG;
 		goto out;
 	}
-	if (v && !json_is_null(v) && (r = judge_tools(v, allowed, n_allowed, why, wlen)) < 0)
+	if (v && !json_is_null(v) && (r = judge_tools(v, allowed, n_allowed, 0, why, wlen)) < 0)
+		goto out;
+	if (get_ci(root, "input", &v) < 0) {
+		snprintf(why, wlen, "the request body cannot be judged: \"input\" is given twice");
+		r = -EBADMSG;
+		goto out;
+	}
+	if ((r = judge_input(v, allowed, n_allowed, why, wlen)) < 0)
 		goto out;
 	for (size_t k = 0; k < sizeof(features) / sizeof(features[0]); k++) {
 		if (get_ci(root, features[k].key, &v) < 0) {
@@ -172,4 +272,54 @@ int llm_tools_check(const char *body, size_t n, char *const *allowed, size_t n_a
 out:
 	json_decref(root);
 	return r;
+}
+
+enum api { API_OPENAI, API_ANTHROPIC, API_GOOGLE };
+
+/* Which provider's API a request path belongs to (its error shape). */
+static enum api api_of(const char *path)
+{
+	size_t n = strcspn(path, "?");
+
+	if (!strncmp(path, "/v1/messages", 12) || !strncmp(path, "/v1/complete", 12))
+		return API_ANTHROPIC;
+	if (memchr(path, ':', n) || !strncmp(path, "/v1beta", 7) || !strncmp(path, "/v1alpha", 8) ||
+	    !strncmp(path, "/upload/", 8))
+		return API_GOOGLE;
+	return API_OPENAI;
+}
+
+int llm_error_json(const char *path, int status, const char *why, char *out, size_t cap)
+{
+	char msg[800];
+	json_t *o;
+	size_t n;
+
+	snprintf(msg, sizeof(msg), "cordon: %s", why);
+	switch (api_of(path)) {
+	case API_ANTHROPIC:
+		o = json_pack("{s:s,s:{s:s,s:s}}", "type", "error", "error", "type",
+			      status == 403 ? "permission_error" : status == 413 ? "request_too_large" :
+			      status >= 500 ? "api_error" : "invalid_request_error", "message", msg);
+		break;
+	case API_GOOGLE:
+		o = json_pack("{s:{s:i,s:s,s:s}}", "error", "code", status, "message", msg, "status",
+			      status == 403 ? "PERMISSION_DENIED" : status >= 500 ? "UNAVAILABLE" :
+			      status == 400 || status == 413 ? "INVALID_ARGUMENT" : "FAILED_PRECONDITION");
+		break;
+	case API_OPENAI:
+	default:
+		o = json_pack("{s:{s:s,s:s,s:n,s:s}}", "error", "message", msg, "type",
+			      status == 403 ? "permission_error" : status >= 500 ? "server_error" :
+			      "invalid_request_error", "param", "code", "cordon_refused");
+		break;
+	}
+	if (!o)
+		return -ENOMEM;
+	n = json_dumpb(o, out, cap, JSON_COMPACT);
+	json_decref(o);
+	if (n == 0 || n >= cap)
+		return -ENOSPC;
+	out[n] = 0;
+	return (int)n;
 }

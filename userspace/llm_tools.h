@@ -14,7 +14,12 @@
  * provider, unless the credential's "server_tools" lists its type.  Tools
  * the client runs itself (Anthropic's custom tools, bash, text editor,
  * computer, memory; OpenAI's function, custom, computer use, local shell,
- * apply_patch) pass; so does a declared type the credential lists.  A body
+ * apply_patch; a tool_search the client runs) pass; so does a declared
+ * type the credential lists.  A "namespace" (Codex's group of tools) is
+ * judged member by member, and so are tools declared in the Responses
+ * API's "input" items (Codex's "additional_tools"), not only in "tools".
+ * OpenAI's web_search is admitted only with "external_web_access": false
+ * (the cached index: no live page is fetched).  A body
  * that cannot be judged (not JSON, a key given twice, in any case: parsers
  * differ on which one wins) is refused.
  *
@@ -46,5 +51,17 @@ bool llm_tools_may_declare(const char *body, size_t n);
  */
 int llm_tools_check(const char *body, size_t n, char *const *allowed, size_t n_allowed,
 		    char *why, size_t wlen);
+
+/*
+ * The body of an answer the credential proxy gives in the provider's
+ * place (a refusal): the error JSON of the API PATH belongs to, so that
+ * the agent's CLI shows the reason rather than a parse error.  Anthropic's
+ * Messages API ({"type": "error", "error": {"type", "message"}}), Google's
+ * ({"error": {"code", "message", "status"}}, a path with a ":method" or
+ * under /v1beta), OpenAI's otherwise ({"error": {"message", "type",
+ * "param", "code": "cordon_refused"}}).  The message is "cordon: " and
+ * WHY.  Its length, NUL-terminated in OUT; -ENOSPC if CAP is too small.
+ */
+int llm_error_json(const char *path, int status, const char *why, char *out, size_t cap);
 
 #endif /* CORDON_LLM_TOOLS_H */

@@ -153,6 +153,11 @@ class H(BaseHTTPRequestHandler):
 
 def main():
     d, script = sys.argv[1], sys.argv[2]
+    # Nothing inherited: a server started in the background of a command
+    # run under flock(1) would otherwise hold its lock for as long as it
+    # lives (a server left running held /run/cordon-dev.lock for every
+    # other test of the machine).
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     load_routes()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
     srv.daemon_threads = True

@@ -57,8 +57,8 @@ policy() {  # policy FILE [EXTRA_RULES_JSON] [BUDGETS_JSON]
   ],
   "credentials": [
     { "name": "test-llm", "env": "TEST_API_KEY", "source": { "env": "REAL_KEY" },
-      "hosts": ["localhost"], "header": "x-api-key", "server_tools": ["web_search"],
-      "endpoints": ["POST /v1/messages", "GET /v1/echo-key", "GET /v1/echo-chunked",
+      "hosts": ["localhost"], "header": "x-api-key", "server_tools": ["web_search_2"],
+      "endpoints": ["POST /v1/messages", "POST /v1/responses", "GET /v1/echo-key", "GET /v1/echo-chunked",
                      "GET /v1/echo-gzip-ce", "GET /v1/echo-gzip-te", "GET /v1/echo-key-ce"] }
   ]$budgets }
 EOF
@@ -108,8 +108,19 @@ for b in 'fetch:{"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],"fro
          'twice:{"tools":[],"tools":[{"type":"mcp"}],"from":"tool-twice"}' \
          'client:{"tools":[{"name":"get","input_schema":{}}],"from":"tool-client"}' \
          'search:{"tools":[{"type":"web_search_20250305","name":"web_search"}],"from":"tool-search"}'; do
-    echo "tool-\${b%%:*}: \$(curl -sS -H "x-api-key: \$TEST_API_KEY" -H 'content-type: text/plain' --data-binary "\${b#*:}" \$U/v1/messages)"
+    echo "tool-\${b%%:*}: \$(curl -sS -w ' status=%{http_code}' -H "x-api-key: \$TEST_API_KEY" -H 'content-type: text/plain' --data-binary "\${b#*:}" \$U/v1/messages)"
 done
+# Codex CLI's declarations (OpenAI's Responses API): a namespace of
+# functions, a client-run tool_search, web_search on the cached index or
+# live, tools in an "additional_tools" input item; and its WebSocket.
+codex='{"type":"function","name":"exec_command","parameters":{}},{"type":"namespace","name":"multi_agent_v1","tools":[{"type":"function","name":"spawn_agent","parameters":{}}]},{"type":"tool_search","execution":"client","parameters":{}}'
+for b in "cached:{\"tools\":[\$codex,{\"type\":\"web_search\",\"external_web_access\":false}],\"from\":\"codex-cached\"}" \
+         "live:{\"tools\":[\$codex,{\"type\":\"web_search\",\"external_web_access\":true}],\"from\":\"codex-live\"}" \
+         "ns:{\"tools\":[{\"type\":\"namespace\",\"name\":\"n\",\"tools\":[{\"type\":\"mcp\",\"server_url\":\"https://x.test\"}]}],\"from\":\"codex-ns\"}" \
+         "input:{\"input\":[{\"type\":\"additional_tools\",\"tools\":[{\"type\":\"web_search\"}]}],\"from\":\"codex-input\"}"; do
+    echo "codex-\${b%%:*}: \$(curl -sS -w ' status=%{http_code}' -H "x-api-key: \$TEST_API_KEY" -H 'content-type: application/json' --data-binary "\${b#*:}" \$U/v1/responses)"
+done
+echo "codex-ws: \$(curl -sS -w ' status=%{http_code}' -H "x-api-key: \$TEST_API_KEY" -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' \$U/v1/responses)"
 pad=\$($py -c 'print("a" * 300000)')
 printf '{"from":"tool-big","pad":"%s","tools":[{"type":"mcp"}]}' "\$pad" >/tmp/big-tool.json
 printf '{"from":"tool-bigok","pad":"%s"}' "\$pad" >/tmp/big-ok.json
@@ -216,14 +227,24 @@ ok "an answer gzipped as Transfer-Encoding: gzip, chunked: 502, not passed on" \
     grep -q 'cannot be scrubbed' <<<"$(line gzip-te)"
 ok "an answer whose Content-Encoding is the key: 502, which does not quote it" \
     bash -c "grep -q 'cannot be scrubbed' <<<'$(line key-ce)' && ! grep -qF -- '$REAL' <<<'$(line key-ce)'"
-ok "a tool the provider runs (web fetch): 403 naming it" \
-    grep -q 'declares the tool type "web_fetch_20250910"' <<<"$(line tool-fetch)"
-ok "  Anthropic's MCP connector: 403" grep -q 'asks for "mcp_servers"' <<<"$(line tool-mcp)"
-ok "  an MCP tool under an escaped key: 403" grep -q 'declares the tool type "mcp"' <<<"$(line tool-escaped)"
-ok "  tools given twice: 400, not guessed at" grep -q 'cannot be judged' <<<"$(line tool-twice)"
-ok "  in a chunked body: 403" grep -q 'code_execution' <<<"$(line tool-chunked)"
+# A refusal is the provider's error JSON, and 400, which no CLI retries.
+ok "a tool the provider runs (web fetch): 400 naming it, in Anthropic's error shape" \
+    grep -q '^tool-fetch: {"type":"error","error":{"type":"invalid_request_error","message":"cordon: the request declares the tool type \\"web_fetch_20250910\\".* status=400$' <<<"$(line tool-fetch)"
+ok "  Anthropic's MCP connector: 400" grep -q 'asks for \\"mcp_servers\\".* status=400$' <<<"$(line tool-mcp)"
+ok "  an MCP tool under an escaped key: 400" grep -q 'declares the tool type \\"mcp\\".* status=400$' <<<"$(line tool-escaped)"
+ok "  tools given twice: 400, not guessed at" grep -q 'cannot be judged.* status=400$' <<<"$(line tool-twice)"
+ok "  in a chunked body: 400" grep -q 'code_execution' <<<"$(line tool-chunked)"
+ok "Codex's tools (a namespace, a client-run tool_search, web_search on the cached index) pass" \
+    grep -q '"ok": true.* status=200$' <<<"$(line codex-cached)"
+ok "  web_search with live access: 400 naming it, in OpenAI's error shape" \
+    grep -q '^codex-live: {"error":{"message":"cordon: the request declares the tool type \\"web_search\\".*"type":"invalid_request_error","param":null,"code":"cordon_refused"}} status=400$' <<<"$(line codex-live)"
+ok "  a provider-run tool inside a namespace: 400" grep -q 'tool type \\"mcp\\".* status=400$' <<<"$(line codex-ns)"
+ok "  a provider-run tool in an input item (additional_tools): 400" \
+    grep -q 'tool type \\"web_search\\".* status=400$' <<<"$(line codex-input)"
+ok "  a WebSocket upgrade: 426 (Codex falls back to HTTPS at once), in OpenAI's shape" \
+    grep -q 'not a protocol upgrade.*cordon_refused.* status=426$' <<<"$(line codex-ws)"
 ok "  tools the client runs pass" grep -q '"usage"' <<<"$(line tool-client)"
-ok "  a 300 KB body declaring a tool at its end: 403" grep -q 'declares the tool type "mcp"' <<<"$(line tool-big)"
+ok "  a 300 KB body declaring a tool at its end: 400" grep -q 'declares the tool type \\"mcp\\"' <<<"$(line tool-big)"
 big_whole() {
     grep -q '"usage"' <<<"$(line tool-bigok | cut -c1-300)" && $py - "$t/requests.jsonl" <<'PY'
 import json, sys
@@ -232,9 +253,9 @@ sys.exit(0 if any(json.loads(l)["body"] == '{"from":"tool-bigok","pad":"%s"}' % 
 PY
 }
 ok "  and one declaring none is answered, the upstream getting it whole" big_whole
-ok "  and a type the credential admits (server_tools: web_search)" grep -q '"usage"' <<<"$(line tool-search)"
+ok "  and a type the credential admits (server_tools: web_search_2, Anthropic's dated web_search)" grep -q '"usage"' <<<"$(line tool-search)"
 ok "  none of the refused reached the upstream; the admitted did, with the real key" \
-    bash -c "! grep -qE 'tool-(fetch|mcp|esc|twice|chunked)' '$t/requests.jsonl' && grep -q 'tool-client' '$t/requests.jsonl'"
+    bash -c "! grep -qE 'tool-(fetch|mcp|esc|twice|chunked)|codex-(live|ns|input)|Upgrade' '$t/requests.jsonl' && grep -q 'tool-client' '$t/requests.jsonl' && grep -q 'codex-cached' '$t/requests.jsonl'"
 ok "an endpoint off the allowlist: 403 naming it" grep -q 'GET /v1/admin is not an endpoint' <<<"$(line endpoint)"
 ok "a dot-segment path: 403" grep -q 'dot segments' <<<"$(line traversal)"
 ok "another sentinel: 403" grep -q "does not hold this session's sentinel" <<<"$(line other-sentinel)"

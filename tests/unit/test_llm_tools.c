@@ -4,7 +4,10 @@
  * tools the client runs pass, those the provider runs are refused unless
  * admitted by type prefix, whatever the case or escapes they are spelled
  * in; keys given twice and bodies that are not JSON are not judged; bodies
- * that name nothing are not even parsed.
+ * that name nothing are not even parsed.  Codex's declarations as it sends
+ * them: namespaces judged member by member, tools declared in "input"
+ * items, web_search admitted only for the cached index.  Refusals in each
+ * provider's error shape.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +18,8 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "llm_tools.h"
 
@@ -125,6 +130,141 @@ static void prescan(void **state)
 	assert_int_equal(judge("not json at all", NULL), 0);
 }
 
+/*
+ * Codex CLI 0.171's tools as it declares them (gpt-5.x models): function
+ * and custom tools, a namespace of functions, a client-run tool_search,
+ * and web_search, whose "external_web_access" says live pages or the
+ * cached index.
+ */
+#define CODEX_TOOLS(WS) \
+	"{\"model\":\"gpt-5.5\",\"stream\":true,\"tools\":[" \
+	"{\"type\":\"function\",\"name\":\"exec_command\",\"strict\":false,\"parameters\":{}}," \
+	"{\"type\":\"custom\",\"name\":\"apply_patch\",\"format\":{\"type\":\"grammar\"}}," \
+	"{\"type\":\"namespace\",\"name\":\"multi_agent_v1\",\"description\":\"\",\"tools\":[" \
+	"{\"type\":\"function\",\"name\":\"spawn_agent\",\"parameters\":{}}," \
+	"{\"type\":\"function\",\"name\":\"wait_agent\",\"parameters\":{}}]}," \
+	"{\"type\":\"tool_search\",\"execution\":\"client\",\"parameters\":{}}," \
+	"{\"type\":\"web_search\"" WS "}]}"
+
+static void codex(void **state)
+{
+	(void)state;
+	assert_int_equal(judge(CODEX_TOOLS(",\"external_web_access\":false"), NULL), 0);
+	/* Live web access: the provider opens pages the agent names. */
+	assert_int_equal(judge(CODEX_TOOLS(",\"external_web_access\":true,\"search_content_types\":[\"text\"]"),
+			       NULL), -EACCES);
+	assert_int_equal(judge(CODEX_TOOLS(""), NULL), -EACCES);
+	assert_int_equal(judge(CODEX_TOOLS(",\"external_web_access\":0"), NULL), -EACCES);
+	assert_int_equal(judge(CODEX_TOOLS(",\"external_web_access\":\"false\""), NULL), -EACCES);
+	assert_int_equal(judge(CODEX_TOOLS(",\"External_Web_Access\":false,\"external_web_access\":true"),
+			       NULL), -EBADMSG);
+	assert_int_equal(judge(CODEX_TOOLS(",\"external_web_access\":true"), "web_search"), 0);
+	/* Without the namespace's web_search: the group itself passes. */
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"name\":\"n\",\"tools\":[]}]}", NULL), 0);
+	/* tool_search the provider runs (no "execution": "client"). */
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"tool_search\"}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"tool_search\",\"execution\":\"server\"}]}", NULL),
+			 -EACCES);
+}
+
+/* A namespace is no hiding place: its members are judged, at any depth cordon reads. */
+static void namespaces(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"name\":\"n\",\"tools\":["
+			       "{\"type\":\"function\",\"name\":\"f\"},"
+			       "{\"type\":\"mcp\",\"server_url\":\"https://x.test\"}]}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"tools\":[{\"type\":\"namespace\","
+			       "\"tools\":[{\"TYPE\":\"web_fetch_20250910\"}]}]}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"name\":\"n\"}]}", NULL), -EBADMSG);
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"tools\":{\"type\":\"mcp\"}}]}", NULL),
+			 -EBADMSG);
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"tools\":[],\"Tools\":[{\"type\":\"mcp\"}]}]}",
+			       NULL), -EBADMSG);
+	/* Nested deeper than cordon reads (4): not judged, refused. */
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"tools\":[{\"type\":\"namespace\",\"tools\":["
+			       "{\"type\":\"namespace\",\"tools\":[{\"type\":\"namespace\",\"tools\":["
+			       "{\"type\":\"namespace\",\"tools\":[]}]}]}]}]}]}", NULL), -EBADMSG);
+	assert_int_equal(judge("{\"tools\":[{\"type\":\"namespace\",\"tools\":[{\"type\":\"namespace\",\"tools\":["
+			       "{\"type\":\"namespace\",\"tools\":[{\"type\":\"namespace\",\"tools\":[]}]}]}]}]}",
+			       NULL), 0);
+}
+
+/* Tools declared in the conversation (Codex's "additional_tools" items) are judged too. */
+static void input_items(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("{\"input\":[{\"type\":\"additional_tools\",\"role\":\"developer\",\"tools\":["
+			       "{\"type\":\"namespace\",\"name\":\"functions\",\"tools\":["
+			       "{\"type\":\"custom\",\"name\":\"exec\"}]}]},"
+			       "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\","
+			       "\"text\":\"tools: web_search\"}]}]}", NULL), 0);
+	assert_int_equal(judge("{\"input\":[{\"type\":\"additional_tools\",\"tools\":["
+			       "{\"type\":\"web_search\",\"external_web_access\":true}]}]}", NULL), -EACCES);
+	/* Whatever the item's type. */
+	assert_int_equal(judge("{\"input\":[{\"type\":\"new_kind\",\"Tools\":[{\"type\":\"mcp\"}]}]}", NULL),
+			 -EACCES);
+	assert_int_equal(judge("{\"input\":[{\"tools\":{\"type\":\"mcp\"}}]}", NULL), -EBADMSG);
+	assert_int_equal(judge("{\"input\":[{\"tools\":[],\"TOOLS\":[{\"type\":\"mcp\"}]}]}", NULL), -EBADMSG);
+	assert_int_equal(judge("{\"input\":[],\"Input\":[{\"tools\":[{\"type\":\"mcp\"}]}]}", NULL), -EBADMSG);
+	/* A string input, or items without tools, declare nothing. */
+	assert_int_equal(judge("{\"input\":\"list the tools\",\"tools\":[]}", NULL), 0);
+	assert_int_equal(judge("{\"input\":[{\"type\":\"function_call_output\",\"output\":\"tools\"}]}", NULL), 0);
+}
+
+/* A refusal in the error shape of the API the path belongs to. */
+static void error_json(void **state)
+{
+	static const struct {
+		const char *path;
+		int status;
+		const char *shape;      /* a JSON path: "error.message" etc. */
+		const char *kind;       /* what the type or status field says */
+	} cases[] = {
+		{ "/v1/messages", 400, "anthropic", "invalid_request_error" },
+		{ "/v1/messages/count_tokens", 403, "anthropic", "permission_error" },
+		{ "/v1/responses", 400, "openai", "invalid_request_error" },
+		{ "/v1/chat/completions?x=1", 403, "openai", "permission_error" },
+		{ "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse", 400, "google", "INVALID_ARGUMENT" },
+		{ "/v1/models/gemini:generateContent", 403, "google", "PERMISSION_DENIED" },
+	};
+	const char *why = "the request declares the tool type \"web_search\"";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[1100];
+		json_error_t e;
+		json_t *o, *err;
+		int n = llm_error_json(cases[i].path, cases[i].status, why, out, sizeof(out));
+
+		assert_true(n > 0);
+		assert_int_equal((size_t)n, strlen(out));
+		o = json_loads(out, 0, &e);
+		assert_non_null(o);
+		err = json_object_get(o, "error");
+		assert_non_null(err);
+		assert_string_equal(json_string_value(json_object_get(err, "message")),
+				    "cordon: the request declares the tool type \"web_search\"");
+		if (!strcmp(cases[i].shape, "anthropic")) {
+			assert_string_equal(json_string_value(json_object_get(o, "type")), "error");
+			assert_string_equal(json_string_value(json_object_get(err, "type")), cases[i].kind);
+		} else if (!strcmp(cases[i].shape, "openai")) {
+			assert_string_equal(json_string_value(json_object_get(err, "type")), cases[i].kind);
+			assert_string_equal(json_string_value(json_object_get(err, "code")), "cordon_refused");
+			assert_true(json_is_null(json_object_get(err, "param")));
+		} else {
+			assert_int_equal(json_integer_value(json_object_get(err, "code")), cases[i].status);
+			assert_string_equal(json_string_value(json_object_get(err, "status")), cases[i].kind);
+		}
+		json_decref(o);
+	}
+	{
+		char small[40];
+
+		assert_int_equal(llm_error_json("/v1/responses", 400, why, small, sizeof(small)), -ENOSPC);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +274,10 @@ int main(void)
 		cmocka_unit_test(spellings),
 		cmocka_unit_test(unjudgeable),
 		cmocka_unit_test(prescan),
+		cmocka_unit_test(codex),
+		cmocka_unit_test(namespaces),
+		cmocka_unit_test(input_items),
+		cmocka_unit_test(error_json),
 	};
 
 	return cmocka_run_group_tests_name("llm_tools", tests, NULL, NULL);
