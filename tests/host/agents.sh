@@ -110,15 +110,28 @@ EOF
 
 has() { printf '%s' "$1" | grep -qF -- "$2"; }
 
-# approver: approve whatever this session holds, until it ends.
-approver() {
+# human PID approve|deny: a human answering whatever the session holds,
+# until it ends; each answer's ID appended to $t/answered.
+human() {
     while kill -0 "$1" 2>/dev/null; do
-        for id in $("$cordon" pending 2>/dev/null | awk '/^s[0-9a-f]+:[0-9]+/ { print $1 }'); do
-            "$cordon" approve "$id" >/dev/null 2>&1
+        for id in $("$cordon" pending --all 2>/dev/null | awk '/^s[0-9a-f]+:[0-9]+/ { print $1 }'); do
+            "$cordon" "$2" "$id" >/dev/null 2>&1 && echo "$id" >>"$t/answered"
         done
         sleep 0.2
     done
 }
+# session_run LOG APPROVE|DENY: the CLI under cordon, a human answering.
+session_run() {
+    (cd "$WS" && ${cli}_run --user "$AGENT" --workspace "$WS" --audit "$1" --approve socket \
+        --upstream "$cred=$MODEL_URL" --upstream-ca "$t/ca.pem") &
+    _run=$!
+    human $_run "$2" & _hp=$!
+    wait $_run
+    _rc=$?
+    kill $_hp 2>/dev/null; wait $_hp 2>/dev/null
+    return $_rc
+}
+commits() { git -c safe.directory='*' -C "$REMOTE" rev-list --count main; }
 
 for cli in claude codex gemini opencode; do
     case $cli in
@@ -151,8 +164,8 @@ for cli in claude codex gemini opencode; do
     : >"$t/listener"
     "$cordon" home discard --user "$AGENT" >/dev/null 2>&1
     audit=$d/run.jsonl
-    (cd "$WS" && ${cli}_run --user "$AGENT" --workspace "$WS" --audit "$audit" --approve deny \
-        --upstream "$cred=$MODEL_URL" --upstream-ca "$t/ca.pem") >"$d/run.out" 2>&1
+    : >"$t/answered"
+    session_run "$audit" deny >"$d/run.out" 2>&1
     rc=$?
     f0=${_failed:-0}
     r0=$(result "$d/run" 0); r1=$(result "$d/run" 1); r3=$(result "$d/run" 3)
@@ -164,8 +177,8 @@ for cli in claude codex gemini opencode; do
     ok "$cli under cordon: ~/.ssh is refused" sh -c "[ -n \"\$1\" ] && ! printf '%s' \"\$1\" | grep -qF '$KEYMARK' && ! grep -qF '$KEYMARK' '$d/run/requests.jsonl'" _ "$r4"
     ok "$cli under cordon: an exfiltration reaches nothing" sh -c "[ -n \"\$1\" ] && [ ! -s '$t/listener' ]" _ "$(result "$d/run" 5)"
     ok "$cli under cordon: git push is held for a human, and denied" \
-        sh -c "[ -n \"\$1\" ] && grep '\"git.push\"' '$audit' | grep -q '\"decision\":\"deny\"' && [ \$(git -C '$REMOTE' rev-list --count main) -eq 1 ]" _ "$r6"
-    ok "$cli under cordon: the agent is told a human declined" has "$r6" "declined"
+        sh -c "[ -n \"\$1\" ] && [ -s '$t/answered' ] && grep '\"git.push\"' '$audit' | grep -q '\"decision\":\"deny\"' && [ '$(commits)' = 1 ]" _ "$r6"
+    ok "$cli under cordon: the agent is told, in words, that a human declined" has "$r6" "denied by a human"
     ok "$cli under cordon: the CLI finished the script (status $rc)" \
         sh -c "[ $rc -eq 0 ] && grep -q cordon-agents-done '$d/run.out'"
     ok "$cli under cordon: the real key never entered the session" \
@@ -177,14 +190,9 @@ for cli in claude codex gemini opencode; do
     # Another run: the push approved reaches its remote.
     model_server "$d/push" "$t/push.json"
     audit=$d/push.jsonl
-    (cd "$WS" && ${cli}_run --user "$AGENT" --workspace "$WS" --audit "$audit" --approve socket \
-        --upstream "$cred=$MODEL_URL" --upstream-ca "$t/ca.pem") >"$d/push.out" 2>&1 &
-    run=$!
-    approver $run & apid=$!
-    wait $run
-    kill $apid 2>/dev/null; wait $apid 2>/dev/null
+    session_run "$audit" approve >"$d/push.out" 2>&1
     ok "$cli under cordon: an approved git push reaches its remote (a path in the workspace)" \
-        sh -c "grep '\"git.push\"' '$audit' | grep -q '\"decision\":\"allow\"' && [ \$(git -C '$REMOTE' rev-list --count main) -ge 2 ]"
+        sh -c "grep '\"git.push\"' '$audit' | grep -q '\"decision\":\"allow\"' && [ '$(commits)' -ge 2 ]"
     rm -rf "$WS"
 done
 done_testing
