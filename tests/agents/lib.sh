@@ -42,7 +42,8 @@ workspace() {
     git init -q -b main "$WS" && git -C "$WS" add hello.c &&
         git -C "$WS" -c user.name=t -c user.email=t@t commit -qm init &&
         git init -q --bare -b main "$REMOTE" && git -C "$WS" remote add origin "$REMOTE" &&
-        git -C "$WS" push -q origin main 2>/dev/null
+        git -C "$WS" push -q origin main 2>/dev/null &&
+        git -C "$WS" config user.name agent && git -C "$WS" config user.email agent@localhost
     chown -R "$AGENT" "$WS" "$REMOTE"
     chmod 0755 "$WS"
     export WS
