@@ -119,7 +119,9 @@ def _schema_value(schema, name=""):
     if t == "boolean":
         return False
     if t in ("integer", "number"):
-        return 0
+        # The router's "complexity_score" (1-100, its schema says in words):
+        # the lowest in range.
+        return s.get("minimum", 1)
     return "scripted model: " + name if name else "scripted model"
 
 
