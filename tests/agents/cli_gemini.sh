@@ -9,8 +9,10 @@
 # Its own sandbox: off unless asked for (-s, GEMINI_SANDBOX, or the
 #   "tools.sandbox" setting, none given here); "tools.sandbox": false and
 #   "security.toolSandboxing": false below say so.  cordon replaces it.
-# Offline, by documented settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH names a
-#   settings file that overrides the user's and the project's):
+# Offline, by documented settings (its user settings file,
+#   ~/.gemini/settings.json, written by the run itself: under cordon in the
+#   session's home layer; a system settings file would be refused, its
+#   directory must be root's):
 #   "privacy.usageStatisticsEnabled": false   usage statistics (Clearcut, to
 #                                             play.googleapis.com at start
 #                                             and exit), on by default;
@@ -37,11 +39,12 @@ GEMINI_SETTINGS='{"security":{"auth":{"selectedType":"gemini-api-key"},"toolSand
 '"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false,"maxAttempts":3},'\
 '"ide":{"enabled":false}}'
 
-# The settings file is written where the CLI runs: in the session's own
-# /tmp under cordon (nothing from the host but the CLI itself), in a fresh
-# directory of the agent's bare.
-_gemini_sh='d=$(mktemp -d) && printf "%s\n" "$1" >"$d/settings.json" &&
-GEMINI_CLI_SYSTEM_SETTINGS_PATH=$d/settings.json exec node "$2/.bin/gemini" -p "$3" --approval-mode yolo --skip-trust'
+# The settings are written where the CLI runs, by the user it runs as:
+# under cordon in the session's home layer (nothing from the host but the
+# CLI itself), bare in a fresh GEMINI_CLI_HOME (the agent's real home is
+# left alone).
+_gemini_sh='g=${GEMINI_CLI_HOME:-$HOME}/.gemini && mkdir -p "$g" && printf "%s\n" "$1" >"$g/settings.json" &&
+exec node "$2/.bin/gemini" -p "$3" --approval-mode yolo --skip-trust'
 
 gemini_run() {
     timeout -k 10 "${AGENT_TIMEOUT:-300}" "$cordon" run "$@" -- \
@@ -49,9 +52,13 @@ gemini_run() {
 }
 
 gemini_bare() {
+    gh=$(setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" --init-groups -- mktemp -d) || return 1
     timeout -k 10 "${AGENT_TIMEOUT:-300}" setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" \
         --init-groups -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" \
-        USER="$AGENT" TERM=dumb GEMINI_API_KEY="$GEMINI_API_KEY" \
+        USER="$AGENT" TERM=dumb GEMINI_API_KEY="$GEMINI_API_KEY" GEMINI_CLI_HOME="$gh" \
         GOOGLE_GEMINI_BASE_URL="$MODEL_URL" NODE_EXTRA_CA_CERTS="${MODEL_CA:-$t/ca.pem}" \
         /bin/sh -c "$_gemini_sh" gemini "$GEMINI_SETTINGS" "$AGENTS" "$PROMPT" </dev/null
+    set -- $?
+    rm -rf "$gh"
+    return "$1"
 }
