@@ -26,7 +26,7 @@ for f in /usr/bin/node /usr/bin/bash /usr/bin/git /usr/bin/curl /usr/bin/openssl
          /usr/bin/timeout /usr/bin/env /usr/bin/python3 /usr/bin/gcc-12 /usr/bin/as /usr/bin/ld.bfd \
          $gcc/cc1 $gcc/collect2 $gcc/lto-wrapper $gcc/crtbegin.o $gcc/crtend.o $gcc/crtbeginS.o $gcc/crtendS.o \
          $gcc/libgcc.a $gcc/libgcc_s.so $multi/crt1.o $multi/Scrt1.o $multi/crti.o $multi/crtn.o \
-         $multi/libc.so $multi/libc_nonshared.a /usr/lib/x86_64-linux-gnu/libgcc_s.so.1; do
+         $multi/libc.so $multi/libc_nonshared.a /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/include/stdc-predef.h; do
     [ -e "$f" ] && add+=(--add "$f")
 done
 add+=(--add /usr/bin/gcc-12:/usr/bin/cc --add /usr/bin/ld.bfd:/usr/bin/ld --add /usr/lib/python3.11
@@ -35,7 +35,7 @@ add+=(--add /usr/bin/gcc-12:/usr/bin/cc --add /usr/bin/ld.bfd:/usr/bin/ld --add 
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$here/tools/vmtest" --build "$BUILD" --mem 4096 --timeout "${VM_TIMEOUT:-2400}" "${add[@]}" \
+"$here/tools/vmtest" --build "$BUILD" --mem 8192 --timeout "${VM_TIMEOUT:-2400}" "${add[@]}" \
     --add "$here/tools:/opt/cordon/tools" --add "$here/policy/profiles:/opt/cordon/policy/profiles" \
     -- env CORDON_IN_VM=1 BUILD=/opt/cordon/build CORDON_SRC=/opt/cordon CORDON_AGENTS_DIR=/opt/cordon-agents/node_modules \
     PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin bash /opt/cordon/tests/host/agents.sh >"$out" 2>&1
