@@ -919,9 +919,9 @@ static void eval(const struct policy *p, const struct pol_request *req,
 			return;
 		}
 		/* The file may be executed: what the exec means joins the decision. */
-		n = pol_lift_exec(req->argv, req->cwd, l);
+		n = pol_lift_exec(req->argv, req->cwd, pol_vars_get(&cs.p->vars, "WORKSPACE"), l);
 		if (n == 0) {
-			/* Not even shell.exec could be built (out of memory): unknown means deny. */
+			/* No event (out of memory, or more than can be judged): unknown means deny. */
 			res->decision = CORDON_DENY;
 			res->rule = NULL;
 			snprintf(res->reason, sizeof(res->reason), "exec of %.300s: its event could not "

@@ -237,7 +237,7 @@ bool pol_glob_within(const char *path, const char *pattern);
 
 /* --- lifting: what a raw operation means (policy/lift.c) ----------------- */
 
-#define POL_MAX_LIFTED 4
+#define POL_MAX_LIFTED 32
 
 struct pol_lifted {
 	char server[32];
@@ -247,10 +247,17 @@ struct pol_lifted {
 
 /*
  * The semantic events an exec stands for: always shell.exec {argv, cwd},
- * then what a recogniser makes of it (git.push, npm.install, http.fetch...).
- * Returns the count; free with pol_lifted_free.
+ * then what a recogniser makes of it (git.push, npm.install, http.fetch...;
+ * the table of ways to push or publish is in lift.c).  `workspace` (may be
+ * NULL: unknown, so every repository is outside it) decides whether a git
+ * fetch writes into another repository, a push seen from the remote's side.
+ * Returns the count; 0 when the exec means more than POL_MAX_LIFTED events
+ * or memory ran out, which the caller must treat as a refusal.  Free with
+ * pol_lifted_free.  Not pure: repository paths are canonicalised
+ * (pol_canon_path), in the caller's view of the filesystem.
  */
-int pol_lift_exec(const char *const *argv, const char *cwd, struct pol_lifted *out);
+int pol_lift_exec(const char *const *argv, const char *cwd, const char *workspace,
+		  struct pol_lifted *out);
 void pol_lifted_free(struct pol_lifted *l, int n);
 /*
  * Bytes from a task (an argument, a path, a comm) as a JSON string, always:

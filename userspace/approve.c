@@ -165,18 +165,66 @@ static void unlink_pending(struct sup *s, struct pending *p)
 		}
 }
 
+/*
+ * A human's no is final for the request (supervisor.h says what "the
+ * same request" is): kept for the session, so that the shell's retry of
+ * the same command through the next PATH entry, or the agent's second
+ * try, is refused unasked.  Before, each retry was a new question, and a
+ * `y` to the second let through what the first `n` refused.  A timeout is
+ * not a human's answer, and is not kept.
+ */
+static void remember_denial(struct sup *s, const char *key)
+{
+	char **v;
+
+	for (size_t i = 0; i < s->n_denied; i++)
+		if (!strcmp(s->denied[i], key))
+			return;
+	v = realloc(s->denied, (s->n_denied + 1) * sizeof(char *));
+	if (!v)
+		return;
+	s->denied = v;
+	if ((s->denied[s->n_denied] = strdup(key)))
+		s->n_denied++;
+}
+
+/*
+ * The words the caller gets with its errno (sup_tell: on its stderr, which
+ * is what a model reads of a tool's run), so that a refusal by a human is
+ * not taken for a permission problem to work around.
+ */
+static void tell_outcome(struct sup *s, struct pending *p, pid_t pid, bool human,
+			 const char *approver)
+{
+	s->told = pid;
+	if (human)
+		sup_tell(pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
+			 "this session refused this request; it will be refused again without "
+			 "asking for the rest of the session. Do not retry it or try another way to "
+			 "do the same: ask the user.\n", approver, p->summary);
+	else if (!strcmp(approver, "timeout"))
+		sup_tell(pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
+			 "nobody answered in time; it was refused.\n", p->summary);
+}
+
 void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		     const char *approver)
 {
 	bool was_prompted = p->prompted && s->prompt_active;
+	bool human = strcmp(approver, "timeout") && strcmp(approver, "session ended");
+	char deny_key[sizeof(p->deny_key)];
 
+	memcpy(deny_key, p->deny_key, sizeof(deny_key));
 	unlink_pending(s, p);
+	if (!allow && human)
+		remember_denial(s, p->deny_key);
 	if (allow && session) {
 		char **v = realloc(s->approved, (s->n_approved + 1) * sizeof(char *));
 
 		if (v) {
 			s->approved = v;
-			s->approved[s->n_approved++] = strdup(p->key);
+			if ((s->approved[s->n_approved] = strdup(p->key)))
+				s->n_approved++;
 		}
 	}
 	for (int i = 0; i < p->n_held; i++) {
@@ -216,12 +264,24 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL,
 			   p->kept,
 			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
+		if (!allow)
+			tell_outcome(s, p, h->pid, human, approver);
 		sup_apply(s, h, ok, true, why);
 	}
 	json_decref(p->kept);
 	free(p);
 	if (was_prompted)
 		prompt_next(s);
+	/* The same request held apart (another binary's, supervisor.h): the no is its too. */
+	while (!allow && human) {
+		struct pending *q;
+
+		for (q = s->pending; q && strcmp(q->deny_key, deny_key); q = q->next)
+			;
+		if (!q)
+			break;
+		approve_resolve(s, q, false, false, approver);
+	}
 }
 
 /* A held call whose caller gave up (an MCP client cancelled or left). */
@@ -387,11 +447,31 @@ static json_t *pending_json(struct sup *s)
 	uint64_t now = sup_now_ms();
 
 	for (struct pending *p = s->pending; p; p = p->next)
-		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:I}",
+		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:I,s:I}",
 			"session", s->name, "id", (int)p->id, "summary", p->summary,
 			"rule", p->rule, "risk", p->risk, "event", event_shown(p), "waiting", p->n_held,
-			"expires_in_ms", (json_int_t)(p->deadline_ms > now ? p->deadline_ms - now : 0)));
+			"expires_in_ms", (json_int_t)(p->deadline_ms > now ? p->deadline_ms - now : 0),
+			"age_ms", (json_int_t)(now - p->created_ms)));
 	return a;
+}
+
+/*
+ * Whose session this is, for `cordon pending` (which lists the caller's
+ * own unless root asks for all) and `cordon approve` (which refuses a bare
+ * ID that names requests in two sessions).  The command as the human
+ * typed it, made printable and cut: the agent chose none of it.
+ */
+static json_t *session_json(struct sup *s)
+{
+	char cmd[512] = "", shown[512];
+	size_t o = 0;
+
+	for (char **a = s->opt->argv; a && *a && o + 1 < sizeof(cmd); a++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", o ? " " : "", *a);
+	pol_printable(shown, sizeof(shown), cmd);
+	return json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:I}", "session", s->name, "user", s->user,
+			 "uid", (int)s->uid, "invoker", (int)s->invoker, "workspace", s->workspace,
+			 "command", shown, "age_ms", (json_int_t)(sup_now_ms() - s->started_ms));
 }
 
 static void reply(int c, json_t *o)
@@ -440,7 +520,16 @@ void approve_accept(struct sup *s)
 	if (!cmd) {
 		reply(c, json_pack("{s:s}", "error", "bad request: expected {\"cmd\": ...}"));
 	} else if (!strcmp(cmd, "pending")) {
-		reply(c, json_pack("{s:s,s:o}", "session", s->name, "pending", pending_json(s)));
+		json_t *o = session_json(s);
+
+		json_object_set_new(o, "pending", pending_json(s));
+		reply(c, o);
+	} else if (!strcmp(cmd, "stop")) {
+		char by[160];
+
+		snprintf(by, sizeof(by), "`cordon stop` by %s", who);
+		sup_stop(s, SIGTERM, by);
+		reply(c, json_pack("{s:b,s:i}", "ok", 1, "grace_ms", STOP_GRACE_MS));
 	} else if (!strcmp(cmd, "approve") || !strcmp(cmd, "deny")) {
 		unsigned id = (unsigned)json_integer_value(json_object_get(req, "id"));
 		struct pending *p;

@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `cordon pending`, `cordon approve ID [--session]`, `cordon deny ID`: the
+ * `cordon pending [--all] [--json]`, `cordon approve [SESSION:]ID
+ * [--session]`, `cordon deny [SESSION:]ID`, `cordon stop SESSION`: the
  * human's side of the approval socket of every running session (see
  * approve.c for who may speak to it).
+ *
+ * Scope.  A session is the caller's own when its invoker (the user who
+ * started it: SUDO_UID under sudo, else root) is the caller (SUDO_UID too
+ * when root runs this under sudo, else the real uid).  `pending` lists the
+ * caller's own sessions; root sees every session only with --all (root's
+ * own by default: on a shared host, another user's question is not root's
+ * to answer by accident).  A bare ID is looked up in the caller's own
+ * sessions only, and refused when it is pending in more than one of them
+ * (the choices are printed as SESSION:ID); SESSION:ID names one session,
+ * which the supervisor then authorises (root or its invoker).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -85,16 +97,29 @@ static int sessions(char names[][40], int max)
 	return n;
 }
 
-int cmd_pending(int argc, char **argv)
+/* The caller as a session's invoker would be recorded (run.c: SUDO_UID or root). */
+static uid_t caller_uid(void)
+{
+	const char *su = getenv("SUDO_UID");
+	char *end;
+	unsigned long v;
+
+	if (getuid() != 0 || !su || !*su)
+		return getuid();
+	v = strtoul(su, &end, 10);
+	return *end || v > UINT32_MAX - 1 ? 0 : (uid_t)v;
+}
+
+/* Every reachable session's `pending` reply (own only unless all), in an array. */
+static json_t *gather(bool all)
 {
 	char names[256][40];
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
-	int n = sessions(names, 256), shown = 0;
-	json_t *all = json_array();
+	int n = sessions(names, 256);
+	uid_t me = caller_uid();
+	json_t *out = json_array();
 
 	for (int i = 0; i < n; i++) {
-		json_t *req = json_pack("{s:s}", "cmd", "pending"), *rep, *v;
-		size_t j;
+		json_t *req = json_pack("{s:s}", "cmd", "pending"), *rep;
 		int err;
 
 		rep = ask(names[i], req, &err);
@@ -102,43 +127,135 @@ int cmd_pending(int argc, char **argv)
 		if (!rep)
 			continue;       /* a session that ended, or not ours to see */
 		if (json_object_get(rep, "error")) {
-			log_err("pending: session %s: %s", names[i],
-				json_string_value(json_object_get(rep, "error")));
+			if (all)
+				log_err("pending: session %s: %s", names[i],
+					json_string_value(json_object_get(rep, "error")));
 			json_decref(rep);
 			continue;
 		}
-		json_array_foreach(json_object_get(rep, "pending"), j, v) {
-			json_array_append(all, v);
-			if (!json)
-				printf("%s:%lld  %s\n    rule %s: %s\n    %lld call(s) waiting, %lld s left\n",
-				       names[i], (long long)json_integer_value(json_object_get(v, "id")),
-				       json_string_value(json_object_get(v, "summary")),
-				       json_string_value(json_object_get(v, "rule")),
-				       json_string_value(json_object_get(v, "risk")),
-				       (long long)json_integer_value(json_object_get(v, "waiting")),
-				       (long long)json_integer_value(json_object_get(v, "expires_in_ms")) / 1000);
+		if (!all && (uid_t)json_integer_value(json_object_get(rep, "invoker")) != me) {
+			json_decref(rep);
+			continue;
+		}
+		json_array_append_new(out, rep);
+	}
+	return out;
+}
+
+static void print_age(long long ms)
+{
+	long long sec = ms / 1000;
+
+	if (sec < 120)
+		printf("%llds", sec);
+	else if (sec < 7200)
+		printf("%lldm", sec / 60);
+	else
+		printf("%lldh", sec / 3600);
+}
+
+int cmd_pending(int argc, char **argv)
+{
+	bool json = false, all = false;
+	json_t *sess, *flat = json_array(), *v, *r;
+	size_t i, j;
+	int shown = 0;
+
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--json"))
+			json = true;
+		else if (!strcmp(argv[k], "--all"))
+			all = true;
+		else {
+			log_err("pending: unexpected argument '%s' (usage: cordon pending [--all] "
+				"[--json])", argv[k]);
+			return 2;
+		}
+	}
+	if (all && getuid() != 0) {
+		log_err("pending: --all needs root (you see your own sessions)");
+		return 2;
+	}
+	sess = gather(all);
+	json_array_foreach(sess, i, r) {
+		json_array_foreach(json_object_get(r, "pending"), j, v) {
+			json_t *e = json_deep_copy(v);
+
+			json_object_set(e, "user", json_object_get(r, "user"));
+			json_object_set(e, "workspace", json_object_get(r, "workspace"));
+			json_object_set(e, "command", json_object_get(r, "command"));
+			json_array_append_new(flat, e);
+			if (json) {
+				shown++;
+				continue;
+			}
+			printf("%s:%lld  %s\n    user %s, workspace %s, command %s\n"
+			       "    rule %s: %s\n    %lld call(s) waiting for ",
+			       json_string_value(json_object_get(r, "session")),
+			       (long long)json_integer_value(json_object_get(v, "id")),
+			       json_string_value(json_object_get(v, "summary")),
+			       json_string_value(json_object_get(r, "user")),
+			       json_string_value(json_object_get(r, "workspace")),
+			       json_string_value(json_object_get(r, "command")),
+			       json_string_value(json_object_get(v, "rule")),
+			       json_string_value(json_object_get(v, "risk")),
+			       (long long)json_integer_value(json_object_get(v, "waiting")));
+			print_age((long long)json_integer_value(json_object_get(v, "age_ms")));
+			printf(", %lld s left\n",
+			       (long long)json_integer_value(json_object_get(v, "expires_in_ms")) / 1000);
 			shown++;
 		}
-		json_decref(rep);
 	}
 	if (json) {
-		json_dumpf(all, stdout, JSON_INDENT(2));
+		json_dumpf(flat, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 	} else if (!shown) {
-		printf("nothing pending\n");
+		printf("nothing pending%s\n", all ? "" : " in your sessions");
 	}
-	json_decref(all);
+	json_decref(flat);
+	json_decref(sess);
 	return 0;
+}
+
+/* A bare ID: the one own session where it is pending; else NULL, the error said. */
+static bool find_bare(const char *cmd, unsigned long id, char out[40])
+{
+	json_t *sess = gather(false), *r, *v;
+	size_t i, j;
+	int hits = 0;
+
+	json_array_foreach(sess, i, r)
+		json_array_foreach(json_object_get(r, "pending"), j, v)
+			if ((unsigned long)json_integer_value(json_object_get(v, "id")) == id) {
+				if (!hits++)
+					snprintf(out, 40, "%s", json_string_value(json_object_get(r, "session")));
+			}
+	if (hits == 0) {
+		log_err("%s: no session of yours has a pending request %lu (see `cordon pending`%s)",
+			cmd, id, getuid() == 0 ? "; another user's: SESSION:ID, from `cordon pending --all`" : "");
+	} else if (hits > 1) {
+		log_err("%s: %lu is pending in %d sessions; name one:", cmd, id, hits);
+		json_array_foreach(sess, i, r)
+			json_array_foreach(json_object_get(r, "pending"), j, v)
+				if ((unsigned long)json_integer_value(json_object_get(v, "id")) == id)
+					fprintf(stderr, "  cordon %s %s:%lu    # %s (workspace %s)\n", cmd,
+						json_string_value(json_object_get(r, "session")), id,
+						json_string_value(json_object_get(v, "summary")),
+						json_string_value(json_object_get(r, "workspace")));
+	}
+	json_decref(sess);
+	return hits == 1;
 }
 
 static int decide(int argc, char **argv, const char *cmd)
 {
-	char names[256][40], session[40] = "";
+	char session[40] = "";
 	bool sess = false;
 	const char *id_s = NULL, *colon;
 	unsigned long id;
 	char *end;
-	int n, tried = 0;
+	json_t *req, *rep;
+	int err;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--session") && !strcmp(cmd, "approve"))
@@ -157,44 +274,40 @@ static int decide(int argc, char **argv, const char *cmd)
 	}
 	colon = strchr(id_s, ':');
 	if (colon) {
+		if ((size_t)(colon - id_s) >= sizeof(session) || colon == id_s ||
+		    memchr(id_s, '/', (size_t)(colon - id_s))) {
+			log_err("%s: '%.*s' is not a session name", cmd, (int)(colon - id_s), id_s);
+			return 2;
+		}
 		snprintf(session, sizeof(session), "%.*s", (int)(colon - id_s), id_s);
 		id_s = colon + 1;
 	}
 	id = strtoul(id_s, &end, 10);
-	if (!*id_s || *end || !id) {
+	if (!*id_s || *end || !id || id > INT32_MAX) {
 		log_err("%s: '%s' is not a request id (see `cordon pending`)", cmd, id_s);
 		return 2;
 	}
-	n = session[0] ? 1 : sessions(names, 256);
-	if (session[0])
-		snprintf(names[0], 40, "%s", session);
-	for (int i = 0; i < n; i++) {
-		json_t *req = json_pack("{s:s,s:i,s:b}", "cmd", cmd, "id", (int)id, "session", sess);
-		json_t *rep;
-		int err;
-
-		rep = ask(names[i], req, &err);
-		json_decref(req);
-		if (!rep)
-			continue;
-		tried++;
-		if (json_is_true(json_object_get(rep, "ok"))) {
-			printf("%s:%lu %s (%lld call%s)\n", names[i], id,
-			       !strcmp(cmd, "deny") ? "denied" : sess ? "approved for the session" : "approved",
-			       (long long)json_integer_value(json_object_get(rep, "calls")),
-			       json_integer_value(json_object_get(rep, "calls")) == 1 ? "" : "s");
-			json_decref(rep);
-			return 0;
-		}
-		if (session[0] || n == 1)
-			log_err("%s: %s: %s", cmd, names[i],
-				json_string_value(json_object_get(rep, "error")) ?: "refused");
-		json_decref(rep);
+	if (!session[0] && !find_bare(cmd, id, session))
+		return 1;
+	req = json_pack("{s:s,s:i,s:b}", "cmd", cmd, "id", (int)id, "session", sess);
+	rep = ask(session, req, &err);
+	json_decref(req);
+	if (!rep) {
+		log_err("%s: session %s: %s", cmd, session, err == ENOENT ? "no such running session" :
+			strerror(err));
+		return 1;
 	}
-	if (!tried)
-		log_err("%s: no running session%s%s reachable", cmd, session[0] ? " " : "", session);
-	else if (!session[0] && n != 1)
-		log_err("%s: no session has a pending request %lu", cmd, id);
+	if (json_is_true(json_object_get(rep, "ok"))) {
+		printf("%s:%lu %s (%lld call%s)\n", session, id,
+		       !strcmp(cmd, "deny") ? "denied" : sess ? "approved for the session" : "approved",
+		       (long long)json_integer_value(json_object_get(rep, "calls")),
+		       json_integer_value(json_object_get(rep, "calls")) == 1 ? "" : "s");
+		json_decref(rep);
+		return 0;
+	}
+	log_err("%s: %s: %s", cmd, session,
+		json_string_value(json_object_get(rep, "error")) ?: "refused");
+	json_decref(rep);
 	return 1;
 }
 
@@ -206,4 +319,39 @@ int cmd_approve(int argc, char **argv)
 int cmd_deny(int argc, char **argv)
 {
 	return decide(argc, argv, "deny");
+}
+
+/*
+ * `cordon stop SESSION`: the session's supervisor stops it as on SIGTERM
+ * (sup_stop: every process told, the cgroup killed after the grace).  Who
+ * may: root or the session's invoker, as for approvals (approve.c).
+ */
+int cmd_stop(int argc, char **argv)
+{
+	json_t *req, *rep;
+	int err;
+
+	if (argc != 2 || argv[1][0] == '-' || strchr(argv[1], '/') || strlen(argv[1]) >= 40) {
+		fprintf(stderr, "usage: cordon stop SESSION   (SESSION as `cordon pending` or the "
+			"session's start shows it)\n");
+		return 2;
+	}
+	req = json_pack("{s:s}", "cmd", "stop");
+	rep = ask(argv[1], req, &err);
+	json_decref(req);
+	if (!rep) {
+		log_err("stop: session %s: %s", argv[1], err == ENOENT ? "no such running session" :
+			strerror(err));
+		return 1;
+	}
+	if (!json_is_true(json_object_get(rep, "ok"))) {
+		log_err("stop: session %s: %s", argv[1],
+			json_string_value(json_object_get(rep, "error")) ?: "refused");
+		json_decref(rep);
+		return 1;
+	}
+	printf("%s: stopping (killed in %lld s if still running)\n", argv[1],
+	       (long long)json_integer_value(json_object_get(rep, "grace_ms")) / 1000);
+	json_decref(rep);
+	return 0;
 }

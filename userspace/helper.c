@@ -252,7 +252,12 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 	kept = pol_event_kept(event);
 	if (!kept) {
 		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
-	} else if (sup_session_approved(s, event)) {
+	} else if (sup_human_denied(s, event)) {
+		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
+			   "denied by a human earlier in this session (not asked again)", NULL);
+		helper_decide(s, hp, h.notif, false,
+			      "denied by a human earlier in this session (not asked again)", NULL);
+	} else if (sup_session_approved(s, event, NULL)) {
 		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "allow", rule,
 			   "approved for this session", NULL);
 		helper_decide(s, hp, h.notif, true, "approved for this session", NULL);
@@ -261,7 +266,7 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "escalation with --approve deny", NULL);
 		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
-	} else if ((r = sup_hold(s, &h, event, kept, summary, rule, rule_risk(s, rule, reason))) < 0) {
+	} else if ((r = sup_hold(s, &h, event, kept, NULL, summary, rule, rule_risk(s, rule, reason))) < 0) {
 		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
 		helper_decide(s, hp, h.notif, false, sup_hold_error(r), NULL);
 	}

@@ -627,6 +627,7 @@ static int start_watchdog(struct sup *s)
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
 		signal(SIGPIPE, SIG_IGN);
 		(void)setpgid(0, 0);
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
@@ -836,17 +837,33 @@ static void keep_only_fds(const struct run_options *o)
  * supervisor signals (the supervisor sees only this process of the tree
  * by a pid it can name) and reaps orphans.  When the agent ends it exits
  * with the agent's status, and the kernel kills whatever the agent left in
- * the namespace.  It holds no descriptor.
+ * the namespace.  It holds one descriptor, its socket to the supervisor
+ * (CHAN, or -1), on which it says 'T' when the agent was stopped from its
+ * terminal (Ctrl-Z: SIGTSTP, or SIGTTIN, SIGTTOU): the supervisor then
+ * gives the human's terminal back to their shell and stops itself, and at
+ * `fg` sends SIGCONT, which continues the agent's process group.
  */
 static volatile pid_t init_agent;       /* this child's only global: its signal handler's */
 
+/*
+ * The stop signals go to every process of the namespace (kill(-1) from its
+ * init reaches exactly those), not only the agent's top one: a wrapper that
+ * handles SIGTERM must not be the only one told the session ends (the
+ * supervisor kills the cgroup after its grace, sup_stop).  The others
+ * (SIGWINCH, SIGUSR1, ...) are the agent's.
+ */
 static void init_forward(int sig)
 {
-	if (init_agent > 0)
+	if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
+		(void)kill(-1, sig);
+	} else if (init_agent > 0) {
+		if (sig == SIGCONT)
+			(void)kill(-init_agent, sig);   /* its job, stopped as a whole */
 		(void)kill(init_agent, sig);
+	}
 }
 
-static void __attribute__((noreturn)) session_init(pid_t agent)
+static void __attribute__((noreturn)) session_init(pid_t agent, int chan)
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
 				   SIGWINCH, SIGCONT, SIGALRM };
@@ -856,11 +873,25 @@ static void __attribute__((noreturn)) session_init(pid_t agent)
 	init_agent = agent;
 	for (size_t i = 0; i < ARRAY_SIZE(fwd); i++)
 		(void)sigaction(fwd[i], &sa, NULL);
-	(void)syscall(SYS_close_range, 0u, ~0U, 0);
+	if (chan >= 0 && chan != 3) {
+		if (dup2(chan, 3) < 0)
+			_exit(EXIT_CORDON);
+		chan = 3;
+	}
+	(void)syscall(SYS_close_range, chan >= 0 ? 4u : 0u, ~0U, 0);
+	if (chan >= 0)
+		(void)syscall(SYS_close_range, 0u, 2u, 0);
 	(void)prctl(PR_SET_NAME, "cordon-init", 0, 0, 0);
 	for (;;) {
-		pid_t w = wait(&st);
+		pid_t w = waitpid(-1, &st, WUNTRACED);
 
+		if (w == agent && WIFSTOPPED(st)) {
+			int sig = WSTOPSIG(st);
+
+			if (chan >= 0 && (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+				(void)!write(chan, "T", 1);
+			continue;
+		}
 		if (w == agent)
 			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 		if (w < 0 && errno != EINTR)
@@ -891,10 +922,15 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(EXIT_CORDON);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	/*
+	 * Every disposition back to its default: cordon started in the
+	 * background of a script ignores SIGINT and SIGQUIT (POSIX has the
+	 * shell do so), and the agent inherited that, so a stop by SIGQUIT
+	 * found nobody listening.
+	 */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
 	/* No controlling terminal of cordon's: no TIOCSTI into it, no signals from it. */
 	if (setsid() < 0)
 		child_fail(EXIT_CORDON, "setsid: %m");
@@ -974,25 +1010,40 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	close(listener);        /* only the supervisor holds it now */
 	phase("agent: ready to exec");
 	wait_byte(sock, 'R');   /* in every cgroup of the session: go */
-	close(sock);
+	/*
+	 * Job control on the agent's terminal.  The agent in a session of its
+	 * own had a process group without a parent in another group of its
+	 * session: an orphaned group, for which the kernel discards SIGTSTP,
+	 * so Ctrl-Z did nothing.  With a terminal this process is the session
+	 * leader that holds it, and the agent a foreground job of that session
+	 * (its own group, as a shell makes one), whose stop this process sees.
+	 */
+	if (pty_slave >= 0 && ioctl(pty_slave, TIOCSCTTY, 0) < 0)
+		child_fail(EXIT_CORDON, "TIOCSCTTY: %m");
 	agent = fork();
 	if (agent < 0)
 		child_fail(EXIT_CORDON, "fork: %m");
 	if (agent == 0) {
-		if (setsid() < 0)
-			child_fail(EXIT_CORDON, "setsid: %m");
+		close(sock);
 		if (pty_slave >= 0) {
-			if (ioctl(pty_slave, TIOCSCTTY, 0) < 0)
-				child_fail(EXIT_CORDON, "TIOCSCTTY: %m");
+			/* As a shell does: its own group, then the terminal's foreground. */
+			signal(SIGTTOU, SIG_IGN);
+			if (setpgid(0, 0) < 0 || tcsetpgrp(pty_slave, getpid()) < 0)
+				child_fail(EXIT_CORDON, "the agent's job on its terminal: %m");
+			signal(SIGTTOU, SIG_DFL);
 			if (pty_slave > 2)
 				close(pty_slave);
+		} else if (setsid() < 0) {
+			child_fail(EXIT_CORDON, "setsid: %m");
 		}
 		keep_only_fds(s->opt);
 		execvpe(s->opt->argv[0], s->opt->argv, env);
 		r = errno;
 		child_fail(r == ENOENT ? 127 : 126, "cannot run %s: %s", s->opt->argv[0], strerror(r));
 	}
-	session_init(agent);
+	if (pty_slave >= 0)
+		(void)setpgid(agent, agent);    /* no race with the child's own */
+	session_init(agent, pty_slave >= 0 ? sock : -1);
 }
 
 /* --- the supervisor's side ------------------------------------------------ */
@@ -1156,6 +1207,29 @@ static int setup_pty(struct sup *s, int *slave)
 	return 0;
 }
 
+/*
+ * Ctrl-Z: the agent's job stopped (sup_loop hears it from cordon-init).
+ * The human's terminal goes back to the state cordon found it in, and
+ * cordon stops with SIGTSTP, so that the shell it was started from takes
+ * over (a program started without job control, in an orphaned group,
+ * ignores the stop and goes on at once).  At `fg` (SIGCONT) the terminal
+ * is cordon's again, raw, and the agent's terminal takes the size it has
+ * now.
+ */
+static void suspend_session(struct sup *s)
+{
+	struct termios raw = saved_tio;
+	struct winsize ws;
+
+	if (!tio_saved)
+		return;
+	(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_tio);
+	(void)kill(0, SIGTSTP);
+	cfmakeraw(&raw);
+	(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
+	if (s->pty_master >= 0 && ioctl(s->term_fd, TIOCGWINSZ, &ws) == 0)
+		(void)ioctl(s->pty_master, TIOCSWINSZ, &ws);
+}
 
 /*
  * The fallback's Landlock ruleset is built by a thread while the supervisor
@@ -1448,7 +1522,7 @@ static int exit_code(int status)
 int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
-	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1,
+	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1, .init_chan = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
 			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1, .host_fd = -1 },
 			 .home_layer = { .lock_fd = -1 },
@@ -1470,8 +1544,25 @@ int cmd_run(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	if (parse_args(argc, argv, &opt) < 0)
 		return EXIT_CORDON;
-	if (!opt.approve_set)
+	/*
+	 * A question on the terminal needs the terminal's keys, which reach
+	 * cordon only on its stdin (setup_pty).  --approve tty without it was
+	 * accepted and nobody was ever asked; without --approve the session
+	 * silently denied every escalation.  Now the first is refused, and the
+	 * second said (unless -q).
+	 */
+	if (!opt.approve_set) {
 		opt.approve = isatty(STDIN_FILENO) ? APPROVE_TTY : APPROVE_DENY;
+		if (opt.approve == APPROVE_DENY && !opt.quiet)
+			fprintf(stderr, "cordon: no terminal on stdin and no --approve: every "
+				"escalation will be denied (--approve socket holds them for "
+				"`cordon approve`)\n");
+	} else if (opt.approve == APPROVE_TTY && !isatty(STDIN_FILENO)) {
+		log_err("run: --approve tty needs a terminal on stdin to ask on (stdin is not "
+			"one); use --approve socket (`cordon pending`, `cordon approve`) or "
+			"--approve deny");
+		return EXIT_CORDON;
+	}
 	pthread_mutex_init(&s.lock, NULL);
 	if (geteuid() != 0) {
 		log_err("run: needs root to load the kernel floor and create the session's "
@@ -1729,8 +1820,17 @@ int cmd_run(int argc, char **argv)
 		log_err("run: the agent died during start-up");
 		goto out;
 	}
-	close(sp[0]);
-	sp[0] = -1;
+	if (s.pty_master >= 0) {
+		/* cordon-init's word when the agent's job stops (session_init). */
+		s.init_chan = sp[0];
+		sp[0] = -1;
+		(void)fcntl(s.init_chan, F_SETFL, O_NONBLOCK);
+		if (s.tty_fd >= 0)
+			s.suspend = suspend_session;
+	} else {
+		close(sp[0]);
+		sp[0] = -1;
+	}
 	phase("agent exec answered");
 	r = sup_loop(&s, &status);
 	phase("agent exited");
@@ -1749,6 +1849,8 @@ out:
 		close(sp[0]);
 	if (s.pty_master >= 0)
 		close(s.pty_master);
+	if (s.init_chan >= 0)
+		close(s.init_chan);
 	restore_tty();
 	/* The proxy's last records go into the log before it is sealed. */
 	mcp_session_stop(&s);

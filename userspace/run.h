@@ -8,5 +8,7 @@ int cmd_run(int argc, char **argv);
 int cmd_pending(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_deny(int argc, char **argv);
+/* `cordon stop SESSION` */
+int cmd_stop(int argc, char **argv);
 
 #endif /* CORDON_RUN_H */

@@ -39,6 +39,10 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
+#include <linux/major.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -528,14 +532,100 @@ static int fd_path(pid_t pid, int fd, char *out, size_t len)
 	return 0;
 }
 
-int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *summary,
-	     const char *rule, const char *risk)
+/* The identity of a request (supervisor.h: what "the same request" means). */
+static int request_key(json_t *event, const char *binary, char key[65])
+{
+	json_t *id;
+	int r;
+
+	if (!binary)
+		return pol_json_sha256(event, key, NULL);
+	id = json_pack("{s:O,s:o}", "event", event, "binary", pol_json_text(binary));
+	r = id ? pol_json_sha256(id, key, NULL) : -ENOMEM;
+	json_decref(id);
+	return r;
+}
+
+static bool key_in(char *const *v, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], key))
+			return true;
+	return false;
+}
+
+bool sup_human_denied(struct sup *s, json_t *event)
+{
+	char key[65];
+
+	return s->n_denied && pol_json_sha256(event, key, NULL) == 0 &&
+	       key_in(s->denied, s->n_denied, key);
+}
+
+/*
+ * Attack: a write by root into a descriptor the agent chose is a confused
+ * deputy (a file the agent may only read, reopened for writing; a device
+ * or a kernel file that checks the writer's credentials at write time; a
+ * named FIFO of another user's).  Only two kinds are written: an anonymous
+ * pipe (pipefs) and a pseudo-terminal's slave, each open for writing in
+ * the caller, reopened through the very object checked (an O_PATH handle,
+ * compared again after the open) and written without blocking, so a full
+ * pipe or a terminal nobody reads costs the message, never the supervisor.
+ */
+void sup_tell(pid_t pid, const char *fmt, ...)
+{
+	char p[64], line[256], msg[2048];
+	struct stat a, b;
+	struct statfs fs;
+	va_list ap;
+	int h, fd = -1;
+	unsigned flags = 0;
+	FILE *f;
+	int n;
+
+	snprintf(p, sizeof(p), "/proc/%d/fdinfo/2", (int)pid);
+	f = fopen(p, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "flags: %o", &flags) == 1)
+			break;
+	fclose(f);
+	if ((flags & O_ACCMODE) != O_WRONLY && (flags & O_ACCMODE) != O_RDWR)
+		return;
+	snprintf(p, sizeof(p), "/proc/%d/fd/2", (int)pid);
+	h = open(p, O_PATH | O_CLOEXEC);
+	if (h < 0)
+		return;
+	if (fstat(h, &a) < 0 || fstatfs(h, &fs) < 0)
+		goto out;
+	if (!(S_ISFIFO(a.st_mode) && fs.f_type == PIPEFS_MAGIC) &&
+	    !(S_ISCHR(a.st_mode) && major(a.st_rdev) >= UNIX98_PTY_SLAVE_MAJOR &&
+	      major(a.st_rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT))
+		goto out;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", h);
+	fd = open(p, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		goto out;
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		(void)!write(fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+out:
+	if (fd >= 0)
+		close(fd);
+	close(h);
+}
+
+int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *binary,
+	     const char *summary, const char *rule, const char *risk)
 {
 	struct pending *p;
-	char key[65];
+	char key[65], deny_key[65];
 	int n = 0;
 
-	if (pol_json_sha256(event, key, NULL) < 0)
+	if (request_key(event, binary, key) < 0 || pol_json_sha256(event, deny_key, NULL) < 0)
 		return -ENOMEM;
 	for (p = s->pending; p; p = p->next, n++)
 		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
@@ -549,12 +639,14 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 		return -ENOMEM;
 	p->id = ++s->next_pending;
 	memcpy(p->key, key, sizeof(key));
+	memcpy(p->deny_key, deny_key, sizeof(deny_key));
 	pol_printable(p->summary, sizeof(p->summary), summary);
 	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
 	snprintf(p->risk, sizeof(p->risk), "%s", risk);
 	p->kept = json_incref(kept ?: event);
 	p->held[p->n_held++] = *h;
-	p->deadline_ms = sup_now_ms() + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
+	p->created_ms = sup_now_ms();
+	p->deadline_ms = p->created_ms + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
 	p->next = s->pending;
 	s->pending = p;
 	approve_hold(s, p);
@@ -569,13 +661,14 @@ const char *sup_hold_error(int r)
 }
 
 static void escalate(struct sup *s, const struct held *h, const char *raw_name, json_t *event,
-		     json_t *kept, const char *summary, const struct pol_result *res)
+		     json_t *kept, const char *binary, const char *summary,
+		     const struct pol_result *res)
 {
 	char risk[512];
 	int r;
 
 	risk_of(res, risk, sizeof(risk));
-	r = sup_hold(s, h, event, kept, summary, rule_name(res), risk);
+	r = sup_hold(s, h, event, kept, binary, summary, rule_name(res), risk);
 	if (r < 0) {
 		(void)notify_return(s->listener, h->notif, 0, EPERM);
 		sup_record(s, h->pid, raw_name, NULL, kept ?: event, "deny", rule_name(res),
@@ -583,11 +676,30 @@ static void escalate(struct sup *s, const struct held *h, const char *raw_name, 
 	}
 }
 
-bool sup_session_approved(struct sup *s, json_t *event)
+bool sup_session_approved(struct sup *s, json_t *event, const char *binary)
 {
 	char key[65];
 
-	return pol_json_sha256(event, key, NULL) == 0 && approve_session_allowed(s, key);
+	return s->n_approved && request_key(event, binary, key) == 0 &&
+	       approve_session_allowed(s, key);
+}
+
+/* What a caller refused unasked is told (sup_tell), and the human on cordon's terminal. */
+#define REFUSED_AGAIN "denied by a human earlier in this session (not asked again)"
+
+static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
+{
+	char shown[512];
+
+	pol_printable(shown, sizeof(shown), summary);
+	if (pid == s->told)
+		return;         /* the same process again: its PATH search's next entry */
+	s->told = pid;
+	sup_tell(pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
+		 "session; it is refused without asking again. Do not retry it or try another way "
+		 "to do the same: ask the user.\n", shown);
+	if (!s->opt->quiet)
+		fprintf(stderr, "\r\ncordon: refused again, unasked (denied earlier): %s\r\n", shown);
 }
 
 static size_t argv_size(char *const *argv, size_t *argc);
@@ -613,13 +725,14 @@ static char *summary_argv(char *const *argv)
 }
 
 /* shell.exec {argv, cwd}, and what a recogniser makes of it (as the event, with "also"). */
-static json_t *exec_event(char **argv, const char *cwd)
+static json_t *exec_event(const struct sup *s, char **argv, const char *cwd)
 {
 	struct pol_lifted lifted[POL_MAX_LIFTED];
-	int n = pol_lift_exec((const char *const *)argv, cwd, lifted);
+	int n = pol_lift_exec((const char *const *)argv, cwd,
+			      pol_vars_get(&s->pol->vars, "WORKSPACE"), lifted);
 	json_t *event;
 
-	if (n == 0)     /* out of memory: the policy denied it already */
+	if (n == 0)     /* no event (memory, or too many to judge): the policy denied it already */
 		return json_pack("{s:s,s:s}", "server", "shell", "tool", "exec");
 	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
 			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
@@ -627,6 +740,16 @@ static json_t *exec_event(char **argv, const char *cwd)
 		json_object_set_new(event, "also",
 				    json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
 					      "arguments", lifted[0].args));
+	/* Several (curl A B, git push origin a b): the record names every one judged. */
+	for (int i = 1; i < n - 1; i++) {
+		json_t *more = json_object_get(event, "more");
+
+		if (!more && json_object_set_new(event, "more", more = json_array()) < 0)
+			break;
+		json_array_append_new(more, json_pack("{s:s,s:s,s:O}", "server", lifted[i].server,
+						      "tool", lifted[i].tool, "arguments",
+						      lifted[i].args));
+	}
 	pol_lifted_free(lifted, n);
 	return event;
 }
@@ -738,6 +861,7 @@ static void exec_records(const char *canon, char **argv, json_t *event, json_t *
 
 static void handle_exec(struct sup *s, const struct notify_req *req)
 {
+	static const char missing[] = "no such file (the kernel's answer: nothing to ask)";
 	bool at = req->nr == SYS_execveat;
 	int dirfd = at ? (int)req->args[0] : AT_FDCWD;
 	uint64_t path_addr = at ? req->args[1] : req->args[0];
@@ -818,14 +942,27 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	 * Decide first; the event and the record are built after the task is
 	 * answered (except for an escalation, whose event is its identity).
 	 */
-	if (res.decision == CORDON_ESCALATE) {
-		event = exec_event(argv, cwd);
-		if (sup_session_approved(s, event))
-			res.decision = CORDON_ALLOW;
-	}
 	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
+	if (res.decision == CORDON_ESCALATE) {
+		event = exec_event(s, argv, cwd);
+		if (stat(canon, &st) < 0 && errno == ENOENT) {
+			/*
+			 * Nothing to run, nothing to ask: a PATH search (execvp,
+			 * env) tries each directory in turn, and each missing
+			 * one was a question.  Answered as the kernel would.
+			 */
+			res.decision = CORDON_DENY;
+			why = missing;
+		} else if (sup_session_approved(s, event, canon)) {
+			res.decision = CORDON_ALLOW;
+		} else if (sup_human_denied(s, event)) {
+			res.decision = CORDON_DENY;
+			why = REFUSED_AGAIN;
+			tell_refused_again(s, req->pid, h.summary);
+		}
+	}
 	if (res.decision != CORDON_DENY && s->exec_recheck &&
 	    net_exec_expect(s->net, at, dirfd, path, argv, canon, &h.exec) < 0) {
 		why = "the exec recheck cannot describe this exec (unknown means deny)";
@@ -849,7 +986,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		exec_records(canon, argv, event, &raw, &kept);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   rule_name(&res), res.reason, NULL);
-		escalate(s, &h, at ? "execveat" : "execve", event, kept,
+		escalate(s, &h, at ? "execveat" : "execve", event, kept, canon,
 			 summary ? summary : "(no memory)", &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
@@ -862,13 +999,13 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		 * semantics (127) hold; its absence is no secret (stat is not
 		 * judged by any floor).
 		 */
-		if (!allow && !why && stat(canon, &st) < 0 && errno == ENOENT)
+		if (!allow && (!why || why == missing) && stat(canon, &st) < 0 && errno == ENOENT)
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 		else
 			sup_apply(s, &h, allow, false, NULL);
 		answered();
 		if (!event)
-			event = exec_event(argv, cwd);
+			event = exec_event(s, argv, cwd);
 		exec_records(canon, argv, event, &raw, &kept);
 		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			  allow ? "allow" : "deny", rule_name(&res),
@@ -1117,14 +1254,19 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	raw = json_pack("{s:i,s:s,s:i}", "fd", (int)req->args[0], "addr", host, "port", port);
 	snprintf(summary, sizeof(summary), "connect to %s%s%s port %u",
 		 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
-	if (res.decision == CORDON_ESCALATE && sup_session_approved(s, event)) {
+	if (res.decision == CORDON_ESCALATE && sup_session_approved(s, event, NULL)) {
 		sup_record(s, req->pid, "connect", raw, event, "allow", rule_name(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);
+	} else if (res.decision == CORDON_ESCALATE && sup_human_denied(s, event)) {
+		tell_refused_again(s, req->pid, summary);
+		sup_apply(s, &h, false, false, REFUSED_AGAIN);
+		sup_record(s, req->pid, "connect", raw, event, "deny", rule_name(&res), REFUSED_AGAIN,
+			   NULL);
 	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		sup_record(s, req->pid, "connect", raw, event, "escalate", rule_name(&res),
 			   res.reason, NULL);
-		escalate(s, &h, "connect", event, NULL, summary, &res);
+		escalate(s, &h, "connect", event, NULL, NULL, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -1251,13 +1393,17 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
 			   "cordon does not open /proc, /sys or /dev files on the agent's behalf", NULL);
 		(void)notify_return(s->listener, req->id, 0, EACCES);
-	} else if (sup_session_approved(s, event)) {
+	} else if (sup_human_denied(s, event)) {
+		tell_refused_again(s, req->pid, summary);
+		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res), REFUSED_AGAIN, NULL);
+		(void)notify_return(s->listener, req->id, 0, EACCES);
+	} else if (sup_session_approved(s, event, NULL)) {
 		sup_record(s, req->pid, "open", raw, event, "allow", rule_name(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);
 	} else if (s->opt->approve != APPROVE_DENY) {
 		sup_record(s, req->pid, "open", raw, event, "escalate", rule_name(&res), res.reason, NULL);
-		escalate(s, &h, "open", event, NULL, summary, &res);
+		escalate(s, &h, "open", event, NULL, NULL, summary, &res);
 	} else {
 		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
 			   "escalation with --approve deny", NULL);
@@ -1516,6 +1662,65 @@ json_t *sup_stats(const struct sup *s)
 			 "connect", lat_json(s->lat_connect, s->n_connect, ARRAY_SIZE(s->lat_connect)));
 }
 
+/*
+ * Attack closed: a stop signal reached only the agent's top process, so a
+ * wrapper that handled it (or a child it left behind) kept the session
+ * alive after the human asked it to end.  Every process of the session
+ * gets the signal (to clean up), and whatever is left at the grace's end
+ * is killed with the cgroup, which nothing inside can leave.
+ */
+void sup_stop(struct sup *s, int sig, const char *by)
+{
+	if (s->stop_sig) {
+		/* A second stop: no more grace. */
+		if (!s->stop_killed)
+			s->stop_at = sup_now_ms();
+		return;
+	}
+	s->stop_sig = sig;
+	s->stop_at = sup_now_ms() + STOP_GRACE_MS;
+	snprintf(s->stop_by, sizeof(s->stop_by), "%s", by);
+	if (!s->opt->quiet)
+		fprintf(stderr, "\r\ncordon: stopping session %s (%s); killed in %d s if still "
+			"running\r\n", s->name, by, STOP_GRACE_MS / 1000);
+	(void)kill(s->agent, sig);      /* cordon-init: to its whole namespace */
+}
+
+static void stop_tick(struct sup *s, uint64_t now)
+{
+	if (!s->stop_sig || s->stop_killed || now < s->stop_at)
+		return;
+	s->stop_killed = true;
+	(void)cg_destroy(s->cgroup);
+}
+
+/*
+ * cordon-init says the agent's job stopped (Ctrl-Z): cordon stops too, as
+ * any program stopped at its shell's prompt, and at `fg` the job goes on.
+ * Without a terminal of the human's there is no shell to go back to: the
+ * job is continued at once (the agent stopped itself; nobody could resume
+ * it).  Whatever else the session runs is not stopped, and what it asks
+ * for waits for the human as before.
+ */
+static void init_input(struct sup *s)
+{
+	char buf[16];
+	ssize_t n = read(s->init_chan, buf, sizeof(buf));
+
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+			close(s->init_chan);
+			s->init_chan = -1;
+		}
+		return;
+	}
+	if (!memchr(buf, 'T', (size_t)n))
+		return;
+	if (s->suspend)
+		s->suspend(s);
+	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
+}
+
 int sup_loop(struct sup *s, int *status)
 {
 	sigset_t mask;
@@ -1530,6 +1735,7 @@ int sup_loop(struct sup *s, int *status)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -1552,8 +1758,8 @@ int sup_loop(struct sup *s, int *status)
 		json_decref(ev);
 	}
 	while (!agent_done) {
-		struct pollfd p[11];
-		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1,
+		struct pollfd p[12];
+		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1, i_init = -1,
 		    i_floor = -1, i_net = -1, i_budget = -1, i_mcp = -1, i_http = -1,
 		    timeout = 1000;
 		uint64_t now = sup_now_ms();
@@ -1566,6 +1772,9 @@ int sup_loop(struct sup *s, int *status)
 		}
 		if (s->n_armed && timeout > 50)
 			timeout = 50;   /* a killed exec is recorded promptly */
+		if (s->stop_sig && !s->stop_killed)
+			timeout = s->stop_at <= now ? 0 : s->stop_at - now < (uint64_t)timeout ?
+				  (int)(s->stop_at - now) : timeout;
 		p[i_listen = n++] = (struct pollfd){ .fd = s->listener, .events = POLLIN };
 		p[i_sig = n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		if (s->approve_sock >= 0)
@@ -1587,6 +1796,8 @@ int sup_loop(struct sup *s, int *status)
 			p[i_mcp = n++] = (struct pollfd){ .fd = s->mcp.chan, .events = POLLIN };
 		if (s->egress.chan >= 0)
 			p[i_http = n++] = (struct pollfd){ .fd = s->egress.chan, .events = POLLIN };
+		if (s->init_chan >= 0)
+			p[i_init = n++] = (struct pollfd){ .fd = s->init_chan, .events = POLLIN };
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
 		if (p[i_listen].revents & POLLIN)
@@ -1624,6 +1835,8 @@ int sup_loop(struct sup *s, int *status)
 				relay(s, s->tty_fd, s->pty_master);
 			}
 		}
+		if (i_init >= 0 && p[i_init].revents)
+			init_input(s);
 		if (p[i_sig].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -1633,6 +1846,14 @@ int sup_loop(struct sup *s, int *status)
 
 					if (ioctl(s->term_fd, TIOCGWINSZ, &ws) == 0)
 						(void)ioctl(s->pty_master, TIOCSWINSZ, &ws);
+				} else if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
+					   si.ssi_signo == SIGHUP || si.ssi_signo == SIGQUIT) {
+					char by[128];
+
+					snprintf(by, sizeof(by), "SIG%s from uid %u (pid %u)",
+						 sigabbrev_np((int)si.ssi_signo) ?: "?",
+						 si.ssi_uid, si.ssi_pid);
+					sup_stop(s, (int)si.ssi_signo, by);
 				} else if (si.ssi_signo != SIGCHLD) {
 					(void)kill(s->agent, (int)si.ssi_signo);
 				}
@@ -1655,6 +1876,7 @@ int sup_loop(struct sup *s, int *status)
 			(void)cg_destroy(s->cgroup);
 		}
 		approve_tick(s);
+		stop_tick(s, now);
 		if (s->n_armed)
 			sweep_armed(s);
 		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
@@ -1713,6 +1935,22 @@ int sup_loop(struct sup *s, int *status)
 		(void)audit_write(s->audit, "budget", ev);
 		pthread_mutex_unlock(&s->lock);
 		json_decref(ev);
+	}
+	if (s->stop_sig) {
+		char sig[16];
+		json_t *ev;
+
+		snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(s->stop_sig) ?: "?");
+		ev = json_pack("{s:s,s:s,s:s,s:b}", "event", "stopped", "by", s->stop_by,
+			       "signal", sig, "killed", s->stop_killed);
+
+		pthread_mutex_lock(&s->lock);
+		(void)audit_write(s->audit, "lifecycle", ev);
+		pthread_mutex_unlock(&s->lock);
+		json_decref(ev);
+		if (!s->stop_reason[0])
+			snprintf(s->stop_reason, sizeof(s->stop_reason), "%s%s", s->stop_by,
+				 s->stop_killed ? "; still running at the end of the grace: killed" : "");
 	}
 	/* Anything left pending dies with the session. */
 	while (s->pending)

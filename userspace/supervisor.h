@@ -93,11 +93,17 @@ struct pending {
 	 * itself may be megabytes (see SUP_MAX_PENDING).
 	 */
 	char key[65];
+	/*
+	 * The same, of the event alone (an exec's binary left out): what a
+	 * human's denial is remembered as (approve_resolve, sup_human_denied).
+	 */
+	char deny_key[65];
 	char summary[1024];
 	char rule[128];
 	char risk[512];
 	json_t *kept;                   /* the event as shown and recorded (bounded) */
 	uint64_t deadline_ms;           /* CLOCK_MONOTONIC */
+	uint64_t created_ms;            /* CLOCK_MONOTONIC: its age, for `cordon pending` */
 	/* The held notifications (identical requests are batched here). */
 	struct held {
 		uint64_t notif;
@@ -154,6 +160,13 @@ struct sup {
 	int pty_master;                 /* the agent's terminal, or -1 */
 	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
 	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
+	int init_chan;                  /* cordon-init's socket: 'T', the agent's job stopped, or -1 */
+	/*
+	 * Ctrl-Z on the agent's terminal stopped its job (run.c): give the
+	 * human's terminal back and stop cordon itself; returns at `fg`, the
+	 * terminal cordon's again.  NULL: no terminal of the human's to give.
+	 */
+	void (*suspend)(struct sup *s);
 	int approve_sock;
 	int events_sock;
 	int watchdog_fd;
@@ -165,6 +178,9 @@ struct sup {
 	unsigned next_pending;
 	char **approved;                /* "for this session" event keys */
 	size_t n_approved;
+	char **denied;                  /* deny_key of every request a human denied */
+	size_t n_denied;
+	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
 	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
 	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
 	struct tty_keys keys;           /* cordon's terminal's input, parsed */
@@ -184,6 +200,11 @@ struct sup {
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
+	/* A stop asked for (sup_stop): a signal to cordon run, or `cordon stop`. */
+	int stop_sig;                   /* the signal passed on to the session, or 0 */
+	uint64_t stop_at;               /* CLOCK_MONOTONIC ms: the cgroup is killed then */
+	bool stop_killed;               /* the grace ran out (or a second stop came) */
+	char stop_by[128];              /* who asked: "SIGTERM from uid U (pid P)", ... */
 	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
 	int audit_full;                 /* the audit budget is spent (atomic) */
 	uint64_t floor_dropped;         /* kernel events lost so far (floor_drops) */
@@ -269,6 +290,20 @@ void sup_steps_check(struct sup *s);
  */
 int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why);
 
+/*
+ * How long a session asked to stop (a signal to `cordon run`, `cordon
+ * stop`) has to exit on its own before its cgroup is killed.
+ */
+#define STOP_GRACE_MS 5000
+
+/*
+ * Stop the session as a whole: SIG to every process of it (cordon-init
+ * passes it to its whole PID namespace), then, STOP_GRACE_MS later or at a
+ * second stop, SIGKILL to its cgroup.  BY says who asked, for the record
+ * and the last words.  Main loop only.
+ */
+void sup_stop(struct sup *s, int sig, const char *by);
+
 /* The event loop: returns when the agent has exited; *status is its wait status. */
 int sup_loop(struct sup *s, int *status);
 
@@ -306,10 +341,34 @@ void approve_withdraw_all(struct sup *s, int nr);
  * records keep it (an exec's large argv as a digest), or NULL for `event`.
  * -ENOMEM: not held (the caller refuses it).
  */
-int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *summary,
-	     const char *rule, const char *risk);
-/* A human approved this exact event "for this session". */
-bool sup_session_approved(struct sup *s, json_t *event);
+int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *binary,
+	     const char *summary, const char *rule, const char *risk);
+/*
+ * What "the same request" means, for batching, for "approved for this
+ * session" and for a denial that is not asked again:
+ *   - its semantic event, whole and canonical (pol_json_sha256): the lifted
+ *     operation with all its arguments, and for an exec its whole argv and
+ *     working directory too (the event's "also"), for a connect the address,
+ *     for an open the canonical path and the access;
+ *   - for an approval (and batching, which shares one answer) also the
+ *     canonical binary of an exec (BINARY; NULL otherwise): an approval of
+ *     /usr/bin/git's push is not one of a ./git that takes the same argv;
+ *   - for a denial, not the binary: the shell's PATH retries of one
+ *     command (/usr/local/bin/git, /usr/bin/git, /bin/git) are the one
+ *     request the human refused, and a denial wider than the question can
+ *     only refuse more.
+ * Nothing else (the caller's pid, the time) is part of it.
+ */
+bool sup_session_approved(struct sup *s, json_t *event, const char *binary);
+/* A human denied this event earlier in the session (see above): refuse it unasked. */
+bool sup_human_denied(struct sup *s, json_t *event);
+/*
+ * Tell the caller (pid: a thread of the session) in words, on its stderr,
+ * when that is a pipe or a pseudo-terminal it holds open for writing: a
+ * tool's output, which the model reads.  Never blocks; nothing is written
+ * anywhere else (see supervisor.c for why).
+ */
+void sup_tell(pid_t pid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* mcp_session.c: cordon run --mcp. */
 int mcp_session_listen(struct sup *s);

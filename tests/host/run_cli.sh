@@ -579,7 +579,166 @@ if command -v python3 >/dev/null 2>&1; then
             sh -c 'grep -q "^ps 1 cordon-init" "$1" && [ "$(grep -c "^ps " "$1")" -le 6 ] ||
                 { cat -v "$1"; exit 1; } >&2' _ "$scratch/tty7.term"
     fi
+    # Ctrl-Z on cordon's terminal, under a job-control shell (tests/jobctl.py):
+    # the agent's job stops (its process group was orphaned, and the kernel
+    # dropped the SIGTSTP), cordon stops and gives the shell its terminal,
+    # and fg resumes the job where it was.
+    rm -f "$WS/count"
+    o=$(python3 "$(dirname "$0")/../jobctl.py" "$WS/count" -- "$cordon" run -q --user "$AGENT" \
+        --workspace "$WS" --policy "$policy" --audit "$scratch/tty9.jsonl" -- \
+        /bin/sh -c "i=0; while [ \$i -lt 30 ]; do i=\$((i + 1)); echo \$i >$WS/count; sleep 0.1; done" 2>&1); rc=$?
+    ok "tty: Ctrl-Z stops the agent and cordon, the shell gets its terminal, fg resumes ($(echo $o))" \
+        sh -c '[ $1 -eq 0 ] && printf %s "$2" | grep -q "^stopped" && printf %s "$2" | grep -q "^exit 0"' _ $rc "$o"
+    ok "  nothing of the agent's job ran while it was stopped" \
+        sh -c 'printf %s "$1" | grep -q "^frozen \([1-9][0-9]*\) \1$"' _ "$o"
+    # n is final: the same push tried again is refused unasked, and the
+    # agent's terminal says a human refused it.
+    o=$(tty_session n "$scratch/tty8.jsonl" /bin/sh -c "cd $WS && ./git push origin main; ./git push origin main; echo second=\$?")
+    ok "tty: after n, the same push again is not asked (one question)" \
+        sh -c '[ "$(printf %s "$1" | grep -c "The agent asks to")" = 1 ] && printf %s "$1" | grep -q "second=126" &&
+               grep -q "denied by a human earlier in this session" "$2" ||
+               { printf %s "$1" | tail -n 8; exit 1; } >&2' _ "$o" "$scratch/tty8.jsonl"
+    ok "  the agent's terminal says a human denied it" \
+        sh -c 'printf %s "$1" | grep -q "cordon: denied by a human (tty): ./git push origin main"' _ "$o"
 fi
+
+# --- a human's no, and the words the agent gets ----------------------------------
+# The same push through a PATH search (a missing directory first, then two
+# gits): one question; denied, the next PATH entry and a second try are
+# refused unasked, and the caller's stderr (a pipe, as a tool's output is)
+# says a human refused.  What "the same request" is: supervisor.h.
+mkdir -p "$WS/bin1" "$WS/bin2"
+cp "$WS/git" "$WS/bin1/git"
+cp "$WS/git" "$WS/bin2/git"
+chown -R "$AGENT" "$WS/bin1" "$WS/bin2"
+search="cd $WS && PATH=/nonexistent:$WS/bin1:$WS/bin2 $(command -v env) git push origin main"
+run_bg "$scratch/no1" -- /bin/sh -c "$search 2>&1 | cat; $search 2>&1 | cat; echo end"
+id=$(session_pending)
+ok "deny: one question for a push a PATH search tries three times ($id)" "$cordon" deny "$id"
+wait $!
+ok "  the agent's tool output says a human denied it" \
+    grep -q "^cordon: denied by a human (socket: uid 0" "$scratch/no1.out"
+ok "  and not to try another way" grep -q "Do not retry it or try another way" "$scratch/no1.out"
+ok "  its retries (the next PATH entry, a second try) are refused unasked, and said so" \
+    sh -c '[ "$(grep -c "\"decision\":\"escalate\"" "$1")" = 1 ] &&
+           grep -q "denied by a human earlier in this session (not asked again)" "$1" &&
+           grep -q "^cordon: refused: git push origin main" "$2"' _ "$scratch/no1.jsonl" "$scratch/no1.out"
+ok "  the missing /nonexistent/git was never a question" \
+    sh -c '! grep "/nonexistent/git" "$1" | grep -q "\"decision\":\"escalate\""' _ "$scratch/no1.jsonl"
+# A timeout is no human's no: the next try is asked again.
+run_bg "$scratch/no2" -- /bin/sh -c "cd $WS && ./git push origin main 2>&1 | cat; ./git push origin main; echo end"
+id=$(session_pending)
+sleep 3.5
+id2=$(session_pending)
+ok "a push refused at the timeout is asked again ($id, then $id2)" test -n "$id2" -a "$id2" != "$id"
+ok "  and its caller was told nobody answered" grep -q "^cordon: not approved: .*git push origin main" "$scratch/no2.out"
+"$cordon" approve "$id2" >/dev/null
+wait $!
+
+# --- pending: whose, and which ------------------------------------------------
+# A session whose invoker is $AGENT (started with sudo by that user) is not
+# root's own: root sees it with --all only; its invoker sees it.
+env SUDO_UID="$AGENT_UID" "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" \
+    --approve socket --audit "$scratch/sc1.jsonl" -- /bin/sh -c "cd $WS && ./git push origin main" \
+    >"$scratch/sc1.out" 2>"$scratch/sc1.err" </dev/null &
+sc1=$!
+run_bg "$scratch/sc2" -- /bin/sh -c "cd $WS && ./git push origin main"
+sc2=$!
+n=$(pending_count '"summary": "./git push origin main"' 1)
+all=$("$cordon" pending --all)
+mine=$(SUDO_UID=$AGENT_UID "$cordon" pending)
+ok "pending lists root's own sessions only (1: $n); --all lists both" \
+    sh -c '[ "$1" = 1 ] && [ "$(printf %s "$2" | grep -c "^s[0-9a-f]*:1 ")" = 2 ]' _ "$n" "$all"
+ok "  the other user's invoker sees theirs" sh -c '[ "$(printf %s "$1" | grep -c "^s[0-9a-f]*:1 ")" = 1 ]' _ "$mine"
+ok "  with user, workspace, command and age" \
+    sh -c 'printf %s "$1" | grep -q "user $2, workspace $3, command /bin/sh -c cd $3" &&
+           printf %s "$1" | grep -q "call(s) waiting for [0-9]*s,"' _ "$all" "$AGENT" "$WS"
+o=$(SUDO_UID= "$cordon" pending --all --json)
+ok "  --json carries them too" sh -c 'printf %s "$1" | grep -q "\"workspace\": \"$2\"" &&
+    printf %s "$1" | grep -q "\"age_ms\""' _ "$o" "$WS"
+o=$("$BUILD/tests/agents/attack" su "$AGENT_UID" "$cordon" pending --all 2>&1); rc=$?
+ok "  --all is root's (rc=$rc)" test $rc -eq 2
+# The same ID in two of one's own sessions: a bare ID is refused, with the choices.
+run_bg "$scratch/sc3" -- /bin/sh -c "cd $WS && ./git push origin main"
+sc3=$!
+n=$(pending_count '"summary": "./git push origin main"' 2)
+o=$("$cordon" approve 1 2>&1); rc=$?
+ok "a bare ID pending in two sessions is refused (rc=$rc)" test $rc -eq 1 -a "$n" = 2
+ok "  naming the choices as SESSION:ID" \
+    sh -c '[ "$(printf %s "$1" | grep -c "cordon approve s[0-9a-f]*:1 ")" = 2 ]' _ "$o"
+for f in sc1 sc2 sc3; do
+    s=$(head -n 1 "$scratch/$f.jsonl" | sed 's/.*"session":"\([^"]*\)".*/\1/')
+    "$cordon" deny "$s:1" >/dev/null || echo "# deny $s:1 failed" >&2
+done
+wait $sc1 $sc2 $sc3
+ok "  each then answered by SESSION:ID" sh -c 'for f in sc1 sc2 sc3; do grep -q "\"approver\":\"socket" "$1/$f.jsonl" || exit 1; done' _ "$scratch"
+
+# --- how escalations are answered without a terminal ------------------------------
+o=$("$cordon" run --user "$AGENT" --workspace "$WS" --policy "$policy" --audit "$scratch/nt1.jsonl" \
+    -- /bin/true 2>&1 </dev/null); rc=$?
+ok "no terminal, no --approve: cordon says escalations will be denied (rc=$rc)" \
+    sh -c 'printf %s "$1" | grep -q "no terminal on stdin and no --approve: every escalation will be denied"' _ "$o"
+o=$("$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve tty \
+    --audit "$scratch/nt2.jsonl" -- /bin/true 2>&1 </dev/null); rc=$?
+ok "--approve tty without a terminal: refused with 125 (rc=$rc)" test $rc -eq 125
+ok "  saying why" sh -c 'printf %s "$1" | grep -q "approve tty needs a terminal on stdin"' _ "$o"
+
+# --- stopping a session -------------------------------------------------------------
+# Every stop signal ends the session as a whole: a wrapper that ignores it
+# keeps nothing alive past the grace (5 s), a second signal ends it at once,
+# and `cordon stop` does as SIGTERM does.
+session_of() {  # session_of AUDIT: the session's name, once its log has it
+    i=0
+    while [ $i -lt 100 ] && ! grep -q '"agent-started"' "$1" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+    head -n 1 "$1" | sed 's/.*"session":"\([^"]*\)".*/\1/'
+}
+cp "$attack" "$WS/cordon-sleeper"
+for sig in TERM INT HUP QUIT; do
+    run_bg "$scratch/sig$sig" -- /bin/sh -c "$WS/cordon-sleeper sleep 60 & $WS/cordon-sleeper sleep 61"
+    pid=$!
+    session_of "$scratch/sig$sig.jsonl" >/dev/null
+    t0=$(date +%s)
+    kill -$sig $pid
+    wait $pid; rc=$?
+    t1=$(date +%s)
+    left=$(procs "cordon-sleeper sleep 6")
+    ok "SIG$sig to cordon run ends the session at once, its background job too ($((t1 - t0)) s, rc=$rc)" \
+        sh -c '[ $1 -le 2 ] && [ $2 -ne 0 ] && grep -q "\"event\":\"stopped\",.*\"signal\":\"SIG$3\"" "$4" &&
+               [ -z "$5" ]' _ $((t1 - t0)) $rc $sig "$scratch/sig$sig.jsonl" "$left"
+done
+run_bg "$scratch/sigw" -- /bin/sh -c "trap '' TERM; $WS/cordon-sleeper sleep 60"
+pid=$!
+session_of "$scratch/sigw.jsonl" >/dev/null
+t0=$(date +%s)
+kill -TERM $pid
+wait $pid; rc=$?
+t1=$(date +%s)
+ok "a wrapper that ignores SIGTERM: killed after the grace ($((t1 - t0)) s, rc=$rc)" \
+    sh -c '[ $1 -ge 4 ] && [ $1 -le 8 ] && [ $2 -eq 137 ] &&
+           grep -q "\"event\":\"stopped\",.*\"killed\":true" "$3"' _ $((t1 - t0)) $rc "$scratch/sigw.jsonl"
+ok "  and cordon said so" grep -q "still running at the end of the grace: killed" "$scratch/sigw.err"
+run_bg "$scratch/sigw2" -- /bin/sh -c "trap '' TERM; $WS/cordon-sleeper sleep 60"
+pid=$!
+session_of "$scratch/sigw2.jsonl" >/dev/null
+t0=$(date +%s)
+kill -TERM $pid; sleep 0.3; kill -TERM $pid
+wait $pid; rc=$?
+t1=$(date +%s)
+ok "  a second SIGTERM ends it at once ($((t1 - t0)) s, rc=$rc)" test $((t1 - t0)) -le 2 -a $rc -eq 137
+run_bg "$scratch/stop1" -- /bin/sh -c "trap '' TERM; $WS/cordon-sleeper sleep 60"
+pid=$!
+name=$(session_of "$scratch/stop1.jsonl")
+o=$("$BUILD/tests/agents/attack" su "$AGENT_UID" "$cordon" stop "$name" 2>&1); rc=$?
+ok "cordon stop: refused to a user who is neither root nor the session's invoker (rc=$rc)" test $rc -eq 1
+o=$("$cordon" stop "$name"); rc=$?
+ok "cordon stop SESSION (rc=$rc): $o" test $rc -eq 0
+wait $pid; rc=$?
+left=$(procs "cordon-sleeper sleep 6")
+ok "  the session ended, its wrapper killed after the grace (rc=$rc)" \
+    sh -c '[ $1 -eq 137 ] && grep -q "\"by\":\"\`cordon stop\` by uid 0" "$2" && [ -z "$3" ]' \
+    _ $rc "$scratch/stop1.jsonl" "$left"
+o=$("$cordon" stop s0000000000000000 2>&1); rc=$?
+ok "cordon stop of no such session: an error (rc=$rc)" sh -c '[ $1 -eq 1 ] && printf %s "$2" | grep -q "no such running session"' _ $rc "$o"
 
 # --- the event socket ------------------------------------------------------------
 run_bg "$scratch/ev" -- /bin/sh -c "sleep 3; $attack connect 127.0.0.1 1"
@@ -635,7 +794,6 @@ in_session --policy "$scratch/budget2.json" -- "$attack" alloc 512
 ok "a memory budget (64 MiB) stops an agent that takes 512 MiB (rc=$rc)" said "memory budget spent"
 
 # --- fail closed: the supervisor killed with SIGKILL -------------------------------
-cp "$attack" "$WS/cordon-sleeper"
 run_bg "$scratch/kill" -- /bin/sh -c "$WS/cordon-sleeper sleep 61 & $WS/cordon-sleeper sleep 62"
 i=0
 while [ $i -lt 100 ] && [ "$(procs "cordon-sleeper sleep 6" | wc -l)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
