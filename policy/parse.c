@@ -1360,6 +1360,43 @@ static void warn_shadowed(struct pctx *c, struct policy *p)
 		}
 }
 
+/*
+ * An allowed host reached "via": "credential-proxy" that no credential
+ * names: the proxy refuses every CONNECT to it (it holds no key, and its
+ * CA may not sign the name), and clients read that refusal as a network
+ * failure: Gemini CLI, whose host the default profile listed without a
+ * credential, retried for minutes saying only "fetch failed".  Said where
+ * the policy is written.  Suffix patterns are judged by their literal
+ * name (a credential's hosts are exact names).
+ */
+static void warn_uncredentialed(struct pctx *c, struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct pol_rule *r = &p->rules[i];
+
+		if (r->kind != POL_NET || r->decision != CORDON_ALLOW || r->net.via != POL_VIA_CRED_PROXY)
+			continue;
+		for (size_t h = 0; h < r->net.n_hosts; h++) {
+			const struct pol_host *ho = &r->net.hosts[h];
+			bool named = false;
+			char ptr[64];
+
+			if (ho->kind != POL_HOST_NAME && ho->kind != POL_HOST_SUFFIX)
+				continue;
+			for (size_t k = 0; k < p->n_creds && !named; k++)
+				for (size_t j = 0; j < p->creds[k].n_hosts && !named; j++)
+					named = !strcmp(p->creds[k].hosts[j], ho->name);
+			if (named)
+				continue;
+			snprintf(ptr, sizeof(ptr), "/rules/%zu", i);
+			diag(c, POL_WARNING, ptr, 0,
+			     "rule '%s' sends %s%s through the credential proxy, and no credential "
+			     "names it: every request to it is refused", r->name,
+			     ho->kind == POL_HOST_SUFFIX ? "*" : "", ho->name);
+		}
+	}
+}
+
 /* --- top level ---------------------------------------------------------------------- */
 
 static void free_rule(struct pol_rule *r)
@@ -1733,8 +1770,10 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	p->file = strdup(file);
 	parse_root(&c, root, p);
 	pol_canon_memo_free(&c.canon);
-	if (!diags->n_errors && warnings)
+	if (!diags->n_errors && warnings) {
 		warn_shadowed(&c, p);
+		warn_uncredentialed(&c, p);
+	}
 	json_decref(root);
 	jpos_free(c.pos);
 	if (diags->n_errors) {

@@ -649,21 +649,45 @@ static bool plain_path(const char *p, size_t n)
 	return true;
 }
 
+/*
+ * An endpoint's path pattern against a path: a '*' that ends the pattern
+ * matches any rest; a '*' elsewhere matches one name, at least one byte
+ * and none of '/' or ':' (the model in Google's
+ * "/v1beta/models/MODEL:generateContent").  Google's APIs put the method
+ * after a colon, so a trailing '*' would also admit the model's other
+ * methods, batchGenerateContent's stored requests among them, whose tools
+ * the body judge never sees.
+ */
+static bool path_match(const char *pat, const char *p, size_t n)
+{
+	for (; *pat; pat++) {
+		if (*pat == '*' && !pat[1])
+			return true;
+		if (*pat == '*') {
+			for (size_t k = 1; k <= n && p[k - 1] != '/' && p[k - 1] != ':'; k++)
+				if (path_match(pat + 1, p + k, n - k))
+					return true;
+			return false;
+		}
+		if (!n || *p != *pat)
+			return false;
+		p++;
+		n--;
+	}
+	return n == 0;
+}
+
 static bool endpoint_ok(const struct pol_credential *cr, const char *method, const char *path,
 			size_t plen)
 {
 	size_t ml = strlen(method);
 
 	for (size_t i = 0; i < cr->n_endpoints; i++) {
-		const char *e = cr->endpoints[i], *ep;
-		size_t el;
+		const char *e = cr->endpoints[i];
 
 		if (strncmp(e, method, ml) || e[ml] != ' ')
 			continue;
-		ep = e + ml + 1;
-		el = strlen(ep);
-		if (el && ep[el - 1] == '*' ? plen >= el - 1 && !memcmp(ep, path, el - 1)
-					    : plen == el && !memcmp(ep, path, el))
+		if (path_match(e + ml + 1, path, plen))
 			return true;
 	}
 	return false;
@@ -733,6 +757,21 @@ int creds_check(const struct creds *c, size_t i, const struct http_request *req,
 			 "or host: refused", field);
 		return -403;
 	}
+	/*
+	 * A key in the query ("?key=", as Google's APIs also take it): the
+	 * sentinel is swapped in the credential's header only, so a sentinel
+	 * there would go upstream as it is (a failure the agent cannot
+	 * read), and a real key there is one cordon did not give.  Said
+	 * plainly rather than forwarded.
+	 */
+	for (size_t k = 0; k < c->n; k++)
+		if (c->v[k].secret && memmem(req->path + plen, strlen(req->path + plen),
+					     c->v[k].sentinel, CRED_SENTINEL_LEN)) {
+			snprintf(why, wlen, "a sentinel is in the query string: credential %s is "
+				 "presented in the %s header, where cordon swaps it", cr->name,
+				 cr->header);
+			return -403;
+		}
 	if (!plain_path(req->path, plen)) {
 		snprintf(why, wlen, "the path has dot segments or encoded separators");
 		return -403;

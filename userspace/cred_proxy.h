@@ -69,10 +69,12 @@ SSL *creds_connect(struct creds *c, size_t i, const char *host, int fd, char *wh
 /*
  * Is this request, on a tunnel to credential i's `host`:`port`, one to
  * forward?  Checks the endpoint allowlist ("METHOD /path", '*' at the end:
- * any rest) on a path without dot segments or encoded separators, that the
+ * any rest, '*' elsewhere: one name without '/' or ':') on a path without dot segments or encoded separators, that the
  * Host names the tunnel's host and port, that no field asks the upstream
  * to take another method, path or host, and that the credential header
- * holds exactly this session's sentinel.  0, or -403 with `why`.
+ * holds exactly this session's sentinel, and that no sentinel rides in the
+ * query (Google's "?key="): one is swapped only in its header.  0, or -403
+ * with `why`.
  */
 int creds_check(const struct creds *c, size_t i, const struct http_request *req, const char *host,
 		uint16_t port, char *why, size_t wlen);

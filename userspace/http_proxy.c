@@ -122,6 +122,8 @@ struct conn {
 	uint64_t t0_ms;
 	uint64_t up_bytes, down_bytes;
 	char why[160];                  /* why a transfer was cut, if it was */
+	int up_err;                     /* a credential upstream not opened at CONNECT: why, */
+	char up_why[640];               /* said inside the tunnel to its first request */
 };
 
 static uint64_t mono_ms(void)
@@ -1102,6 +1104,13 @@ static int ctun_upstream(struct ctun *t)
 		SSL_free(t->up.ssl);
 		t->up.ssl = NULL;
 	}
+	if (c->up < 0 && c->up_err) {
+		/* Not reached at CONNECT: said to this request; the next one tries again. */
+		snprintf(t->why, sizeof(t->why), "%s", c->up_why);
+		fd = c->up_err;
+		c->up_err = 0;
+		return fd;
+	}
 	if (c->up < 0) {
 		fd = open_credential_upstream(c, (size_t)t->ci, t->why, sizeof(t->why));
 		if (fd < 0)
@@ -1675,10 +1684,10 @@ static int ctun_request(struct ctun *t)
 		}
 	}
 	/* Only a request that passed everything reaches the provider, even for a handshake. */
-	if (!t->up.ssl && ctun_upstream(t) < 0) {
+	if (!t->up.ssl && (r = ctun_upstream(t)) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", t->why);
-		tls_reply(t->cl.ssl, 502, t->why);
+		tls_reply(t->cl.ssl, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, t->why);
 		explicit_bzero(upstream_head, built < 0 ? 0 : (size_t)built + 1);
 		judge_free(hp, &jb);
 		json_decref(event);
@@ -1857,6 +1866,23 @@ static void serve(struct conn *c)
 	why[0] = '\0';
 	r = ci >= 0 ? open_credential_upstream(c, (size_t)ci, why, sizeof(why))
 		    : open_upstream(c, why, sizeof(why));
+	/*
+	 * A credential host's upstream that cannot be reached (a name that
+	 * does not resolve, a connection refused or timed out, an address
+	 * the policy refuses): the CONNECT still succeeds and the reason is
+	 * the answer to the first request inside the tunnel (cordon's own
+	 * TLS; nothing goes upstream).  A CONNECT refused reaches an agent's
+	 * HTTP client as a bare network failure ("fetch failed"), which the
+	 * CLIs retry for minutes without showing why.
+	 */
+	if (r < 0 && ci >= 0) {
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "upstream unreachable", "reason", why);
+		c->up_err = r;
+		snprintf(c->up_why, sizeof(c->up_why), "%s", why);
+		do_credential(c, (size_t)head, event, ci);
+		goto out;
+	}
 	if (r < 0) {
 		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", why);

@@ -15,7 +15,8 @@
 #include "llm_tools.h"
 
 /* Names whose presence means the body must be parsed (lower case). */
-static const char *const triggers[] = { "tools", "mcp_servers", "web_search_options", "prompt" };
+static const char *const triggers[] = { "tools", "mcp_servers", "web_search_options", "prompt",
+					"filedata", "file_data" };
 
 static bool has_ci(const char *b, size_t n, const char *w)
 {
@@ -125,6 +126,107 @@ static int contained(json_t *t, const char *type, bool *yes)
 	return 0;
 }
 
+/*
+ * A tool without "type": Anthropic's custom tool ({"name", "input_schema"})
+ * or a Gemini Tool, an object whose keys are the kinds it declares:
+ * "functionDeclarations" (the client runs them) or one the provider runs
+ * (googleSearch, urlContext, codeExecution, retrieval, googleMaps,
+ * fileSearch, ... and those Google adds later).  Every key of a Gemini
+ * Tool but the function declarations is refused unless admitted (Google
+ * reads both "urlContext" and "url_context"; server_tools names them as
+ * written); a custom tool passes, unless it also carries a Gemini kind.
+ */
+static int judge_untyped(json_t *t, size_t i, char *const *allowed, size_t n_allowed, char *why,
+			 size_t wlen)
+{
+	static const char *const gemini_kinds[] = {
+		"googlesearch", "google_search", "googlesearchretrieval", "google_search_retrieval",
+		"urlcontext", "url_context", "codeexecution", "code_execution", "retrieval",
+		"enterprisewebsearch", "enterprise_web_search", "googlemaps", "google_maps",
+		"filesearch", "file_search", "computeruse", "computer_use", "mcpservers",
+		"mcp_servers" };
+	json_t *name, *v;
+	const char *k;
+
+	if (get_ci(t, "name", &name) < 0) {
+		snprintf(why, wlen, "the request body cannot be judged: tool %zu gives \"name\" twice", i);
+		return -EBADMSG;
+	}
+	json_object_foreach(t, k, v) {
+		bool kind = false;
+
+		if (!strcasecmp(k, "functionDeclarations") || !strcasecmp(k, "function_declarations"))
+			continue;
+		for (size_t g = 0; g < sizeof(gemini_kinds) / sizeof(gemini_kinds[0]) && !kind; g++)
+			kind = !strcasecmp(k, gemini_kinds[g]);
+		if ((name && !kind) || !present(v) || admitted(k, allowed, n_allowed))
+			continue;
+		snprintf(why, wlen, "the request declares the tool \"%.80s\", which the provider runs "
+			 "on its side and can reach hosts the policy does not list; the "
+			 "credential's \"server_tools\" does not admit it", k);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/*
+ * Gemini's file parts: {"fileData": {"fileUri": URI}} anywhere in the body
+ * (contents, systemInstruction, function responses).  Google fetches a
+ * URI that is not one of its own Files API's: an http(s) URL of the
+ * agent's choosing, carrying what it put in the URL.  Only the Files
+ * API's URIs (what an upload through the same credential returns) pass,
+ * unless "fileUri" is admitted.  Walked to a bounded depth; deeper is a
+ * body that cannot be judged.
+ */
+static int judge_file_uris(json_t *j, int depth, char *const *allowed, size_t n_allowed,
+			   char *why, size_t wlen)
+{
+	static const char files_api[] = "https://generativelanguage.googleapis.com/";
+	const char *k;
+	json_t *v;
+	size_t i;
+	int r;
+
+	if (depth > 64) {
+		snprintf(why, wlen, "the request body cannot be judged: nested deeper than 64");
+		return -EBADMSG;
+	}
+	if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			if ((r = judge_file_uris(v, depth + 1, allowed, n_allowed, why, wlen)) < 0)
+				return r;
+		return 0;
+	}
+	if (!json_is_object(j))
+		return 0;
+	json_object_foreach(j, k, v) {
+		json_t *uri = NULL;
+
+		if (json_is_object(v) && (!strcasecmp(k, "fileData") || !strcasecmp(k, "file_data"))) {
+			json_t *u2 = NULL;
+
+			if (get_ci(v, "fileUri", &uri) < 0 || get_ci(v, "file_uri", &u2) < 0 ||
+			    (uri && u2) || ((uri = uri ? uri : u2) && !json_is_string(uri))) {
+				snprintf(why, wlen, "the request body cannot be judged: a \"%s\" with "
+					 "more than one URI, or one that is not a string", k);
+				return -EBADMSG;
+			}
+			if (uri && strncasecmp(json_string_value(uri), files_api, sizeof(files_api) - 1) &&
+			    !admitted("fileUri", allowed, n_allowed)) {
+				snprintf(why, wlen, "the request has the provider fetch \"%.80s\" "
+					 "(fileData), a host the policy does not list; only the "
+					 "provider's own Files API URIs pass, and the credential's "
+					 "\"server_tools\" does not admit \"fileUri\"",
+					 json_string_value(uri));
+				return -EACCES;
+			}
+		}
+		if ((r = judge_file_uris(v, depth + 1, allowed, n_allowed, why, wlen)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, int depth,
 		       char *why, size_t wlen)
 {
@@ -145,8 +247,12 @@ static int judge_tools(json_t *tools, char *const *allowed, size_t n_allowed, in
 			snprintf(why, wlen, "the request body cannot be judged: tool %zu is not an object with one \"type\"", i);
 			return -EBADMSG;
 		}
-		if (!type)
-			continue;       /* Anthropic's custom tool: name, input_schema */
+		if (!type) {
+			r = judge_untyped(t, i, allowed, n_allowed, why, wlen);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (!json_is_string(type)) {
 			snprintf(why, wlen, "the request body cannot be judged: tool %zu's \"type\" is not a string", i);
 			return -EBADMSG;
@@ -252,6 +358,8 @@ int llm_tools_check(const char *body, size_t n, char *const *allowed, size_t n_a
 		goto out;
 	}
 	if ((r = judge_input(v, allowed, n_allowed, why, wlen)) < 0)
+		goto out;
+	if ((r = judge_file_uris(root, 0, allowed, n_allowed, why, wlen)) < 0)
 		goto out;
 	for (size_t k = 0; k < sizeof(features) / sizeof(features[0]); k++) {
 		if (get_ci(root, features[k].key, &v) < 0) {

@@ -14,21 +14,30 @@
  * provider, unless the credential's "server_tools" lists its type.  Tools
  * the client runs itself (Anthropic's custom tools, bash, text editor,
  * computer, memory; OpenAI's function, custom, computer use, local shell,
- * apply_patch; a tool_search the client runs) pass; so does a declared
- * type the credential lists.  A "namespace" (Codex's group of tools) is
- * judged member by member, and so are tools declared in the Responses
- * API's "input" items (Codex's "additional_tools"), not only in "tools".
- * OpenAI's web_search is admitted only with "external_web_access": false
- * (the cached index: no live page is fetched).  A body
+ * apply_patch; a tool_search the client runs; Gemini's
+ * functionDeclarations) pass; so does a declared type the credential
+ * lists.  A "namespace" (Codex's group of tools) is judged member by
+ * member, and so are tools declared in the Responses API's "input" items
+ * (Codex's "additional_tools"), not only in "tools".  OpenAI's web_search
+ * is admitted only with "external_web_access": false (the cached index: no
+ * live page is fetched).  Gemini declares a tool by key, not by type
+ * ({"googleSearch": {}}, {"urlContext": {}}): every key of such a Tool but
+ * its function declarations is refused unless listed, those Google adds
+ * later included; and Gemini fetches a file part's URI itself
+ * ({"fileData": {"fileUri": URL}} anywhere in the body): only its own
+ * Files API's URIs pass, unless "fileUri" is listed.  A body
  * that cannot be judged (not JSON, a key given twice, in any case: parsers
  * differ on which one wins) is refused.
  *
  * What it cannot close: a provider feature that reaches the network and
- * is not declared this way (this knows Anthropic's Messages API and
- * OpenAI's Chat Completions and Responses APIs: "tools", "mcp_servers",
- * "web_search_options", and a stored prompt, "prompt": {"id": ...}, which
- * can carry tools of its own); a provider that fetches a URL it finds in
- * a message (none of these does without a declared tool).
+ * is not declared this way (this knows Anthropic's Messages API,
+ * OpenAI's Chat Completions and Responses APIs and Gemini's
+ * generateContent: "tools", "mcp_servers", "web_search_options", a stored
+ * prompt, "prompt": {"id": ...}, which can carry tools of its own, and
+ * "fileData"); a provider that fetches a URL it finds in a message's text
+ * (none of these does without a declared tool); Gemini's "cachedContent",
+ * a stored context whose tools were declared when it was made (making one,
+ * POST /v1beta/cachedContents, is not an endpoint of the shipped profile).
  */
 #ifndef CORDON_LLM_TOOLS_H
 #define CORDON_LLM_TOOLS_H

@@ -53,6 +53,16 @@ in_session --upstream anthropic=https://localhost:$up/gw -- ./ask.sh
 ok "a gateway that fails verification gets nothing" sh -c "[ \$(wc -l <'$t/requests.jsonl') -eq $n0 ]"
 ok "and the agent is told why" sh -c "printf '%s' \"\$1\" | grep -qi 'verif'" _ "$out"
 
+# An upstream that cannot be reached: the CONNECT succeeds and the reason is
+# the answer inside the tunnel, which the agent's client reads (a refused
+# CONNECT is a bare "fetch failed" to an agent's HTTP client).
+in_session --upstream anthropic=https://localhost:1/gw --upstream-ca "$t/ca.pem" -- \
+    sh -c 'curl -sS -m 20 -o /dev/null -w "%{http_code}\n" -H "x-api-key: $ANTHROPIC_API_KEY" -d "{}" https://api.anthropic.com/v1/messages
+curl -sS -m 20 -H "x-api-key: $ANTHROPIC_API_KEY" -d "{}" https://api.anthropic.com/v1/messages'
+ok "an unreachable gateway: an HTTP 502 inside the tunnel" sh -c "printf '%s\n' \"\$1\" | head -n 1 | grep -qx 502" _ "$out"
+ok "and the agent is told why" \
+    sh -c "printf '%s\n' \"\$1\" | sed -n 2p | grep -q \"^cordon: credential anthropic's upstream localhost.*refused\"" _ "$out"
+
 # Bad settings fail the start with the reason.
 bad() {  # bad WHAT TEXT OPTIONS...
     local what=$1 text=$2; shift 2

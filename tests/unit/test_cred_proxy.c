@@ -23,6 +23,7 @@
 
 #define KEY_A "sk-ant-api03-unit-test-key-AAAAAAAAAAAAAAAAAAAA"
 #define KEY_B "sk-proj-unit-test-key-BBBBBBBBBBBBBBBBBBBBBBBB"
+#define KEY_C "AIzaSy-unit-test-key-CCCCCCCCCCCCCCCCCCCCCCCCC"
 
 static const char policy_text[] =
 	"{ \"cordon_policy\": 1, \"name\": \"cred-unit\",\n"
@@ -34,11 +35,17 @@ static const char policy_text[] =
 	"    { \"name\": \"openai\", \"env\": \"OPENAI_API_KEY\",\n"
 	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_B\" }, \"hosts\": [\"api.openai.test\"],\n"
 	"      \"header\": \"authorization\", \"prefix\": \"Bearer \",\n"
-	"      \"endpoints\": [\"POST /v1/*\"] } ],\n"
+	"      \"endpoints\": [\"POST /v1/*\"] },\n"
+	"    { \"name\": \"gemini\", \"env\": \"GEMINI_API_KEY\",\n"
+	"      \"source\": { \"env\": \"CORDON_UNIT_KEY_C\" }, \"hosts\": [\"gl.google.test\"],\n"
+	"      \"header\": \"x-goog-api-key\",\n"
+	"      \"endpoints\": [\"POST /v1beta/models/*:generateContent\",\n"
+	"                    \"POST /v1beta/models/*:streamGenerateContent\",\n"
+	"                    \"POST /v1beta/*/x/*-pro:go\", \"GET /v1beta/models*\"] } ],\n"
 	"  \"rules\": [\n"
 	"    { \"name\": \"llm\", \"decision\": \"allow\",\n"
 	"      \"net\": { \"hosts\": [\"api.anthropic.test\", \"api2.anthropic.test\",\n"
-	"                         \"api.openai.test\"], \"ports\": [443],\n"
+	"                         \"api.openai.test\", \"gl.google.test\"], \"ports\": [443],\n"
 	"               \"via\": \"credential-proxy\" } } ] }\n";
 
 struct fixture {
@@ -58,6 +65,7 @@ static int setup(void **state)
 		return -1;
 	setenv("CORDON_UNIT_KEY_A", KEY_A, 1);
 	setenv("CORDON_UNIT_KEY_B", KEY_B, 1);
+	setenv("CORDON_UNIT_KEY_C", KEY_C, 1);
 	if (pol_load_text(policy_text, sizeof(policy_text) - 1, "cred-unit.json", NULL, &f->pol,
 			  &d) < 0) {
 		pol_diags_print(&d, "cred-unit.json", stderr);
@@ -116,7 +124,8 @@ static void request(struct fixture *f, const char *tmpl, size_t i)
 /* Judge the request on a tunnel to credential i's first host, port 443. */
 static void check(struct fixture *f, size_t i, int want)
 {
-	static const char *const tunnel[] = { "api.anthropic.test", "api.openai.test" };
+	static const char *const tunnel[] = { "api.anthropic.test", "api.openai.test",
+					      "gl.google.test" };
 	char why[256] = "";
 	int r = creds_check(f->c, i, &f->rq, tunnel[i], 443, why, sizeof(why));
 
@@ -343,6 +352,84 @@ static void check_refuses(void **state)
 	}
 }
 
+/*
+ * Google's paths put the method after the model: "models/" "*:generateContent"
+ * admits any model, that method only; a sentinel in the query ("?key=") is
+ * refused with a reason, whichever credential's it is.
+ */
+static void gemini_endpoints_and_query_key(void **state)
+{
+	struct fixture *f = *state;
+	static const struct {
+		const char *head;
+		size_t as;
+		int want;
+	} cases[] = {
+		{ "POST /v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, 0 },
+		{ "POST /v1beta/models/gemini-3.1-pro-preview:generateContent HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, 0 },
+		{ "GET /v1beta/models HTTP/1.1\r\nHost: gl.google.test\r\n"
+		  "x-goog-api-key: %S\r\n\r\n", 2, 0 },
+		/* Inner '*': a whole name, then the rest of the pattern. */
+		{ "POST /v1beta/a/x/gemini-pro:go HTTP/1.1\r\nHost: gl.google.test\r\n"
+		  "x-goog-api-key: %S\r\n\r\n", 2, 0 },
+		{ "POST /v1beta/a/b/x/gemini-pro:go HTTP/1.1\r\nHost: gl.google.test\r\n"
+		  "x-goog-api-key: %S\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/a/x/-pro:go HTTP/1.1\r\nHost: gl.google.test\r\n"
+		  "x-goog-api-key: %S\r\n\r\n", 2, -403 },
+		/* The model's other methods, a model with a colon or a slash in it, none. */
+		{ "POST /v1beta/models/gemini-2.5-pro:batchGenerateContent HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/models/gemini-2.5-pro:x:generateContent HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/models/a/b:generateContent HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/models/:generateContent HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/models/gemini-2.5-pro:generateContentX HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/cachedContents HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, -403 },
+		/* The key in the query: the sentinel there, alone or beside the header. */
+		{ "POST /v1beta/models/m:generateContent?key=%S HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\n\r\n", 2, -403 },
+		{ "POST /v1beta/models/m:generateContent?alt=sse&key=x HTTP/1.1\r\n"
+		  "Host: gl.google.test\r\nx-goog-api-key: %S\r\n\r\n", 2, 0 },
+		{ "GET /v1beta/models?key=%S HTTP/1.1\r\nHost: gl.google.test\r\n\r\n", 0, -403 },
+		/* Another credential's sentinel in the header. */
+		{ "GET /v1beta/models HTTP/1.1\r\nHost: gl.google.test\r\n"
+		  "x-goog-api-key: %S\r\n\r\n", 1, -403 },
+	};
+	char why[256] = "";
+	char raw[512];
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		request(f, cases[k].head, cases[k].as);
+		check(f, 2, cases[k].want);
+	}
+	/* The reason names the header the key belongs in. */
+	snprintf(raw, sizeof(raw), "POST /v1beta/models/m:generateContent?key=%s HTTP/1.1\r\n"
+		 "Host: gl.google.test\r\nx-goog-api-key: %s\r\n\r\n", sentinel(f, 2),
+		 sentinel(f, 2));
+	memcpy(f->raw, raw, strlen(raw) + 1);
+	assert_int_equal(http_parse_request(f->raw, strlen(f->raw), &f->rq, why, sizeof(why)),
+			 (int)strlen(f->raw));
+	assert_int_equal(creds_check(f->c, 2, &f->rq, "gl.google.test", 443, why, sizeof(why)), -403);
+	assert_non_null(strstr(why, "query"));
+	assert_non_null(strstr(why, "x-goog-api-key"));
+	/* Through: the real key in the header, the sentinel nowhere. */
+	request(f, "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\n"
+		   "Host: gl.google.test\r\nx-goog-api-key: %S\r\nContent-Length: 2\r\n\r\n", 2);
+	check(f, 2, 0);
+	expect_head(f, 2, "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse HTTP/1.1\r\n"
+			  "Host: gl.google.test\r\n"
+			  "Content-Length: 2\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "x-goog-api-key: " KEY_C "\r\n"
+			  "\r\n");
+}
+
 /* Toward a gateway: its path prefix, its name in Host (the agent's dropped). */
 static void head_toward_a_gateway(void **state)
 {
@@ -408,6 +495,7 @@ int main(void)
 		cmocka_unit_test(head_too_large_is_refused_and_wiped),
 		cmocka_unit_test(head_with_control_bytes_is_refused),
 		cmocka_unit_test(check_refuses),
+		cmocka_unit_test(gemini_endpoints_and_query_key),
 		cmocka_unit_test(head_toward_a_gateway),
 		cmocka_unit_test(bad_gateways_are_refused),
 	};

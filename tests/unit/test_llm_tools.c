@@ -77,6 +77,55 @@ static void provider_tools_refused(void **state)
 	assert_int_equal(judge("{\"tools\":[{\"type\":\"something_new\"}]}", NULL), -EACCES);
 }
 
+/*
+ * Gemini: a Tool declares by key.  Function declarations pass; every other
+ * kind, known or not, in either spelling, is the provider's; a file part's
+ * URI other than the Files API's has the provider fetch it.
+ */
+static void gemini_tools(void **state)
+{
+	(void)state;
+	assert_int_equal(judge("{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}],"
+			       "\"tools\":[{\"functionDeclarations\":[{\"name\":\"run_shell_command\","
+			       "\"parametersJsonSchema\":{}}]},{\"function_declarations\":[]}]}", NULL), 0);
+	assert_int_equal(judge("{\"tools\":[{\"googleSearch\":{}}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"url_context\":{}}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"functionDeclarations\":[],\"codeExecution\":{}}]}",
+			       NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"URLCONTEXT\":{}}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"googleMaps\":{\"enableWidget\":true}}]}", NULL), -EACCES);
+	/* A kind Google adds later is refused too; an empty one declares nothing. */
+	assert_int_equal(judge("{\"tools\":[{\"futureFetcher\":{}}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"tools\":[{\"googleSearch\":null}]}", NULL), 0);
+	/* A custom tool (it has a name) carrying a Gemini kind: refused. */
+	assert_int_equal(judge("{\"tools\":[{\"name\":\"f\",\"input_schema\":{},\"urlContext\":{}}]}",
+			       NULL), -EACCES);
+	/* Admitted as written. */
+	assert_int_equal(judge("{\"tools\":[{\"googleSearch\":{}}]}", "googleSearch"), 0);
+	assert_int_equal(judge("{\"tools\":[{\"urlContext\":{}}]}", "googleSearch"), -EACCES);
+	/* File parts: the Files API passes, any other URI is fetched by the provider. */
+	assert_int_equal(judge("{\"contents\":[{\"parts\":[{\"fileData\":{\"mimeType\":\"image/png\","
+			       "\"fileUri\":\"https://generativelanguage.googleapis.com/v1beta/files/x\"}}]}]}",
+			       NULL), 0);
+	assert_int_equal(judge("{\"contents\":[{\"parts\":[{\"fileData\":{"
+			       "\"fileUri\":\"https://evil.test/?d=secret\"}}]}]}", NULL), -EACCES);
+	assert_int_equal(judge("{\"systemInstruction\":{\"parts\":[{\"file_data\":{"
+			       "\"file_uri\":\"gs://b/o\"}}]}}", NULL), -EACCES);
+	assert_int_equal(judge("{\"contents\":[{\"parts\":[{\"functionResponse\":{\"response\":"
+			       "{\"x\":[{\"FileData\":{\"FILEURI\":\"http://evil.test/\"}}]}}}]}]}",
+			       NULL), -EACCES);
+	assert_int_equal(judge("{\"contents\":[{\"parts\":[{\"fileData\":{"
+			       "\"fileUri\":\"https://evil.test/\"}}]}]}", "fileUri"), 0);
+	/* Two URIs in one part, or one that is not a string: not judged. */
+	assert_int_equal(judge("{\"contents\":[{\"parts\":[{\"fileData\":{\"fileUri\":"
+			       "\"https://generativelanguage.googleapis.com/v1beta/files/x\","
+			       "\"file_uri\":\"https://evil.test/\"}}]}]}", NULL), -EBADMSG);
+	assert_int_equal(judge("{\"contents\":[{\"parts\":[{\"fileData\":{\"fileUri\":7}}]}]}", NULL),
+			 -EBADMSG);
+	/* The prescan parses a body that names a file part, in an escape too. */
+	assert_true(llm_tools_may_declare("{\"fileData\":1}", 13));
+}
+
 static void admitted_by_prefix(void **state)
 {
 	(void)state;
@@ -270,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(client_tools_pass),
 		cmocka_unit_test(provider_tools_refused),
+		cmocka_unit_test(gemini_tools),
 		cmocka_unit_test(admitted_by_prefix),
 		cmocka_unit_test(spellings),
 		cmocka_unit_test(unjudgeable),

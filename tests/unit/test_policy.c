@@ -154,6 +154,27 @@ static void shadowed_rules_are_warned(void **state)
 	pol_free(p);
 }
 
+/* A host sent through the credential proxy that no credential names is said. */
+static void uncredentialed_hosts_are_warned(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"llm\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"api.a.test\", \"api.g.test\"],\n"
+		" \"ports\": [443], \"via\": \"credential-proxy\"}}],\n"
+		"\"credentials\": [{\"name\": \"a\", \"env\": \"A\", \"source\": {\"env\": \"A\"}, \"hosts\": [\"api.a.test\"],\n"
+		" \"header\": \"x-api-key\", \"endpoints\": [\"POST /v1/x\"]}]}", &ds);
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(ds.n_errors, 0);
+	assert_int_equal(ds.n, 1);
+	assert_int_equal(ds.d[0].severity, POL_WARNING);
+	assert_non_null(strstr(ds.d[0].msg, "api.g.test through the credential proxy"));
+	assert_null(strstr(ds.d[0].msg, "api.a.test"));
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
 static uint32_t decide(struct policy *p, enum pol_op op, const char *path)
 {
 	struct pol_request rq = { .op = op, .path = path };
@@ -855,6 +876,7 @@ int main(void)
 		cmocka_unit_test(duplicate_keys_are_refused),
 		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
 		cmocka_unit_test(shadowed_rules_are_warned),
+		cmocka_unit_test(uncredentialed_hosts_are_warned),
 		cmocka_unit_test(strongest_wins_whatever_the_order),
 		cmocka_unit_test(invariants_beat_any_policy),
 		cmocka_unit_test(symlinks_and_dotdot_cannot_redirect),
