@@ -198,12 +198,12 @@ static void tell_outcome(struct sup *s, struct pending *p, pid_t pid, bool human
 {
 	s->told = pid;
 	if (human)
-		sup_tell(pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
+		sup_tell(s, pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
 			 "this session refused this request; it will be refused again without "
 			 "asking for the rest of the session. Do not retry it or try another way to "
 			 "do the same: ask the user.\n", approver, p->summary);
 	else if (!strcmp(approver, "timeout"))
-		sup_tell(pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
+		sup_tell(s, pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
 			 "nobody answered in time; it was refused.\n", p->summary);
 }
 

@@ -562,62 +562,6 @@ bool sup_human_denied(struct sup *s, json_t *event)
 	       key_in(s->denied, s->n_denied, key);
 }
 
-/*
- * Attack: a write by root into a descriptor the agent chose is a confused
- * deputy (a file the agent may only read, reopened for writing; a device
- * or a kernel file that checks the writer's credentials at write time; a
- * named FIFO of another user's).  Only two kinds are written: an anonymous
- * pipe (pipefs) and a pseudo-terminal's slave, each open for writing in
- * the caller, reopened through the very object checked (an O_PATH handle,
- * compared again after the open) and written without blocking, so a full
- * pipe or a terminal nobody reads costs the message, never the supervisor.
- */
-void sup_tell(pid_t pid, const char *fmt, ...)
-{
-	char p[64], line[256], msg[2048];
-	struct stat a, b;
-	struct statfs fs;
-	va_list ap;
-	int h, fd = -1;
-	unsigned flags = 0;
-	FILE *f;
-	int n;
-
-	snprintf(p, sizeof(p), "/proc/%d/fdinfo/2", (int)pid);
-	f = fopen(p, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "flags: %o", &flags) == 1)
-			break;
-	fclose(f);
-	if ((flags & O_ACCMODE) != O_WRONLY && (flags & O_ACCMODE) != O_RDWR)
-		return;
-	snprintf(p, sizeof(p), "/proc/%d/fd/2", (int)pid);
-	h = open(p, O_PATH | O_CLOEXEC);
-	if (h < 0)
-		return;
-	if (fstat(h, &a) < 0 || fstatfs(h, &fs) < 0)
-		goto out;
-	if (!(S_ISFIFO(a.st_mode) && fs.f_type == PIPEFS_MAGIC) &&
-	    !(S_ISCHR(a.st_mode) && major(a.st_rdev) >= UNIX98_PTY_SLAVE_MAJOR &&
-	      major(a.st_rdev) < UNIX98_PTY_SLAVE_MAJOR + UNIX98_PTY_MAJOR_COUNT))
-		goto out;
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", h);
-	fd = open(p, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-		goto out;
-	va_start(ap, fmt);
-	n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		(void)!write(fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-out:
-	if (fd >= 0)
-		close(fd);
-	close(h);
-}
-
 int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *binary,
 	     const char *summary, const char *rule, const char *risk)
 {
@@ -695,7 +639,7 @@ static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
 	if (pid == s->told)
 		return;         /* the same process again: its PATH search's next entry */
 	s->told = pid;
-	sup_tell(pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
+	sup_tell(s, pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
 		 "session; it is refused without asking again. Do not retry it or try another way "
 		 "to do the same: ask the user.\n", shown);
 	if (!s->opt->quiet)

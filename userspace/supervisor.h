@@ -363,12 +363,13 @@ bool sup_session_approved(struct sup *s, json_t *event, const char *binary);
 /* A human denied this event earlier in the session (see above): refuse it unasked. */
 bool sup_human_denied(struct sup *s, json_t *event);
 /*
- * Tell the caller (pid: a thread of the session) in words, on its stderr,
- * when that is a pipe or a pseudo-terminal it holds open for writing: a
- * tool's output, which the model reads.  Never blocks; nothing is written
- * anywhere else (see supervisor.c for why).
+ * tell.c: tell the caller (pid: a thread of the session) in words, on its
+ * stderr, when that is a pipe or a pseudo-terminal it holds open for
+ * writing, or a Unix stream socket whose peer is in the session (a Node or
+ * Bun parent's stdio): a tool's output, which the model reads.  Never
+ * blocks; nothing is written anywhere else (see tell.c for why).
  */
-void sup_tell(pid_t pid, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sup_tell(const struct sup *s, pid_t pid, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* mcp_session.c: cordon run --mcp. */
 int mcp_session_listen(struct sup *s);

@@ -634,6 +634,19 @@ ok "a push refused at the timeout is asked again ($id, then $id2)" test -n "$id2
 ok "  and its caller was told nobody answered" grep -q "^cordon: not approved: .*git push origin main" "$scratch/no2.out"
 "$cordon" approve "$id2" >/dev/null
 wait $!
+# A tool run by a Node or Bun parent has a socketpair for its stderr
+# (libuv's pipes): the words reach it too, its peer being in the session.
+run_bg "$scratch/no3" -- /usr/bin/python3 -c "
+import socket, subprocess
+a, b = socket.socketpair()
+p = subprocess.Popen(['/bin/sh', '-c', './git push origin main'], cwd='$WS', stderr=b)
+b.close(); p.wait(); a.settimeout(5)
+print('stderr:', a.recv(4096).decode(errors='replace'))"
+id=$(session_pending)
+"$cordon" deny "$id" >/dev/null
+wait $!
+ok "  a socketpair to the session (a Node parent's stdio) gets the words too" \
+    grep -q "^stderr: cordon: denied by a human" "$scratch/no3.out"
 
 # --- pending: whose, and which ------------------------------------------------
 # A session whose invoker is $AGENT (started with sudo by that user) is not
