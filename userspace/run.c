@@ -867,6 +867,9 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		child_fail(EXIT_CORDON, "setsid: %m");
 	if (world_child_proc(why, sizeof(why)) < 0)
 		child_fail(EXIT_CORDON, "the session's own /proc: %s", why);
+	/* Before the ruleset is applied: its listing rights count on these covers. */
+	if (!s->floor && s->ll_rep && fallback_cover_dirs(s->ll_rep, why, sizeof(why)) < 0)
+		child_fail(EXIT_CORDON, "fallback floor: %s", why);
 	/*
 	 * With the LSM floor a session's task may not mount, /proc included:
 	 * this process was born outside the session's cgroup, and joins it
@@ -1278,14 +1281,16 @@ static void *prepare_view(void *arg)
 		return NULL;
 	}
 	{
-		struct fallback_options o = { .layer = s->home };
+		/* The agent's own mount namespace covers what its listing rights count on. */
+		struct fallback_options o = { .layer = s->home, .cover_denied_dirs = true };
 
 		s->ll_fd = fallback_prepare(s->pol, &o, rep);
 	}
 	phase("view thread: ruleset built");
 	if (s->ll_fd < 0)
 		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);
-	free(rep);
+	free(s->ll_rep);
+	s->ll_rep = rep;
 	return NULL;
 }
 
@@ -1760,6 +1765,7 @@ out:
 	home_summary(&s);
 	close_home_layer(&s);
 	pol_free(s.pol);
+	free(s.ll_rep);
 	steps_close(&s.steps);
 	git_guard_free(&s.git);
 	world_close(&s.world);

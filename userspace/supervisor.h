@@ -18,6 +18,8 @@
 #include "git_guard.h"
 #include "world.h"
 #include "home.h"
+
+struct fallback_report;
 #include "policy.h"
 #include "posture.h"
 #include "steps.h"
@@ -172,6 +174,7 @@ struct sup {
 	int main_cpu;                   /* where start-up ran when the ruleset thread began */
 	int exit_status;                /* what cordon run returns, for the "end" record */
 	char ll_error[512];
+	struct fallback_report *ll_rep; /* fallback: the ruleset's report (its covers[]) */
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
 	/* How long the supervisor held each notified call (receive to answer), in
