@@ -704,6 +704,90 @@ static char **build_env(const struct sup *s)
 	return env;
 }
 
+/*
+ * The agent's PATH: the invoker's directories in the invoker's order, each
+ * kept only if it is there for the agent: an absolute path, in its view, a
+ * directory its own uid may search, where the policy lets it run programs
+ * (allow or escalate), not a repeat, and no sbin directory unless the agent
+ * is root.  Run in the agent's first process after it dropped to the
+ * agent's identity (DAC is then the agent's) and before it restricts
+ * itself.  Why: a PATH search tries each directory in turn, and each
+ * attempt in a directory the agent may not run from (root's ~/.cargo/bin,
+ * say) was a denied exec and a record, about ten per command an agent
+ * started.  `--env PATH` asks for the invoker's PATH as it is, unfiltered.
+ * Never empty: with nothing left, the filtered default (/usr/bin:/bin at
+ * worst); an exec is still judged wherever it is found.
+ */
+static bool path_dir_ok(const struct sup *s, const char *dir)
+{
+	char canon[PATH_MAX], probe[PATH_MAX + 32];
+	struct pol_request pr = { .op = POL_OP_EXEC, .cwd = "/" };
+	struct pol_result res;
+	const char *last = strrchr(dir, '/');
+	struct stat st;
+
+	if (dir[0] != '/' || (s->uid != 0 && last && !strcmp(last + 1, "sbin")))
+		return false;
+	if (!realpath(dir, canon) || stat(canon, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    access(canon, X_OK) < 0)
+		return false;
+	if (s->uid != 0 && (last = strrchr(canon, '/')) && !strcmp(last + 1, "sbin"))
+		return false;
+	snprintf(probe, sizeof(probe), "%s/%s", strcmp(canon, "/") ? canon : "", "cordon-path-probe");
+	pr.path = probe;
+	pol_eval(s->pol, &pr, &res);
+	return res.decision != CORDON_DENY;
+}
+
+static void filter_path(const struct sup *s, char **env)
+{
+	char **slot = NULL, *out;
+	const char *src;
+	size_t n = 0;
+
+	for (int i = 0; i < s->opt->n_env; i++)
+		if (!strcmp(s->opt->env[i], "PATH"))
+			return;
+	for (char **e = env; *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			slot = e;
+	if (!slot)
+		return;
+	src = *slot + 5;
+	out = malloc(strlen(src) + sizeof("PATH=/usr/local/bin:/usr/bin:/bin"));
+	if (!out)
+		return;
+	for (int pass = 0; pass < 2 && n == 0; pass++) {
+		const char *p = pass ? "/usr/local/bin:/usr/bin:/bin" : src;
+
+		n = (size_t)sprintf(out, "PATH=");
+		while (*p) {
+			size_t l = strcspn(p, ":");
+			char dir[PATH_MAX];
+			bool seen = false;
+
+			if (l && l < sizeof(dir)) {
+				memcpy(dir, p, l);
+				dir[l] = '\0';
+				for (const char *q = out + 5; *q && !seen;) {
+					size_t k = strcspn(q, ":");
+
+					seen = k == l && !memcmp(q, dir, l);
+					q += k + (q[k] == ':');
+				}
+				if (!seen && path_dir_ok(s, dir))
+					n += (size_t)sprintf(out + n, "%s%s", n > 5 ? ":" : "", dir);
+			}
+			p += l + (p[l] == ':');
+		}
+		n -= 5;
+	}
+	if (n == 0)
+		strcpy(out, "PATH=/usr/bin:/bin");
+	free(*slot);
+	*slot = out;
+}
+
 static void child_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void child_fail(int code, const char *fmt, ...)
 {
@@ -903,6 +987,7 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	if (!env)
 		child_fail(EXIT_CORDON, "out of memory");
 	drop_privileges(s);
+	filter_path(s, env);
 	/*
 	 * This process is a copy of the supervisor that never execs: its
 	 * environment (cordon's, secrets the agent's was rebuilt without) and
