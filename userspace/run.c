@@ -1481,6 +1481,10 @@ static void *seal_audit(void *arg)
 	if (fin && s->floor_dropped)
 		json_object_set_new(fin, "floor_events_dropped",
 				    json_integer((json_int_t)s->floor_dropped));
+	if (fin && s->n_unix_absent)      /* connects to a socket not in the view (supervisor.c) */
+		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->n_unix_absent));
+	if (fin && s->n_exec_absent)      /* execs of a path not in the view (supervisor.c) */
+		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->n_exec_absent));
 	if (fin && s->net_dropped)
 		json_object_set_new(fin, "net_events_dropped",
 				    json_integer((json_int_t)s->net_dropped));

@@ -181,6 +181,8 @@ struct sup {
 	 * microseconds: the last 4096 of each kind, for the end record. */
 	uint32_t lat_exec[4096], lat_connect[4096];
 	uint64_t n_exec, n_connect;
+	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
+	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
