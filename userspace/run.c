@@ -1339,9 +1339,27 @@ static void *prepare_view(void *arg)
 
 	move_off_cpu(s->main_cpu);
 	if (s->world.ns_fd < 0) {
+		/*
+		 * Host services whose sockets a session's libc probes on its own:
+		 * nscd (every user and group lookup; also a resolver, which
+		 * would carry names past the network floor).  Emptied in the
+		 * view unless the policy lets the agent connect to them.
+		 */
+		static const char *const probed[][2] = { { "/run/nscd", "/run/nscd/socket" } };
+		const char *absent[ARRAY_SIZE(probed) + 1] = { NULL };
 		struct world_plan plan = { .git = &s->git, .home_fd = -1, .home = s->home,
-					   .workspace = s->workspace };
+					   .workspace = s->workspace, .absent = absent };
+		size_t n_absent = 0;
 		int r;
+
+		for (size_t i = 0; i < ARRAY_SIZE(probed); i++) {
+			struct pol_request pr = { .op = POL_OP_WRITE, .path = probed[i][1] };
+			struct pol_result res;
+
+			pol_eval(s->pol, &pr, &res);
+			if (res.decision != CORDON_ALLOW)
+				absent[n_absent++] = probed[i][0];
+		}
 
 		phase("view thread: begins");
 		if (open_home_layer(s, &plan.home_fd) < 0)

@@ -182,6 +182,13 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 		if (r < 0)
 			return fail(why, wlen, r, "mounting a tmpfs on", runs[i]);
 	}
+	for (size_t i = 0; p->absent && p->absent[i]; i++) {
+		if (!is_dir(p->absent[i]) || below(p->workspace, p->absent[i]))
+			continue;
+		if (mount("tmpfs", p->absent[i], "tmpfs", TMPFS_FLAGS | MS_RDONLY,
+			  "mode=0755,size=4k,nr_inodes=1") < 0)
+			return fail(why, wlen, -errno, "emptying", p->absent[i]);
+	}
 	if (p->home_fd >= 0) {
 		r = attach(p->home_fd, p->home);
 		if (r < 0)

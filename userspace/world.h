@@ -43,6 +43,14 @@ struct world_plan {
 	int home_fd;                    /* a detached mount to place on HOME, or -1 */
 	const char *home;               /* the agent's home (where home_fd goes) */
 	const char *workspace;          /* bound back in when it lies below HOME */
+	/*
+	 * Directories of host services the session may not use, made empty
+	 * (a read-only tmpfs) so that what they hold is absent, not denied:
+	 * a probe of them (glibc asks nscd at every user lookup) then finds
+	 * nothing and leaves no record (supervisor.c, agent_sees_absent).
+	 * NULL-terminated, or NULL.
+	 */
+	const char *const *absent;
 };
 
 struct world {
