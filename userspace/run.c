@@ -1093,6 +1093,70 @@ static int audit_paths(struct sup *s)
 	return 0;
 }
 
+static const char *audit_dir_of(const struct sup *s)
+{
+	static char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", s->audit_path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	return dir;
+}
+
+/*
+ * Where the log may lie, and its protection from the agent.  Called once
+ * the audit path is known (audit_paths) and before any rule is compiled.
+ *   - In the agent's home: refused, in both postures.  The agent sees its
+ *     home as a layer over the real one (home.h): what it writes to the
+ *     log's name lands in its layer, and `cordon home apply` could carry
+ *     that over the log.
+ *   - In a tree the view replaces (/tmp, /var/tmp outside the workspace,
+ *     world_private): no task of the session can reach it, so no rule is
+ *     made for it.  Before, its denial split the agent's own /tmp, where
+ *     it could then create nothing: `cc` and every Claude Code command
+ *     failed.
+ *   - Where the policy lets the agent create or delete beside it (the
+ *     workspace): *split names that rule; run refuses it in the fallback
+ *     posture, whose Landlock cannot deny one file in a directory it lets
+ *     the agent change without taking the directory's rights away (the
+ *     full posture judges the log's inode).
+ *   - Elsewhere: protected, as before.
+ */
+static int audit_place(struct sup *s, const char **split)
+{
+	char canon[PATH_MAX], probe[PATH_MAX + 32];
+	struct pol_request pr = { .path = probe };
+	struct pol_result res;
+
+	*split = NULL;
+	if (pol_canon_path(s->audit_path, "/", canon, sizeof(canon)) < 0) {
+		log_err("run: --audit %s: path too long", s->audit_path);
+		return -ENAMETOOLONG;
+	}
+	if (strcmp(s->home, "/") && pol_path_within(canon, s->home)) {
+		log_err("run: --audit %s: inside the agent's home, which it sees as a layer of its "
+			"own over yours: its writes to that name would land in the layer, and `cordon "
+			"home apply` could carry them over the log; put the log outside %s",
+			s->audit_path, s->home);
+		return -EPERM;
+	}
+	if (world_private(canon, s->workspace))
+		return 0;
+	(void)pol_protect_path(s->pol, s->audit_path);
+	if (strcmp(canon, s->audit_path))
+		(void)pol_protect_path(s->pol, canon);
+	snprintf(probe, sizeof(probe), "%s.cordon-probe", canon);
+	for (int op = POL_OP_CREATE; op <= POL_OP_DELETE && !*split; op++) {
+		pr.op = (enum pol_op)op;
+		pol_eval(s->pol, &pr, &res);
+		if (res.decision != CORDON_DENY)
+			*split = res.rule ? res.rule->name : "?";
+	}
+	return 0;
+}
+
 static int open_audit(struct sup *s)
 {
 	json_t *start;
@@ -1539,6 +1603,7 @@ int cmd_run(int argc, char **argv)
 			 .steps = { .fd = -1 } };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
+	const char *audit_split = NULL;
 	pthread_t prep_thread, att_thread, seal_thread;
 	bool sealing;
 	struct attach att = { 0 };
@@ -1623,7 +1688,8 @@ int cmd_run(int argc, char **argv)
 		log_err("run: --audit %s: path too long", opt.audit);
 		goto out;
 	}
-	(void)pol_protect_path(s.pol, s.audit_path);
+	if (audit_place(&s, &audit_split) < 0)
+		goto out;
 	(void)pol_protect_path(s.pol, s.key_dir);
 	/* The MCP socket exists before any rule is compiled: the floor keys its grant by inode. */
 	if (opt.mcp && mcp_session_listen(&s) < 0)
@@ -1658,6 +1724,15 @@ int cmd_run(int argc, char **argv)
 	if (open_floor(&s) < 0)
 		goto out;
 	phase("floor open");
+	if (audit_split && !s.floor) {
+		log_err("run: --audit %s: the agent may create and delete files in %s (rule '%s'), "
+			"and the fallback posture (Landlock) can keep it from the log there only by "
+			"taking those rights from that directory and each one above it up to the "
+			"rule's: the session would break (a compiler, an agent's own files); put the "
+			"log where the agent may not write (the default, " AUDIT_DIR ", or any "
+			"directory outside the workspace)", s.audit_path, audit_dir_of(&s), audit_split);
+		goto out;
+	}
 	if (s.floor || !s.ll_wanted) {
 		/* The LSM floor's rules are built in the view: it must be whole first. */
 		pthread_join(prep_thread, NULL);

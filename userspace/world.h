@@ -66,6 +66,13 @@ struct world {
  */
 int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen);
 
+/*
+ * PATH (canonical, as the host has it) lies in a tree the view replaces
+ * with the session's own (/tmp, /var/tmp, /dev, /run/user, /run/screen)
+ * and not in the workspace (bound back in): no session task can reach it.
+ */
+bool world_private(const char *path, const char *workspace);
+
 /* Move the calling thread into the view (its filesystem state unshared first). */
 int world_enter(const struct world *w);
 
