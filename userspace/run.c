@@ -1117,8 +1117,8 @@ static const char *audit_dir_of(const struct sup *s)
  *     made for it.  Before, its denial split the agent's own /tmp, where
  *     it could then create nothing: `cc` and every Claude Code command
  *     failed.
- *   - Where the policy lets the agent create or delete beside it (the
- *     workspace): *split names that rule; run refuses it in the fallback
+ *   - In the workspace, where the policy lets the agent create or delete
+ *     beside it: *split names that rule; run refuses it in the fallback
  *     posture, whose Landlock cannot deny one file in a directory it lets
  *     the agent change without taking the directory's rights away (the
  *     full posture judges the log's inode).
@@ -1147,6 +1147,13 @@ static int audit_place(struct sup *s, const char **split)
 	(void)pol_protect_path(s->pol, s->audit_path);
 	if (strcmp(canon, s->audit_path))
 		(void)pol_protect_path(s->pol, canon);
+	/*
+	 * Only the workspace is refused: elsewhere (a policy that opens "/")
+	 * the directories above the log lose their own create and delete
+	 * rights, as before, and the session's work goes on below them.
+	 */
+	if (!pol_path_within(canon, s->workspace))
+		return 0;
 	snprintf(probe, sizeof(probe), "%s.cordon-probe", canon);
 	for (int op = POL_OP_CREATE; op <= POL_OP_DELETE && !*split; op++) {
 		pr.op = (enum pol_op)op;
