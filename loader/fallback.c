@@ -37,6 +37,7 @@
 #include <linux/sched.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,6 +58,8 @@
 struct fb_path {
 	char *path;
 	uint32_t rights;        /* CORDON_FS_* */
+	bool dir;               /* deny: a directory when the ruleset was built */
+	bool covered;           /* deny: listed in the report's covers[] */
 };
 
 struct fb_ctx {
@@ -67,6 +70,7 @@ struct fb_ctx {
 	uint64_t handled_fs;
 	struct fallback_report *rep;
 	const char *layer;              /* fallback_options.layer */
+	bool cover;                     /* fallback_options.cover_denied_dirs */
 };
 
 static void fb_ctx_free(struct fb_ctx *c)
@@ -292,11 +296,27 @@ static int add_path_rule(struct fb_ctx *c, int fd, uint64_t access, const char *
  * of a split directory are enumerated by name from the open parent; a host
  * process racing the enumeration can at worst make an entry miss its rule.
  * Symlinks get no rule: access through them is judged at their target.
+ *
+ * Listing.  A split directory that loses READ keeps READ_DIR (listing
+ * itself) when no denied directory below it could be listed through it:
+ * READ_DIR on a directory holds for every directory beneath, and the split
+ * grants its children READ anyway, so the only directories it adds are the
+ * denied ones.  Those the caller covers in the agent's view (with
+ * cover_denied_dirs: an empty directory, mode 0, read-only, see covers[])
+ * are no longer the denied ones; a denied file is not listed.  Attack
+ * closed without the cover: listing /etc/sudoers.d, /sys/fs/bpf, ~/.ssh.
+ * Before this, `ls /etc`, `ls /sys` and `ls ~` failed in the fallback
+ * while the policy (and `cordon policy explain`) allowed them.  What it
+ * cannot close: a directory the host creates later below a split one, at
+ * a denied name, is listable (its files are not readable: they get only
+ * the split directory's direct rights).
  */
 static int grant(struct fb_ctx *c, const char *path, int fd, int type, uint32_t cr, int depth,
 		 bool ioctl_only, const size_t *rel, size_t n_rel)
 {
 	uint32_t below = 0;
+	uint64_t direct;
+	bool listable = true;
 	struct stat st;
 	DIR *d;
 	struct dirent *de;
@@ -324,9 +344,15 @@ static int grant(struct fb_ctx *c, const char *path, int fd, int type, uint32_t 
 	}
 	if (!cr)
 		goto out;
-	for (size_t k = 0; k < n_sub; k++)
-		if (strictly_within(c->deny[sub[k]].path, path))
-			below |= c->deny[sub[k]].rights & cr;
+	for (size_t k = 0; k < n_sub; k++) {
+		const struct fb_path *dn = &c->deny[sub[k]];
+
+		if (!strictly_within(dn->path, path))
+			continue;
+		below |= dn->rights & cr;
+		if ((dn->rights & CORDON_FS_READ) && dn->dir && !dn->covered)
+			listable = false;
+	}
 	if (type == DT_UNKNOWN) {
 		if (fstat(fd, &st) < 0) {
 			r = fail(c->rep, -errno, "fstat %s: %m", path);
@@ -336,7 +362,10 @@ static int grant(struct fb_ctx *c, const char *path, int fd, int type, uint32_t 
 	} else {
 		dir = type == DT_DIR;
 	}
-	r = add_path_rule(c, fd, ll_rights(c, cr & ~below, path, dir, ioctl_only), path);
+	direct = ll_rights(c, cr & ~below, path, dir, ioctl_only);
+	if (dir && listable && !ioctl_only && (cr & below & CORDON_FS_READ))
+		direct |= LANDLOCK_ACCESS_FS_READ_DIR & c->handled_fs;
+	r = add_path_rule(c, fd, direct, path);
 	if (r < 0 || !below || !dir)
 		goto out;
 	if (depth >= FB_MAX_DEPTH) {
@@ -402,6 +431,40 @@ static int grant(struct fb_ctx *c, const char *path, int fd, int type, uint32_t 
 out:
 	free(sub);
 	return r;
+}
+
+/*
+ * Which read-denied paths are directories now, and, where the caller
+ * covers them (cover_denied_dirs), which it will cover: those below a path
+ * the policy lets the agent read, whose split would otherwise take the
+ * listing right from every directory above them.  Past FALLBACK_MAX_COVERS
+ * (or a path too long to list) a directory is left uncovered: its
+ * ancestors then lose listing, as before (fail closed).
+ */
+static void mark_denied_dirs(struct fb_ctx *c)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < c->n_deny; i++) {
+		struct fb_path *d = &c->deny[i];
+		bool under_read = false;
+
+		if (!(d->rights & CORDON_FS_READ) || lstat(d->path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		d->dir = true;
+		for (size_t k = 0; k < c->n_allow && !under_read; k++)
+			under_read = (c->allow[k].rights & CORDON_FS_READ) &&
+				     strictly_within(d->path, c->allow[k].path);
+		if (!c->cover || !under_read || c->rep->n_covers >= FALLBACK_MAX_COVERS ||
+		    strlen(d->path) >= FALLBACK_COVER_PATH)
+			continue;
+		for (int k = 0; k < c->rep->n_covers && !d->covered; k++)
+			d->covered = !strcmp(c->rep->covers[k], d->path);
+		if (!d->covered) {
+			snprintf(c->rep->covers[c->rep->n_covers++], FALLBACK_COVER_PATH, "%s", d->path);
+			d->covered = true;
+		}
+	}
 }
 
 static int grant_root(struct fb_ctx *c, const char *path, uint32_t cr, bool ioctl_only)
@@ -516,7 +579,8 @@ static void static_lacks(struct fallback_report *rep)
 static int landlock_build(const struct policy *p, const struct fallback_options *opt,
 			  struct fallback_report *rep)
 {
-	struct fb_ctx c = { .ruleset_fd = -1, .rep = rep, .layer = opt->layer };
+	struct fb_ctx c = { .ruleset_fd = -1, .rep = rep, .layer = opt->layer,
+			    .cover = opt->cover_denied_dirs };
 	struct cordon_landlock_ruleset_attr attr = { 0 };
 	int abi, r;
 
@@ -539,6 +603,7 @@ static int landlock_build(const struct policy *p, const struct fallback_options 
 		r = fail(rep, r, "compiling the policy's filesystem rules: %s", strerror(-r));
 		goto out;
 	}
+	mark_denied_dirs(&c);
 	c.ruleset_fd = landlock_create_ruleset(&attr, landlock_abi_attr_size(abi), 0);
 	if (c.ruleset_fd < 0) {
 		r = fail(rep, -errno, "landlock_create_ruleset (ABI %d): %m", abi);
@@ -661,6 +726,27 @@ int fallback_add_read(int ruleset_fd, const char *dir)
 		r = -errno;
 	close(pb.parent_fd);
 	return r;
+}
+
+int fallback_cover_dirs(const struct fallback_report *rep, char *why, size_t wlen)
+{
+	for (int i = 0; i < rep->n_covers; i++) {
+		_cleanup_close_ int fd = open(rep->covers[i], O_PATH | O_NOFOLLOW | O_DIRECTORY |
+					      O_CLOEXEC);
+		char p[64];
+
+		if (fd < 0 && errno == ENOENT)
+			continue;       /* gone since: nothing to list */
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (fd < 0 || mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+				    "mode=0,size=4k,nr_inodes=1") < 0) {
+			int e = errno;
+
+			snprintf(why, wlen, "covering %s: %s", rep->covers[i], strerror(e));
+			return -e;
+		}
+	}
+	return 0;
 }
 
 int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep)

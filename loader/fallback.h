@@ -47,7 +47,19 @@ struct fallback_options {
 	 * exactly: it judges objects.
 	 */
 	const char *layer;
+	/*
+	 * The caller will cover each directory the report lists (covers[])
+	 * with an empty, read-only directory that no agent may list, in the
+	 * mount namespace it restricts itself in, before it does.  Then a
+	 * directory split around a denied directory keeps its own listing
+	 * right (READ_DIR): `ls /etc` works while /etc/sudoers.d stays
+	 * unlistable.  See grant() in fallback.c.
+	 */
+	bool cover_denied_dirs;
 };
+
+#define FALLBACK_MAX_COVERS 32
+#define FALLBACK_COVER_PATH 256
 
 #define FALLBACK_LACKS_MAX 2048
 
@@ -61,6 +73,13 @@ struct fallback_report {
 	bool scoped_abstract;   /* abstract Unix sockets outside the domain refused */
 	bool scoped_signals;    /* signals outside the domain refused */
 	bool seccomp;           /* the denylist is installed */
+	/*
+	 * With cover_denied_dirs: the read-denied directories the ruleset
+	 * counts on being covered (fallback_cover_dirs does it).  A caller that
+	 * does not cover them must not apply the ruleset.
+	 */
+	int n_covers;
+	char covers[FALLBACK_MAX_COVERS][FALLBACK_COVER_PATH];
 	char lacks[FALLBACK_LACKS_MAX];  /* "id: what" lines, one per gap */
 	char error[512];        /* on failure: what and where */
 };
@@ -92,6 +111,14 @@ int fallback_prepare(const struct policy *p, const struct fallback_options *opt,
  */
 int fallback_add_read(int ruleset_fd, const char *dir);
 int fallback_apply_prepared(int ruleset_fd, struct fallback_report *rep);
+/*
+ * Cover each of the report's covers[] with an empty, read-only tmpfs of
+ * mode 0 owned by root (no agent without CAP_DAC_OVERRIDE lists it), in
+ * the caller's mount namespace (a private one: the session agent's own);
+ * the directory is opened without following a symlink.  Needs
+ * CAP_SYS_ADMIN.  0 or -errno, `why` naming the directory.
+ */
+int fallback_cover_dirs(const struct fallback_report *rep, char *why, size_t wlen);
 
 /* Only the Landlock part.  Same contract. */
 int fallback_landlock_apply(const struct policy *p, const struct fallback_options *opt,

@@ -738,6 +738,90 @@ static char **build_env(const struct sup *s)
 	return env;
 }
 
+/*
+ * The agent's PATH: the invoker's directories in the invoker's order, each
+ * kept only if it is there for the agent: an absolute path, in its view, a
+ * directory its own uid may search, where the policy lets it run programs
+ * (allow or escalate), not a repeat, and no sbin directory unless the agent
+ * is root.  Run in the agent's first process after it dropped to the
+ * agent's identity (DAC is then the agent's) and before it restricts
+ * itself.  Why: a PATH search tries each directory in turn, and each
+ * attempt in a directory the agent may not run from (root's ~/.cargo/bin,
+ * say) was a denied exec and a record, about ten per command an agent
+ * started.  `--env PATH` asks for the invoker's PATH as it is, unfiltered.
+ * Never empty: with nothing left, the filtered default (/usr/bin:/bin at
+ * worst); an exec is still judged wherever it is found.
+ */
+static bool path_dir_ok(const struct sup *s, const char *dir)
+{
+	char canon[PATH_MAX], probe[PATH_MAX + 32];
+	struct pol_request pr = { .op = POL_OP_EXEC, .cwd = "/" };
+	struct pol_result res;
+	const char *last = strrchr(dir, '/');
+	struct stat st;
+
+	if (dir[0] != '/' || (s->uid != 0 && last && !strcmp(last + 1, "sbin")))
+		return false;
+	if (!realpath(dir, canon) || stat(canon, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    access(canon, X_OK) < 0)
+		return false;
+	if (s->uid != 0 && (last = strrchr(canon, '/')) && !strcmp(last + 1, "sbin"))
+		return false;
+	snprintf(probe, sizeof(probe), "%s/%s", strcmp(canon, "/") ? canon : "", "cordon-path-probe");
+	pr.path = probe;
+	pol_eval(s->pol, &pr, &res);
+	return res.decision != CORDON_DENY;
+}
+
+static void filter_path(const struct sup *s, char **env)
+{
+	char **slot = NULL, *out;
+	const char *src;
+	size_t n = 0;
+
+	for (int i = 0; i < s->opt->n_env; i++)
+		if (!strcmp(s->opt->env[i], "PATH"))
+			return;
+	for (char **e = env; *e; e++)
+		if (!strncmp(*e, "PATH=", 5))
+			slot = e;
+	if (!slot)
+		return;
+	src = *slot + 5;
+	out = malloc(strlen(src) + sizeof("PATH=/usr/local/bin:/usr/bin:/bin"));
+	if (!out)
+		return;
+	for (int pass = 0; pass < 2 && n == 0; pass++) {
+		const char *p = pass ? "/usr/local/bin:/usr/bin:/bin" : src;
+
+		n = (size_t)sprintf(out, "PATH=");
+		while (*p) {
+			size_t l = strcspn(p, ":");
+			char dir[PATH_MAX];
+			bool seen = false;
+
+			if (l && l < sizeof(dir)) {
+				memcpy(dir, p, l);
+				dir[l] = '\0';
+				for (const char *q = out + 5; *q && !seen;) {
+					size_t k = strcspn(q, ":");
+
+					seen = k == l && !memcmp(q, dir, l);
+					q += k + (q[k] == ':');
+				}
+				if (!seen && path_dir_ok(s, dir))
+					n += (size_t)sprintf(out + n, "%s%s", n > 5 ? ":" : "", dir);
+			}
+			p += l + (p[l] == ':');
+		}
+		n -= 5;
+	}
+	if (n == 0)
+		strcpy(out, "PATH=/usr/bin:/bin");
+	free(*slot);
+	*slot = out;
+}
+
 static void child_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void child_fail(int code, const char *fmt, ...)
 {
@@ -936,6 +1020,9 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 		child_fail(EXIT_CORDON, "setsid: %m");
 	if (world_child_proc(why, sizeof(why)) < 0)
 		child_fail(EXIT_CORDON, "the session's own /proc: %s", why);
+	/* Before the ruleset is applied: its listing rights count on these covers. */
+	if (!s->floor && s->ll_rep && fallback_cover_dirs(s->ll_rep, why, sizeof(why)) < 0)
+		child_fail(EXIT_CORDON, "fallback floor: %s", why);
 	/*
 	 * With the LSM floor a session's task may not mount, /proc included:
 	 * this process was born outside the session's cgroup, and joins it
@@ -969,6 +1056,7 @@ static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int p
 	if (!env)
 		child_fail(EXIT_CORDON, "out of memory");
 	drop_privileges(s);
+	filter_path(s, env);
 	/*
 	 * This process is a copy of the supervisor that never execs: its
 	 * environment (cordon's, secrets the agent's was rebuilt without) and
@@ -1086,6 +1174,77 @@ static int audit_paths(struct sup *s)
 	}
 	/* CORDON_AUDIT_KEY_DIR moves the keys (tests); cordon's environment, not the agent's. */
 	snprintf(s->key_dir, sizeof(s->key_dir), "%s", getenv("CORDON_AUDIT_KEY_DIR") ?: AUDIT_KEY_DIR);
+	return 0;
+}
+
+static const char *audit_dir_of(const struct sup *s)
+{
+	static char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", s->audit_path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	return dir;
+}
+
+/*
+ * Where the log may lie, and its protection from the agent.  Called once
+ * the audit path is known (audit_paths) and before any rule is compiled.
+ *   - In the agent's home: refused, in both postures.  The agent sees its
+ *     home as a layer over the real one (home.h): what it writes to the
+ *     log's name lands in its layer, and `cordon home apply` could carry
+ *     that over the log.
+ *   - In a tree the view replaces (/tmp, /var/tmp outside the workspace,
+ *     world_private): no task of the session can reach it, so no rule is
+ *     made for it.  Before, its denial split the agent's own /tmp, where
+ *     it could then create nothing: `cc` and every Claude Code command
+ *     failed.
+ *   - In the workspace, where the policy lets the agent create or delete
+ *     beside it: *split names that rule; run refuses it in the fallback
+ *     posture, whose Landlock cannot deny one file in a directory it lets
+ *     the agent change without taking the directory's rights away (the
+ *     full posture judges the log's inode).
+ *   - Elsewhere: protected, as before.
+ */
+static int audit_place(struct sup *s, const char **split)
+{
+	char canon[PATH_MAX], probe[PATH_MAX + 32];
+	struct pol_request pr = { .path = probe };
+	struct pol_result res;
+
+	*split = NULL;
+	if (pol_canon_path(s->audit_path, "/", canon, sizeof(canon)) < 0) {
+		log_err("run: --audit %s: path too long", s->audit_path);
+		return -ENAMETOOLONG;
+	}
+	if (strcmp(s->home, "/") && pol_path_within(canon, s->home)) {
+		log_err("run: --audit %s: inside the agent's home, which it sees as a layer of its "
+			"own over yours: its writes to that name would land in the layer, and `cordon "
+			"home apply` could carry them over the log; put the log outside %s",
+			s->audit_path, s->home);
+		return -EPERM;
+	}
+	if (world_private(canon, s->workspace))
+		return 0;
+	(void)pol_protect_path(s->pol, s->audit_path);
+	if (strcmp(canon, s->audit_path))
+		(void)pol_protect_path(s->pol, canon);
+	/*
+	 * Only the workspace is refused: elsewhere (a policy that opens "/")
+	 * the directories above the log lose their own create and delete
+	 * rights, as before, and the session's work goes on below them.
+	 */
+	if (!pol_path_within(canon, s->workspace))
+		return 0;
+	snprintf(probe, sizeof(probe), "%s.cordon-probe", canon);
+	for (int op = POL_OP_CREATE; op <= POL_OP_DELETE && !*split; op++) {
+		pr.op = (enum pol_op)op;
+		pol_eval(s->pol, &pr, &res);
+		if (res.decision != CORDON_DENY)
+			*split = res.rule ? res.rule->name : "?";
+	}
 	return 0;
 }
 
@@ -1358,9 +1517,27 @@ static void *prepare_view(void *arg)
 
 	move_off_cpu(s->main_cpu);
 	if (s->world.ns_fd < 0) {
+		/*
+		 * Host services whose sockets a session's libc probes on its own:
+		 * nscd (every user and group lookup; also a resolver, which
+		 * would carry names past the network floor).  Emptied in the
+		 * view unless the policy lets the agent connect to them.
+		 */
+		static const char *const probed[][2] = { { "/run/nscd", "/run/nscd/socket" } };
+		const char *absent[ARRAY_SIZE(probed) + 1] = { NULL };
 		struct world_plan plan = { .git = &s->git, .home_fd = -1, .home = s->home,
-					   .workspace = s->workspace };
+					   .workspace = s->workspace, .absent = absent };
+		size_t n_absent = 0;
 		int r;
+
+		for (size_t i = 0; i < ARRAY_SIZE(probed); i++) {
+			struct pol_request pr = { .op = POL_OP_WRITE, .path = probed[i][1] };
+			struct pol_result res;
+
+			pol_eval(s->pol, &pr, &res);
+			if (res.decision != CORDON_ALLOW)
+				absent[n_absent++] = probed[i][0];
+		}
 
 		phase("view thread: begins");
 		if (open_home_layer(s, &plan.home_fd) < 0)
@@ -1385,14 +1562,16 @@ static void *prepare_view(void *arg)
 		return NULL;
 	}
 	{
-		struct fallback_options o = { .layer = s->home };
+		/* The agent's own mount namespace covers what its listing rights count on. */
+		struct fallback_options o = { .layer = s->home, .cover_denied_dirs = true };
 
 		s->ll_fd = fallback_prepare(s->pol, &o, rep);
 	}
 	phase("view thread: ruleset built");
 	if (s->ll_fd < 0)
 		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);
-	free(rep);
+	free(s->ll_rep);
+	s->ll_rep = rep;
 	return NULL;
 }
 
@@ -1498,6 +1677,10 @@ static void *seal_audit(void *arg)
 	if (fin && s->floor_dropped)
 		json_object_set_new(fin, "floor_events_dropped",
 				    json_integer((json_int_t)s->floor_dropped));
+	if (fin && s->n_unix_absent)      /* connects to a socket not in the view (supervisor.c) */
+		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->n_unix_absent));
+	if (fin && s->n_exec_absent)      /* execs of a path not in the view (supervisor.c) */
+		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->n_exec_absent));
 	if (fin && s->net_dropped)
 		json_object_set_new(fin, "net_events_dropped",
 				    json_integer((json_int_t)s->net_dropped));
@@ -1534,6 +1717,7 @@ int cmd_run(int argc, char **argv)
 			 .steps = { .fd = -1 } };
 	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
 	bool in_cgroup = false, prep_started = false, att_started = false;
+	const char *audit_split = NULL;
 	pthread_t prep_thread, att_thread, seal_thread;
 	bool sealing;
 	struct attach att = { 0 };
@@ -1635,7 +1819,8 @@ int cmd_run(int argc, char **argv)
 		log_err("run: --audit %s: path too long", opt.audit);
 		goto out;
 	}
-	(void)pol_protect_path(s.pol, s.audit_path);
+	if (audit_place(&s, &audit_split) < 0)
+		goto out;
 	(void)pol_protect_path(s.pol, s.key_dir);
 	/* The MCP socket exists before any rule is compiled: the floor keys its grant by inode. */
 	if (opt.mcp && mcp_session_listen(&s) < 0)
@@ -1670,6 +1855,15 @@ int cmd_run(int argc, char **argv)
 	if (open_floor(&s) < 0)
 		goto out;
 	phase("floor open");
+	if (audit_split && !s.floor) {
+		log_err("run: --audit %s: the agent may create and delete files in %s (rule '%s'), "
+			"and the fallback posture (Landlock) can keep it from the log there only by "
+			"taking those rights from that directory and each one above it up to the "
+			"rule's: the session would break (a compiler, an agent's own files); put the "
+			"log where the agent may not write (the default, " AUDIT_DIR ", or any "
+			"directory outside the workspace)", s.audit_path, audit_dir_of(&s), audit_split);
+		goto out;
+	}
 	if (s.floor || !s.ll_wanted) {
 		/* The LSM floor's rules are built in the view: it must be whole first. */
 		pthread_join(prep_thread, NULL);
@@ -1895,6 +2089,7 @@ out:
 	home_summary(&s);
 	close_home_layer(&s);
 	pol_free(s.pol);
+	free(s.ll_rep);
 	steps_close(&s.steps);
 	git_guard_free(&s.git);
 	world_close(&s.world);

@@ -733,13 +733,19 @@ static int as_task(pid_t pid, const char *path, char *out, size_t len)
 /*
  * An argv as the records keep it.  Attack: an agent that execs with
  * megabytes of arguments, again and again, fills the host's disk through
- * the audit log, and every subscriber's socket.  Up to RECORD_ARGV_BYTES
- * the argv is kept whole; past it, the arguments that fit, with the count,
- * the size and the SHA-256 of the whole argv (its strings, each with its
- * NUL), so the record still names exactly what was judged.  The policy
- * always judges the whole argv.
+ * the audit log, and every subscriber's socket.  And no attack at all: a
+ * Codex command is `bash -lc` with a 38 KB shell snapshot, kept whole
+ * twice per record (raw and event), which spent a 1 GiB audit budget in
+ * about 6,500 commands.  Up to RECORD_ARGV_BYTES the argv is kept whole;
+ * past it, its first RECORD_ARGV_BYTES (the argument that crosses the
+ * bound cut on a character), with the count, the size and the SHA-256 of
+ * the whole argv (its strings, each with its NUL), so the record still
+ * names exactly what was judged; the event keeps the digest only.  The
+ * policy always judges the whole argv.  An exec record is then at most
+ * about 6 KB of argv however large the command (tests/host/run_env.sh
+ * measures 10,000 Codex-sized commands against the budget).
  */
-#define RECORD_ARGV_BYTES (64u << 10)
+#define RECORD_ARGV_BYTES (4u << 10)
 
 static size_t argv_size(char *const *argv, size_t *argc)
 {
@@ -784,9 +790,22 @@ static void exec_records(const char *canon, char **argv, json_t *event, json_t *
 
 	*raw = json_pack("{s:o}", "path", pol_json_text(canon));
 	for (int i = 0; argv && argv[i]; i++) {
-		used += strlen(argv[i]) + 1;
-		if (!whole && used > RECORD_ARGV_BYTES)
+		size_t l = strlen(argv[i]);
+
+		if (!whole && used + l + 1 > RECORD_ARGV_BYTES) {
+			size_t cut = RECORD_ARGV_BYTES - used;
+			char *head;
+
+			/* On a character: never inside a UTF-8 sequence. */
+			while (cut > 0 && ((unsigned char)argv[i][cut] & 0xC0) == 0x80)
+				cut--;
+			head = strndup(argv[i], cut);
+			if (head && cut)
+				json_array_append_new(av, pol_json_text(head));
+			free(head);
 			break;
+		}
+		used += l + 1;
 		json_array_append_new(av, pol_json_text(argv[i]));
 	}
 	json_object_set_new(*raw, "argv", av);
@@ -801,6 +820,42 @@ static void exec_records(const char *canon, char **argv, json_t *event, json_t *
 				  "tool", json_object_get(event, "tool"), "arguments", d) : NULL;
 	json_object_set_new(json_object_get(*kept, "arguments"), "truncated", json_true());
 	json_decref(d);
+}
+
+/*
+ * CANON is not there, and the agent could learn that itself with stat(2):
+ * every directory on the way that exists is searchable by its uid or
+ * groups (mode bits; a root agent has no DAC override either).  Only then
+ * is an exec or connect of it answered ENOENT unrecorded (below): beyond
+ * a directory the agent may not search (/root), its answer would tell
+ * what DAC hides, so such a call is judged and recorded as ever.
+ */
+static bool agent_sees_absent(const struct sup *s, const char *canon)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (lstat(canon, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+		return false;
+	snprintf(dir, sizeof(dir), "%s", canon);
+	while ((slash = strrchr(dir, '/'))) {
+		bool in_group = false;
+		mode_t x;
+
+		slash[slash == dir] = '\0';    /* "/a" -> "/" */
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+			for (int i = 0; i < s->n_groups && !in_group; i++)
+				in_group = s->groups[i] == st.st_gid;
+			in_group |= s->gid == st.st_gid;
+			x = st.st_uid == s->uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
+			if (!(st.st_mode & x))
+				return false;
+		}
+		if (!strcmp(dir, "/"))
+			break;
+	}
+	return true;
 }
 
 static void handle_exec(struct sup *s, const struct notify_req *req)
@@ -864,6 +919,21 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (!notify_valid(s->listener, req->id))
 		return;
 	step(s);
+	/*
+	 * No file there (in the session's view): answered as the kernel
+	 * would (ENOENT), counted for the end record ("exec_absent"), not
+	 * recorded one by one.  A PATH search tries each directory in turn
+	 * (execvp, node's spawn), and each miss was a record.  Nothing ran
+	 * and nothing was refused; a file that exists is judged and recorded
+	 * as ever, and this answer, not a CONTINUE, keeps a file made after
+	 * this look from running unjudged.
+	 */
+	if (agent_sees_absent(s, canon)) {
+		(void)notify_return(s->listener, req->id, 0, ENOENT);
+		answered();
+		s->n_exec_absent++;
+		return;
+	}
 	pr.path = canon;
 	pr.argv = (const char *const *)argv;
 	pr.cwd = cwd;
@@ -1080,6 +1150,26 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	event = json_pack("{s:s,s:s,s:{s:o}}", "server", "net", "tool", "connect",
 			  "arguments", abstract ? "abstract" : "path", pol_json_text(name));
 	raw = json_pack("{s:i,s:o}", "fd", (int)req->args[0], "unix", pol_json_text(name));
+	/*
+	 * A socket that is not there, in the session's view, is answered as
+	 * the kernel would answer (ENOENT) and counted for the end record
+	 * ("unix_absent"), not recorded one by one.  Why: glibc asks nscd at
+	 * /run/nscd/socket for every user and group lookup, so each `ls`,
+	 * `git` and `id` left two denials.  Nothing is hidden: no object was
+	 * refused (the path names none, and the agent could stat it: see
+	 * agent_sees_absent), and a socket that exists is judged and
+	 * recorded as ever.  In the full posture too: answered here, not
+	 * continued, so a socket made after this look is not reached unseen.
+	 */
+	if (!abstract && name[0]) {
+		r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
+		r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
+		if (r == 0 && agent_sees_absent(s, canon)) {
+			(void)notify_return(s->listener, req->id, 0, ENOENT);
+			s->n_unix_absent++;
+			goto out;
+		}
+	}
 	if (s->floor || abstract || !name[0]) {
 		/*
 		 * BPF LSM judges pathname sockets by object; abstract sockets

@@ -18,6 +18,8 @@
 #include "git_guard.h"
 #include "world.h"
 #include "home.h"
+
+struct fallback_report;
 #include "policy.h"
 #include "posture.h"
 #include "steps.h"
@@ -191,12 +193,15 @@ struct sup {
 	int main_cpu;                   /* where start-up ran when the ruleset thread began */
 	int exit_status;                /* what cordon run returns, for the "end" record */
 	char ll_error[512];
+	struct fallback_report *ll_rep; /* fallback: the ruleset's report (its covers[]) */
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
 	/* How long the supervisor held each notified call (receive to answer), in
 	 * microseconds: the last 4096 of each kind, for the end record. */
 	uint32_t lat_exec[4096], lat_connect[4096];
 	uint64_t n_exec, n_connect;
+	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
+	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */

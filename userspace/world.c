@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "git_guard.h"
+#include "policy.h"
 #include "util.h"
 #include "world.h"
 
@@ -137,11 +138,24 @@ out:
 	return r;
 }
 
+/* The session's own, empty at its start. */
+static const char *const tmps[] = { "/tmp", "/var/tmp" };
+/* Where the human's session services listen: D-Bus, gpg-agent, ssh-agent, screen. */
+static const char *const runs[] = { "/run/user", "/run/screen" };
+
+bool world_private(const char *path, const char *workspace)
+{
+	bool in = pol_path_within(path, "/dev");
+
+	for (size_t i = 0; i < ARRAY_SIZE(tmps); i++)
+		in |= pol_path_within(path, tmps[i]) && is_dir(tmps[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(runs); i++)
+		in |= pol_path_within(path, runs[i]) && is_dir(runs[i]);
+	return in && !pol_path_within(path, workspace);
+}
+
 int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen)
 {
-	static const char *const tmps[] = { "/tmp", "/var/tmp" };
-	/* Where the human's session services listen: D-Bus, gpg-agent, ssh-agent, screen. */
-	static const char *const runs[] = { "/run/user", "/run/screen" };
 	_cleanup_close_ int ws = -1;
 	bool ws_covered = false;
 	int r;
@@ -181,6 +195,13 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 		r = tmpfs(runs[i], "mode=0755,size=64k");
 		if (r < 0)
 			return fail(why, wlen, r, "mounting a tmpfs on", runs[i]);
+	}
+	for (size_t i = 0; p->absent && p->absent[i]; i++) {
+		if (!is_dir(p->absent[i]) || below(p->workspace, p->absent[i]))
+			continue;
+		if (mount("tmpfs", p->absent[i], "tmpfs", TMPFS_FLAGS | MS_RDONLY,
+			  "mode=0755,size=4k,nr_inodes=1") < 0)
+			return fail(why, wlen, -errno, "emptying", p->absent[i]);
 	}
 	if (p->home_fd >= 0) {
 		r = attach(p->home_fd, p->home);

@@ -43,6 +43,14 @@ struct world_plan {
 	int home_fd;                    /* a detached mount to place on HOME, or -1 */
 	const char *home;               /* the agent's home (where home_fd goes) */
 	const char *workspace;          /* bound back in when it lies below HOME */
+	/*
+	 * Directories of host services the session may not use, made empty
+	 * (a read-only tmpfs) so that what they hold is absent, not denied:
+	 * a probe of them (glibc asks nscd at every user lookup) then finds
+	 * nothing and leaves no record (supervisor.c, agent_sees_absent).
+	 * NULL-terminated, or NULL.
+	 */
+	const char *const *absent;
 };
 
 struct world {
@@ -57,6 +65,13 @@ struct world {
  * the view and W holds it.  0, or -errno with WHY.
  */
 int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen);
+
+/*
+ * PATH (canonical, as the host has it) lies in a tree the view replaces
+ * with the session's own (/tmp, /var/tmp, /dev, /run/user, /run/screen)
+ * and not in the workspace (bound back in): no session task can reach it.
+ */
+bool world_private(const char *path, const char *workspace);
 
 /* Move the calling thread into the view (its filesystem state unshared first). */
 int world_enter(const struct world *w);

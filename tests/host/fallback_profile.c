@@ -9,7 +9,11 @@
  * /tmp; policy/README.md's fallback notes say so.)
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/mount.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -23,21 +27,33 @@
 #include "fallback.h"
 #include "policy.h"
 
-/* Run fn in a sandboxed child's grandchild (created after apply). */
-static int in_sandbox(const struct policy *p, int (*fn)(const char *), const char *arg)
+/*
+ * Run fn in a sandboxed child's grandchild (created after apply).  With
+ * `cover`, as cordon run does it: the child's own mount namespace covers
+ * the read-denied directories the ruleset's listing rights count on.
+ */
+static int in_sandbox_as(const struct policy *p, bool cover, int (*fn)(const char *),
+			 const char *arg)
 {
 	int st;
 	pid_t c = fork();
 
 	if (c == 0) {
-		struct fallback_options opt = { 0 };
+		struct fallback_options opt = { .cover_denied_dirs = cover };
 		struct fallback_report rep;
+		char why[512];
+		int fd;
 		pid_t g;
 
+		if (cover && (unshare(CLONE_NEWNS) < 0 ||
+			      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0))
+			_exit(202);
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 			_exit(200);
-		if (fallback_apply(p, &opt, &rep)) {
-			printf("# fallback_apply: %s\n", rep.error);
+		fd = fallback_prepare(p, &opt, &rep);
+		if (fd < 0 || (cover && fallback_cover_dirs(&rep, why, sizeof(why)) < 0) ||
+		    fallback_apply_prepared(fd, &rep) < 0) {
+			printf("# fallback: %s\n", rep.error[0] ? rep.error : why);
 			fflush(stdout);
 			_exit(200);
 		}
@@ -51,6 +67,26 @@ static int in_sandbox(const struct policy *p, int (*fn)(const char *), const cha
 	if (c < 0 || waitpid(c, &st, 0) < 0 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+static int in_sandbox(const struct policy *p, int (*fn)(const char *), const char *arg)
+{
+	return in_sandbox_as(p, false, fn, arg);
+}
+
+/* Entries of a directory other than . and .., or -errno when it cannot be listed. */
+static int list_count(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return errno == EACCES ? 250 : 251;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n > 0 ? 0 : 252;         /* 0: listed with entries */
 }
 
 static int read_file_errno(const char *path)
@@ -146,6 +182,22 @@ int main(void)
 	unlink("/tmp/cordon-fbp-scratch");
 	r = in_sandbox(p, read_file_errno, key);
 	tap_ok(r == EACCES, "HOME/.ssh/id_rsa is not readable (got %d)", r);
+	/*
+	 * Listing: /etc and /sys are split around denied directories
+	 * (/etc/ssl/private, /sys/fs/bpf).  As cordon run applies it (cover),
+	 * they list, and the denied ones show nothing of theirs; without the
+	 * cover, the split takes listing away (fail closed).
+	 */
+	r = in_sandbox_as(p, true, list_count, "/etc");
+	tap_ok(r == 0, "/etc lists, its denied directories covered (got %d)", r);
+	r = in_sandbox_as(p, true, list_count, "/sys");
+	tap_ok(r == 0, "/sys lists (got %d)", r);
+	if (access("/etc/ssl/private", F_OK) == 0) {
+		r = in_sandbox_as(p, true, list_count, "/etc/ssl/private");
+		tap_ok(r == 250 || r == 252, "/etc/ssl/private shows none of its entries (got %d)", r);
+		r = in_sandbox(p, list_count, "/etc");
+		tap_ok(r == 250, "without the cover /etc does not list (got %d)", r);
+	}
 	r = in_sandbox(p, create_errno, "/etc/cordon-fbp");
 	tap_ok(r == EACCES, "/etc is not writable (got %d)", r);
 	/* Socket families the cgroup sock_create program never sees. */
