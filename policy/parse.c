@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <strings.h>
 #include "jsonpos.h"
 #include "policy.h"
 #include "util.h"
@@ -969,10 +970,136 @@ static int cred_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 	return push_str(sc->out, sc->n, s);
 }
 
+int pol_credential_set_upstream(struct pol_credential *cr, const char *url, const char *ca,
+				char *why, size_t wlen)
+{
+	const char *h = url + 8, *end, *hend, *rest;
+	char host[256];
+	unsigned long port = 443;
+	char *e;
+
+	if (strncasecmp(url, "https://", 8)) {
+		snprintf(why, wlen, "upstream \"%s\" must be https://HOST[:PORT][/PATH] (the real key "
+			 "never goes upstream in clear)", url);
+		return -EINVAL;
+	}
+	end = h + strcspn(h, "/?#");
+	if (strpbrk(end, "?#")) {
+		snprintf(why, wlen, "upstream \"%s\": no query or fragment", url);
+		return -EINVAL;
+	}
+	/* The authority: HOST, HOST:PORT, [V6] or [V6]:PORT. */
+	if (*h == '[') {
+		hend = memchr(h, ']', (size_t)(end - h));
+		rest = hend ? hend + 1 : NULL;
+		h++;
+	} else {
+		hend = memchr(h, ':', (size_t)(end - h));
+		hend = hend ? hend : end;
+		rest = hend;
+	}
+	if (!rest || (rest != end && *rest != ':')) {
+		snprintf(why, wlen, "upstream \"%s\": a bad host (an IPv6 address goes in brackets)", url);
+		return -EINVAL;
+	}
+	if (rest != end) {
+		errno = 0;
+		port = strtoul(rest + 1, &e, 10);
+		if (e != end || rest + 1 == end || errno || !port || port > 65535) {
+			snprintf(why, wlen, "upstream \"%s\": the port must be 1-65535", url);
+			return -EINVAL;
+		}
+	}
+	if (hend == h || (size_t)(hend - h) >= sizeof(host)) {
+		snprintf(why, wlen, "upstream \"%s\": no host", url);
+		return -EINVAL;
+	}
+	memcpy(host, h, (size_t)(hend - h));
+	host[hend - h] = 0;
+	for (const char *q = host; *q; q++)
+		if (!isalnum((unsigned char)*q) && !strchr(".-:_", *q)) {
+			snprintf(why, wlen, "upstream \"%s\": the host has a character a host name "
+				 "cannot have", url);
+			return -EINVAL;
+		}
+	for (const char *q = end; *q; q++)
+		if ((unsigned char)*q <= ' ' || *q == 0x7f || *q == '%' || *q == '\\') {
+			snprintf(why, wlen, "upstream \"%s\": the path must be plain (no spaces, "
+				 "escapes or control bytes)", url);
+			return -EINVAL;
+		}
+	if (strstr(end, "/../") || strstr(end, "/./") || (strlen(end) >= 3 &&
+	    !strcmp(end + strlen(end) - 3, "/..")) || strstr(end, "//")) {
+		snprintf(why, wlen, "upstream \"%s\": the path has dot segments or an empty one", url);
+		return -EINVAL;
+	}
+	if (ca && ca[0] != '/') {
+		snprintf(why, wlen, "upstream CA \"%s\" must be an absolute path", ca);
+		return -EINVAL;
+	}
+	free(cr->upstream_host);
+	free(cr->upstream_prefix);
+	cr->upstream_host = strdup(host);
+	cr->upstream_port = (uint16_t)port;
+	/* "/" alone is no prefix; a trailing slash is dropped (the request's path has its own). */
+	cr->upstream_prefix = strndup(end, strlen(end) - (strlen(end) && end[strlen(end) - 1] == '/'));
+	if (ca) {
+		free(cr->upstream_ca);
+		cr->upstream_ca = strdup(ca);
+	}
+	if (!cr->upstream_host || !cr->upstream_prefix || (ca && !cr->upstream_ca)) {
+		snprintf(why, wlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int pol_apply_upstream(struct policy *p, const char *spec, const char *ca, char *why, size_t wlen)
+{
+	const char *eq = strchr(spec, '=');
+
+	if (!eq || eq == spec) {
+		snprintf(why, wlen, "--upstream %s: expected CREDENTIAL=https://HOST[:PORT][/PATH]", spec);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < p->n_creds; i++) {
+		struct pol_credential *cr = &p->creds[i];
+		char w[400];
+
+		if (strlen(cr->name) != (size_t)(eq - spec) || strncmp(cr->name, spec, (size_t)(eq - spec)))
+			continue;
+		if (pol_credential_set_upstream(cr, eq + 1, ca, w, sizeof(w)) < 0) {
+			snprintf(why, wlen, "--upstream %s: %s", spec, w);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(why, wlen, "--upstream %s: the policy has no credential \"%.*s\"%s", spec,
+		 (int)(eq - spec), spec, p->n_creds ? "" : " (it has none)");
+	return -ENOENT;
+}
+
+static void parse_upstream(struct pctx *c, struct pol_credential *cr, json_t *o, const char *ptr)
+{
+	char *url = req_string(c, o, ptr, "upstream", false);
+	char *ca = req_string(c, o, ptr, "upstream_ca", false);
+	char cp[1024], why[512];
+
+	if (ca && !url) {
+		child(cp, sizeof(cp), ptr, "upstream_ca");
+		err(c, cp, "\"upstream_ca\" needs \"upstream\"");
+	} else if (url && pol_credential_set_upstream(cr, url, ca, why, sizeof(why)) < 0) {
+		child(cp, sizeof(cp), ptr, "upstream");
+		err(c, cp, "%s", why);
+	}
+	free(url);
+	free(ca);
+}
+
 static void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *o, const char *ptr)
 {
 	static const char *const keys[] = { "name", "env", "source", "hosts", "header", "prefix",
-					    "endpoints", "server_tools", NULL };
+					    "endpoints", "server_tools", "upstream", "upstream_ca", NULL };
 	static const char *const skeys[] = { "env", "file", NULL };
 	json_t *src, *arr;
 	char cp[1024];
@@ -1024,6 +1151,7 @@ static void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *
 	if (arr)
 		(void)each_item(c, arr, cp, cred_str_item,
 				&(struct strs_ctx){ &cr->server_tools, &cr->n_server_tools, 2 });
+	parse_upstream(c, cr, o, ptr);
 }
 
 static bool get_duration(struct pctx *c, json_t *v, const char *ptr, uint64_t *out)
@@ -1284,6 +1412,9 @@ void pol_free(struct policy *p)
 		free(cr->env);
 		free(cr->source_env);
 		free(cr->source_file);
+		free(cr->upstream_host);
+		free(cr->upstream_prefix);
+		free(cr->upstream_ca);
 		free(cr->header);
 		free(cr->prefix);
 		for (size_t j = 0; j < cr->n_hosts; j++)

@@ -125,8 +125,20 @@ struct pol_credential {
 	 */
 	char **server_tools;
 	size_t n_server_tools;
+	/*
+	 * Where requests for this credential really go (an LLM gateway: a
+	 * corporate proxy, LiteLLM, a private address): NULL host means the
+	 * host the agent asked for.  The agent still talks to its provider's
+	 * host; only the broker knows the gateway.  upstream_ca: the CA file
+	 * that verifies it (NULL: the system's store).
+	 */
+	char *upstream_host;
+	uint16_t upstream_port;
+	char *upstream_prefix;  /* a path prefix on the gateway ("" for none) */
+	char *upstream_ca;
 	struct pol_pos pos;
 };
+
 
 struct pol_budgets {
 	uint64_t wall_time_s;   /* 0: unlimited */
@@ -164,6 +176,17 @@ struct policy {
 	size_t n_protected;
 	struct pol_index *idx;
 };
+
+/*
+ * Set credential cr's upstream from "https://HOST[:PORT][/PREFIX]" and an
+ * optional CA file (absolute).  0, or -EINVAL with `why` (for --upstream and
+ * the policy's "upstream").  Only https: the real key never crosses a network
+ * in clear.
+ */
+int pol_credential_set_upstream(struct pol_credential *cr, const char *url, const char *ca,
+				char *why, size_t wlen);
+/* "CREDENTIAL=URL" (--upstream) on policy p's credential of that name. */
+int pol_apply_upstream(struct policy *p, const char *spec, const char *ca, char *why, size_t wlen);
 
 /*
  * Add one of cordon's own paths (audit log, sockets, state) to the

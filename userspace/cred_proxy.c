@@ -35,6 +35,7 @@
  *   and the policy's business.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -62,6 +63,7 @@ struct cred_slot {
 	char *secret;           /* NULL: none on this host */
 	size_t secret_len;
 	char sentinel[CRED_SENTINEL_LEN + 1];
+	SSL_CTX *up;            /* its gateway's CA (upstream_ca); NULL: the shared one */
 };
 
 struct leaf {
@@ -395,6 +397,24 @@ int creds_init(struct creds **out, const struct policy *pol, const char *upstrea
 			r = -EINVAL;
 		}
 	}
+	for (size_t i = 0; !r && i < c->n; i++) {
+		struct cred_slot *s = &c->v[i];
+
+		if (!s->cr->upstream_ca)
+			continue;
+		s->up = SSL_CTX_new(TLS_client_method());
+		if (!s->up || !SSL_CTX_set_min_proto_version(s->up, TLS1_2_VERSION) ||
+		    SSL_CTX_set_alpn_protos(s->up, alpn, sizeof(alpn) - 1) != 0) {
+			log_err("%s: cannot set up TLS toward credential %s's upstream", who, s->cr->name);
+			r = -ENOMEM;
+		} else if (SSL_CTX_load_verify_locations(s->up, s->cr->upstream_ca, NULL) != 1) {
+			log_err("%s: credential %s: cannot load the upstream's CA from %s", who,
+				s->cr->name, s->cr->upstream_ca);
+			r = -EINVAL;
+		} else {
+			SSL_CTX_set_verify(s->up, SSL_VERIFY_PEER, NULL);
+		}
+	}
 	if (r) {
 		creds_free(c);
 		return r;
@@ -413,6 +433,7 @@ void creds_free(struct creds *c)
 			free(c->v[i].secret);
 		}
 		explicit_bzero(c->v[i].sentinel, sizeof(c->v[i].sentinel));
+		SSL_CTX_free(c->v[i].up);
 	}
 	free(c->v);
 	for (size_t i = 0; i < c->n_leaves; i++)
@@ -540,28 +561,38 @@ fail:
 	return NULL;
 }
 
-SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t wlen)
+SSL *creds_connect(struct creds *c, size_t i, const char *host, int fd, char *why, size_t wlen)
 {
+	const struct cred_slot *sl = &c->v[i];
+	struct in6_addr a6;
+	struct in_addr a4;
+	bool ip;
 	SSL *ssl;
 	long v;
 	int err;
 
+	/* A gateway is verified for its own name (or address), not the provider's. */
+	if (sl->cr->upstream_host)
+		host = sl->cr->upstream_host;
+	ip = inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1;
 	/* Before any SSL_new() from the context: its store is complete when used. */
 	pthread_mutex_lock(&c->lock);
-	if (c->store_pending) {
+	if (!sl->up && c->store_pending) {
 		c->store_err = load_system_store(c->up);
 		c->store_pending = false;
 	}
-	err = c->store_err;
+	err = sl->up ? 0 : c->store_err;
 	pthread_mutex_unlock(&c->lock);
 	if (err) {
 		ssl_why(why, wlen, "cannot load the system's CAs to verify the upstream with");
 		return NULL;
 	}
-	ssl = SSL_new(c->up);
+	ssl = SSL_new(sl->up ? sl->up : c->up);
 
-	if (!ssl || !SSL_set_fd(ssl, fd) || !SSL_set_tlsext_host_name(ssl, host) ||
-	    !SSL_set1_host(ssl, host)) {
+	/* An address is checked against the certificate's IP names; no SNI carries one. */
+	if (!ssl || !SSL_set_fd(ssl, fd) ||
+	    (ip ? !X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+		: (!SSL_set_tlsext_host_name(ssl, host) || !SSL_set1_host(ssl, host)))) {
 		ssl_why(why, wlen, "cannot set up TLS toward the upstream");
 		SSL_free(ssl);
 		return NULL;
@@ -789,16 +820,29 @@ int creds_upstream_head(const struct creds *c, size_t i, const struct http_reque
 			char *out, size_t cap)
 {
 	const struct cred_slot *s = &c->v[i];
+	const char *gw = s->cr->upstream_host;
 	struct head_out h = { .b = out, .cap = cap };
 	char num[24];
 
-	if (!hputs(&h, req->method) || !hput(&h, " ", 1) || !hputs(&h, req->path) ||
+	/* Toward a gateway: its path prefix, and its own name in Host. */
+	if (!hputs(&h, req->method) || !hput(&h, " ", 1) ||
+	    (gw && !hputs(&h, s->cr->upstream_prefix)) || !hputs(&h, req->path) ||
 	    !hputs(&h, " HTTP/1.1\r\n"))
 		goto big;
+	if (gw) {
+		bool v6 = strchr(gw, ':');
+
+		snprintf(num, sizeof(num), ":%u", s->cr->upstream_port);
+		if (!hputs(&h, v6 ? "Host: [" : "Host: ") || !hputs(&h, gw) ||
+		    (v6 && !hput(&h, "]", 1)) ||
+		    (s->cr->upstream_port != 443 && !hputs(&h, num)) || !hput(&h, "\r\n", 2))
+			goto big;
+	}
 	for (size_t k = 0; k < req->n_headers; k++) {
 		const struct http_header *hd = &req->headers[k];
 
-		if (drop_upstream(hd, s->cr->header))
+		if (drop_upstream(hd, s->cr->header) ||
+		    (gw && hd->name_len == 4 && !strncasecmp(hd->name, "host", 4)))
 			continue;
 		/*
 		 * The parser admitted only field bytes; a field that holds

@@ -59,8 +59,12 @@ int creds_write_bundle(const struct creds *c, int fd);
  */
 SSL *creds_accept(struct creds *c, const char *host, int fd, const char *hello, size_t hello_len,
 		  char *why, size_t wlen);
-/* TLS toward the upstream, verified for `host`.  NULL with `why` set. */
-SSL *creds_connect(struct creds *c, const char *host, int fd, char *why, size_t wlen);
+/*
+ * TLS toward credential i's upstream, verified for `host`, or for the
+ * credential's gateway (its name or address, with its own CA when it names
+ * one).  NULL with `why` set.
+ */
+SSL *creds_connect(struct creds *c, size_t i, const char *host, int fd, char *why, size_t wlen);
 
 /*
  * Is this request, on a tunnel to credential i's `host`:`port`, one to
@@ -77,7 +81,8 @@ int creds_check(const struct creds *c, size_t i, const struct http_request *req,
  * The head to send upstream into out (cap bytes): the request with the
  * sentinel replaced by the real secret, hop-by-hop fields, Expect and
  * Accept-Encoding dropped (identity asked for, so responses can be
- * scrubbed), framing re-stated.  Returns the length, or -E2BIG.
+ * scrubbed), framing re-stated; toward a gateway, its path prefix before
+ * the path and its name in Host.  Returns the length, or -E2BIG.
  */
 int creds_upstream_head(const struct creds *c, size_t i, const struct http_request *req,
 			char *out, size_t cap);

@@ -128,7 +128,7 @@ int egress_session_listen(struct sup *s)
 int egress_session_spawn(struct sup *s)
 {
 	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", sfd[4];
-	const char *argv[32 + 2 * RUN_MAX_ENV];
+	const char *argv[34 + 4 * RUN_MAX_ENV];
 	int fds[3] = { s->egress_listen }, n_fds = 1, n, chan_arg, r;
 
 	n = helper_argv_start(argv, self, "http-proxy");
@@ -149,6 +149,7 @@ int egress_session_spawn(struct sup *s)
 	argv[n++] = sfd;
 	n = helper_argv_session(s, argv, n);
 	n = helper_argv_vars(s, argv, n);
+	n = helper_argv_upstreams(s, argv, n);
 	argv[n++] = "--channel-fd";
 	chan_arg = n++;
 	argv[n] = NULL;

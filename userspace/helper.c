@@ -136,6 +136,19 @@ int helper_argv_vars(const struct sup *s, const char *argv[], int n)
 	return n;
 }
 
+int helper_argv_upstreams(const struct sup *s, const char *argv[], int n)
+{
+	for (int i = 0; i < s->opt->n_upstreams; i++) {
+		argv[n++] = "--upstream";
+		argv[n++] = s->opt->upstreams[i];
+	}
+	if (s->opt->upstream_ca) {
+		argv[n++] = "--upstream-ca";
+		argv[n++] = s->opt->upstream_ca;
+	}
+	return n;
+}
+
 int helper_spawn(struct helper *h, const char *argv[], int chan_arg, const int *fds, int n_fds)
 {
 	int sp[2], all[8];

@@ -375,6 +375,50 @@ static int open_upstream(struct conn *c, char *why, size_t wlen)
 	return fd;
 }
 
+/*
+ * A credential's gateway (its "upstream"): named by the policy or by
+ * `cordon run --upstream`, that is by the human, never by the agent, so it
+ * is connected to as named, a loopback or private address included; what
+ * the agent may ask of it is still judged as a request to the provider's
+ * host (endpoints, sentinel, tools).
+ */
+static int open_gateway(struct conn *c, const struct pol_credential *cr, char *why, size_t wlen)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res = NULL, *ai;
+	char port[8];
+	int r, fd = -EHOSTUNREACH;
+
+	snprintf(port, sizeof(port), "%u", cr->upstream_port);
+	r = getaddrinfo(cr->upstream_host, port, &hints, &res);
+	if (r) {
+		snprintf(why, wlen, "credential %s's upstream %s does not resolve: %s", cr->name,
+			 cr->upstream_host, gai_strerror(r));
+		return -EHOSTUNREACH;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		addr_text(ai->ai_addr, c->addr, sizeof(c->addr));
+		fd = connect_to(ai->ai_addr, ai->ai_addrlen);
+		if (fd >= 0)
+			break;
+		snprintf(why, wlen, "credential %s's upstream %s (%s): %s", cr->name,
+			 cr->upstream_host, c->addr, strerror(-fd));
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* Credential i's upstream: its gateway if it names one, else the host asked for. */
+static int open_credential_upstream(struct conn *c, size_t i, char *why, size_t wlen)
+{
+	const char *sentinel;
+	const struct pol_credential *cr = creds_at(c->hp->creds, i, &sentinel);
+
+	return cr && cr->upstream_host ? open_gateway(c, cr, why, wlen) : open_upstream(c, why, wlen);
+}
+
 /* --- budgets ------------------------------------------------------------------------ */
 
 /*
@@ -1031,7 +1075,7 @@ static int ctun_upstream(struct ctun *t)
 		t->up.ssl = NULL;
 	}
 	if (c->up < 0) {
-		fd = open_upstream(c, t->why, sizeof(t->why));
+		fd = open_credential_upstream(c, (size_t)t->ci, t->why, sizeof(t->why));
 		if (fd < 0)
 			return fd;
 		c->up = fd;
@@ -1042,7 +1086,7 @@ static int ctun_upstream(struct ctun *t)
 		snprintf(t->why, sizeof(t->why), "cannot set the upstream socket's time limits");
 		return -EPROTO;
 	}
-	t->up.ssl = creds_connect(c->hp->creds, c->req.host, c->up, t->why, sizeof(t->why));
+	t->up.ssl = creds_connect(c->hp->creds, (size_t)t->ci, c->req.host, c->up, t->why, sizeof(t->why));
 	t->to_up.ssl = t->up.ssl;
 	explicit_bzero(t->to_up.buf, t->to_up.len);
 	t->to_up.len = 0;
@@ -1767,7 +1811,8 @@ static void serve(struct conn *c)
 		goto out;
 	}
 	why[0] = '\0';
-	r = open_upstream(c, why, sizeof(why));
+	r = ci >= 0 ? open_credential_upstream(c, (size_t)ci, why, sizeof(why))
+		    : open_upstream(c, why, sizeof(why));
 	if (r < 0) {
 		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", why);
@@ -2050,6 +2095,8 @@ static void usage(FILE *f)
 		"                      (default 300000)\n"
 		"  --var NAME=VALUE    a policy variable\n"
 		"  --upstream-ca FILE  verify credential hosts against this CA, not the system's\n"
+		"                      (with --upstream: only those gateways)\n"
+		"  --upstream CRED=URL  credential CRED's requests go to this https gateway\n"
 		"  --ca-out FILE       write the bundle clients must trust (system CAs + session CA)\n"
 		"  --sentinels-out FILE  write ENV=SENTINEL for each credential with a secret\n"
 		"The egress broker: CONNECT to allowlisted hosts (the TLS server name must be\n"
@@ -2166,6 +2213,7 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "var", required_argument, NULL, 'V' },
 		{ "upstream-ca", required_argument, NULL, 'U' },
+		{ "upstream", required_argument, NULL, 'G' },
 		{ "ca-out", required_argument, NULL, 'O' },
 		{ "sentinels-out", required_argument, NULL, 'S' },
 		{ "channel-fd", required_argument, NULL, 'C' },
@@ -2184,8 +2232,8 @@ int cmd_http_proxy(int argc, char **argv)
 	const char *policy = "coding-agent", *workspace = ".", *user = NULL, *audit = NULL;
 	const char *upstream_ca = NULL, *ca_out = NULL, *sentinels_out = NULL;
 	char *listen_spec = NULL, *portfile = NULL, ws[PATH_MAX];
-	const char *vars[32];
-	int n_vars = 0, o, r, ret = 125, listen_fd = -1;
+	const char *vars[32], *gateways[32];
+	int n_vars = 0, n_gateways = 0, o, r, ret = 125, listen_fd = -1;
 	struct passwd *pw;
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -2222,6 +2270,13 @@ int cmd_http_proxy(int argc, char **argv)
 			vars[n_vars++] = optarg;
 			break;
 		case 'U': upstream_ca = optarg; break;
+		case 'G':
+			if (n_gateways == (int)ARRAY_SIZE(gateways)) {
+				log_err("http-proxy: too many --upstream");
+				return 125;
+			}
+			gateways[n_gateways++] = optarg;
+			break;
 		case 'C': hp.chan_fd = atoi(optarg); break;
 		case 'F': ca_fd = atoi(optarg); break;
 		case 'N':
@@ -2253,8 +2308,18 @@ int cmd_http_proxy(int argc, char **argv)
 	{
 		struct session_vars sv = { ws, pw->pw_dir, pw->pw_name, pw->pw_uid };
 
+		char why[512];
+
 		if (policy_load_session("http-proxy", policy, &sv, vars, n_vars, &hp.pol) < 0)
 			return 125;
+		/* With --upstream, --upstream-ca verifies those gateways only. */
+		for (int i = 0; i < n_gateways; i++)
+			if (pol_apply_upstream(hp.pol, gateways[i], upstream_ca, why, sizeof(why)) < 0) {
+				log_err("http-proxy: %s", why);
+				goto out;
+			}
+		if (n_gateways)
+			upstream_ca = NULL;
 	}
 	/* Before any thread: the secrets are taken from this environment and wiped. */
 	if (hp.pol->n_creds &&

@@ -89,6 +89,11 @@ static void usage(FILE *f)
 		"  --require-full-floor  refuse to start without BPF LSM\n"
 		"  --env NAME            pass this variable through (the rest is scrubbed)\n"
 		"  --var NAME=VALUE      set a policy variable\n"
+		"  --upstream CRED=URL   send credential CRED's requests to URL (https://HOST[:PORT]\n"
+		"                        [/PATH]: an LLM gateway, a private address) instead of\n"
+		"                        the provider's host; the agent still asks the provider's\n"
+		"  --upstream-ca FILE    the CA that verifies the --upstream gateways (default: the\n"
+		"                        system's)\n"
 		"  --keep-fd N           the agent inherits descriptor N too (only 0, 1 and 2\n"
 		"                        otherwise)\n"
 		"  --mcp SERVERS.json    the session's MCP proxy (see cordon mcp-proxy --help): the\n"
@@ -154,6 +159,20 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 				return -E2BIG;
 			}
 			o->keep_fd[o->n_keep_fd++] = (int)fd;
+		} else if (!strcmp(a, "--upstream")) {
+			NEEDV();
+			if (o->n_upstreams >= RUN_MAX_ENV) {
+				log_err("run: too many --upstream options");
+				return -E2BIG;
+			}
+			o->upstreams[o->n_upstreams++] = v;
+		} else if (!strcmp(a, "--upstream-ca")) {
+			NEEDV();
+			if (v[0] != '/' || access(v, R_OK) < 0) {
+				log_err("run: --upstream-ca %s: not a readable absolute path", v);
+				return -EINVAL;
+			}
+			o->upstream_ca = v;
 		} else if (!strcmp(a, "--require-full-floor")) {
 			o->require_full_floor = true;
 		} else if (!strcmp(a, "--env") || !strcmp(a, "--var")) {
@@ -180,6 +199,10 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			break;
 		}
 #undef NEEDV
+	}
+	if (o->upstream_ca && !o->n_upstreams) {
+		log_err("run: --upstream-ca needs --upstream (the gateway it verifies)");
+		return -EINVAL;
 	}
 	if (i >= argc) {
 		log_err("run: no agent command given (cordon run [OPTIONS] -- AGENT [ARGS...])");
@@ -247,9 +270,19 @@ static void resolve_groups(struct sup *s)
 static int load_policy(struct sup *s)
 {
 	struct session_vars sv = { s->workspace, s->home, s->user, s->uid };
+	char why[512];
 
-	return policy_load_session("run", s->opt->policy, &sv, s->opt->vars, s->opt->n_vars,
-				   &s->pol);
+	if (policy_load_session("run", s->opt->policy, &sv, s->opt->vars, s->opt->n_vars,
+				&s->pol) < 0)
+		return -EINVAL;
+	/* Checked here, so a mistake fails the start; the broker applies them too. */
+	for (int i = 0; i < s->opt->n_upstreams; i++)
+		if (pol_apply_upstream(s->pol, s->opt->upstreams[i], s->opt->upstream_ca, why,
+				       sizeof(why)) < 0) {
+			log_err("run: %s", why);
+			return -EINVAL;
+		}
+	return 0;
 }
 
 

@@ -51,6 +51,9 @@ struct run_options {
 	int n_vars;
 	bool quiet;
 	const char *mcp;                /* --mcp SERVERS.json */
+	const char *upstreams[RUN_MAX_ENV];     /* --upstream CREDENTIAL=URL */
+	int n_upstreams;
+	const char *upstream_ca;        /* --upstream-ca FILE: verifies those upstreams */
 	int keep_fd[RUN_MAX_ENV];       /* --keep-fd N: descriptors the agent inherits */
 	int n_keep_fd;
 	char **argv;                    /* the agent's command */
@@ -319,12 +322,14 @@ void mcp_session_stop(struct sup *s);
  * next free index: helper_argv_start() writes cordon's own binary and CMD
  * (-errno if /proc/self/exe cannot be read; SELF holds PATH_MAX),
  * helper_argv_session() the session's --policy, --workspace and --user,
- * helper_argv_vars() its --var NAME=VALUE, in order.  The caller puts its
- * own options around them.
+ * helper_argv_vars() its --var NAME=VALUE, in order,
+ * helper_argv_upstreams() its --upstream and --upstream-ca (room for
+ * RUN_MAX_ENV more pairs).  The caller puts its own options around them.
  */
 int helper_argv_start(const char *argv[], char self[PATH_MAX], const char *cmd);
 int helper_argv_session(const struct sup *s, const char *argv[], int n);
 int helper_argv_vars(const struct sup *s, const char *argv[], int n);
+int helper_argv_upstreams(const struct sup *s, const char *argv[], int n);
 /*
  * helper.c: the channel to a helper.  helper_spawn() starts it with FDS as
  * its fds 3... and the channel after them (argv[chan_arg] is set to the

@@ -343,6 +343,63 @@ static void check_refuses(void **state)
 	}
 }
 
+/* Toward a gateway: its path prefix, its name in Host (the agent's dropped). */
+static void head_toward_a_gateway(void **state)
+{
+	struct fixture *f = *state;
+	struct pol_credential *cr = &f->pol->creds[0];
+	char why[256];
+
+	assert_int_equal(pol_credential_set_upstream(cr, "https://gw.corp.test:8443/anthropic/", NULL,
+						     why, sizeof(why)), 0);
+	request(f, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.test\r\n"
+		   "x-api-key: %S\r\nContent-Length: 2\r\n\r\n", 0);
+	check(f, 0, 0);
+	expect_head(f, 0, "POST /anthropic/v1/messages HTTP/1.1\r\n"
+			  "Host: gw.corp.test:8443\r\n"
+			  "Content-Length: 2\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "x-api-key: " KEY_A "\r\n"
+			  "\r\n");
+	assert_int_equal(pol_credential_set_upstream(cr, "https://[fd00::1]", NULL, why, sizeof(why)), 0);
+	assert_string_equal(cr->upstream_host, "fd00::1");
+	assert_int_equal(cr->upstream_port, 443);
+	assert_string_equal(cr->upstream_prefix, "");
+	expect_head(f, 0, "POST /v1/messages HTTP/1.1\r\n"
+			  "Host: [fd00::1]\r\n"
+			  "Content-Length: 2\r\n"
+			  "Accept-Encoding: identity\r\n"
+			  "x-api-key: " KEY_A "\r\n"
+			  "\r\n");
+}
+
+/* What an upstream may not be: each refused with a reason, the credential unchanged. */
+static void bad_gateways_are_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct pol_credential *cr = &f->pol->creds[1];
+	static const char *const bad[] = {
+		"http://gw.test", "gw.test", "https://", "https://:443", "https://gw.test:0",
+		"https://gw.test:65536", "https://gw.test:1x", "https://gw.test/a?b", "https://gw.test/#x",
+		"https://gw.test/a/../b", "https://gw.test/a//b", "https://gw.test/%2e", "https://gw.test/a b",
+		"https://[fd00::1", "https://[fd00::1]x", "https://gw test", "https://gw.test\r\nX: y",
+	};
+	char why[256];
+
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		why[0] = 0;
+		if (pol_credential_set_upstream(cr, bad[k], NULL, why, sizeof(why)) != -EINVAL)
+			fail_msg("upstream \"%s\" was admitted", bad[k]);
+		assert_true(why[0] != 0);
+		assert_null(cr->upstream_host);
+	}
+	assert_int_equal(pol_credential_set_upstream(cr, "https://gw.test", "relative.pem", why,
+						     sizeof(why)), -EINVAL);
+	assert_int_equal(pol_apply_upstream(f->pol, "nosuch=https://gw.test", NULL, why, sizeof(why)),
+			 -ENOENT);
+	assert_int_equal(pol_apply_upstream(f->pol, "=https://gw.test", NULL, why, sizeof(why)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +408,8 @@ int main(void)
 		cmocka_unit_test(head_too_large_is_refused_and_wiped),
 		cmocka_unit_test(head_with_control_bytes_is_refused),
 		cmocka_unit_test(check_refuses),
+		cmocka_unit_test(head_toward_a_gateway),
+		cmocka_unit_test(bad_gateways_are_refused),
 	};
 
 	return cmocka_run_group_tests_name("cred_proxy", tests, setup, teardown);
