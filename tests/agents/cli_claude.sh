@@ -84,7 +84,10 @@ claude_tty() {
         echo
     } >"$_runner"
     : >"$_log"
-    tmux -L "$_sock" new-session -d -x 120 -y 40 "sh $_runner; echo CLAUDE-TTY-EXITED \$?; sleep 30" ||
+    # The tmux server outlives this call's descriptors: it gets none of them
+    # (a lock a caller holds, such as the test suite's, would stay held).
+    tmux -L "$_sock" new-session -d -x 120 -y 40 "sh $_runner; echo CLAUDE-TTY-EXITED \$?; sleep 30" \
+        3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- ||
         { rm -f "$_runner"; return 1; }
     _end=$(($(date +%s) + ${AGENT_TIMEOUT:-180}))
     _typed= _rc=124 _said=
