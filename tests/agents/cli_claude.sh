@@ -70,6 +70,23 @@ claude_bare() {
 # mode's warning), types $PROMPT when the input box is up, and stops when a
 # tool's output is shown (or at AGENT_TIMEOUT, status 124).  Every screen
 # it saw goes to ${CLAUDE_TTY_LOG:-/dev/null}; it says what it answered.
+# claude_pick SCREEN TEXT: the keys that move a menu's cursor (the line with
+# "❯") to the choice whose text is TEXT (its line, numbered or not), and
+# choose it.
+claude_pick() {
+    printf '%s\n' "$1" | awk -v want="$2" '
+        { t = $0; sub(/^[ \t│]*(❯)?[ \t]*([0-9]+\.)?[ \t]*/, "", t); sub(/[ \t│]*$/, "", t) }
+        index($0, "❯") { cur = NR }
+        t == want && !at { at = NR }
+        END {
+            if (!cur || !at) { print "Enter"; exit }
+            k = ""
+            for (i = cur; i < at; i++) k = k " Down"
+            for (i = cur; i > at; i--) k = k " Up"
+            print k " Enter"
+        }'
+}
+
 claude_tty() {
     _sock=cordon-claude-$$
     _log=${CLAUDE_TTY_LOG:-/dev/null}
@@ -102,17 +119,19 @@ claude_tty() {
             [ "$_rc" = 0 ] && _rc=1
             break ;;
         *"Choose the text style"*) _act=Enter ;;
-        *"use this API key"*) _act=$(printf '%s\n' "$_s" | sed -n 's/.* \([0-9]\)\. Yes *$/\1/p' | head -n 1) ;;
-        *"Yes, I accept"*) _act=$(printf '%s\n' "$_s" | sed -n 's/.* \([0-9]\)\. Yes, I accept.*/\1/p' | head -n 1) ;;
+        *"use this API key"*) _act=$(claude_pick "$_s" 'Yes') ;;
+        *"Yes, I accept"*) _act=$(claude_pick "$_s" 'Yes, I accept') ;;
+        *"Yes, I trust this folder"*) _act=$(claude_pick "$_s" 'Yes, I trust this folder') ;;
+        *"Yes, proceed"*) _act=$(claude_pick "$_s" 'Yes, proceed') ;;
         *"Security notes"*|*"Press Enter to continue"*) _act=Enter ;;
-        *"trust"*"folder"*|*"Yes, proceed"*) _act=Enter ;;
         esac
         if [ -n "$_act" ]; then
             case $_said in *"<$_act:${_s%%
 *}>"*) ;; *) echo "claude_tty: answered $_act" >&2 ;; esac
             _said="$_said<$_act:${_s%%
 *}>"
-            tmux -L "$_sock" send-keys "$_act"
+            # shellcheck disable=SC2086
+            tmux -L "$_sock" send-keys $_act
             sleep 1
             continue
         fi
