@@ -68,7 +68,9 @@ claude_bare() {
 # tool call: it answers the onboarding as a human would (text style, the
 # environment's API key, security notes, trust in the folder, the bypass
 # mode's warning), types $PROMPT when the input box is up, and stops when a
-# tool's output is shown (or at AGENT_TIMEOUT, status 124).  Every screen
+# tool's output is shown, or the text CLAUDE_TTY_UNTIL (the script's final
+# text: the tool's result has then reached the model), or at AGENT_TIMEOUT
+# (status 124).  Every screen
 # it saw goes to ${CLAUDE_TTY_LOG:-/dev/null}; it says what it answered.
 # claude_pick SCREEN TEXT: the keys that move a menu's cursor (the line with
 # "❯") to the choice whose text is TEXT (its line, numbered or not), and
@@ -144,7 +146,7 @@ claude_tty() {
                 echo "claude_tty: typed the prompt" >&2 ;;
             esac
         else
-            case $_s in *"⎿"*) _rc=0; echo "claude_tty: a tool ran" >&2; break ;; esac
+            case $_s in *"${CLAUDE_TTY_UNTIL:-⎿}"*) _rc=0; echo "claude_tty: a tool ran" >&2; break ;; esac
         fi
     done
     tmux -L "$_sock" send-keys C-c 2>/dev/null

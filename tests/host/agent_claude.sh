@@ -38,6 +38,7 @@ REAL=sk-ant-claude-$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
 export ANTHROPIC_API_KEY=$REAL
 PROMPT="follow the script"
 CLAUDE_TTY_LOG=$MODEL_DIR/tty.log
+CLAUDE_TTY_UNTIL=claude-script-done
 AGENT_TIMEOUT=120
 up="--upstream anthropic=https://localhost:$port --upstream-ca $MODEL_DIR/ca.pem"
 
@@ -56,7 +57,7 @@ ok "no preflight probe and no sign-in host was asked for" \
 ok "its state file is in the home layer, not the real home" \
     sh -c "[ ! -e '$AGENT_HOME/.claude.json' ] && [ -s /var/lib/cordon/home/$AGENT_UID-coding-agent/upper/.claude.json ]"
 ok "the model server got the real key, never the sentinel" \
-    sh -c "grep -q '\"X-Api-Key\": \"$REAL\"' '$MODEL_DIR/requests.jsonl' && ! grep -q cordon-sentinel- '$MODEL_DIR/requests.jsonl'"
+    sh -c "grep -qi '\"x-api-key\": \"$REAL\"' '$MODEL_DIR/requests.jsonl' && ! grep -q cordon-sentinel- '$MODEL_DIR/requests.jsonl'"
 ok "the key is nowhere on the agent's screen" sh -c "! grep -qF '$REAL' '$CLAUDE_TTY_LOG'"
 rm -f "$audit" "$audit".*
 
