@@ -56,8 +56,9 @@ ok "no preflight probe and no sign-in host was asked for" \
     sh -c "! grep -F 'platform.claude.com' '$audit' && ! grep -F '/api/hello' '$audit'"
 ok "its state file is in the home layer, not the real home" \
     sh -c "[ ! -e '$AGENT_HOME/.claude.json' ] && [ -s /var/lib/cordon/home/$AGENT_UID-coding-agent/upper/.claude.json ]"
-ok "the model server got the real key, never the sentinel" \
-    sh -c "grep -qi '\"x-api-key\": \"$REAL\"' '$MODEL_DIR/requests.jsonl' && ! grep -q cordon-sentinel- '$MODEL_DIR/requests.jsonl'"
+ok "the model server got the real key in every request's key header, never the sentinel" \
+    sh -c "[ \"\$(jq -r '.headers | to_entries[] | select(.key | ascii_downcase == \"x-api-key\") | .value' \
+        '$MODEL_DIR/requests.jsonl' | sort -u)\" = '$REAL' ]"
 ok "the key is nowhere on the agent's screen" sh -c "! grep -qF '$REAL' '$CLAUDE_TTY_LOG'"
 rm -f "$audit" "$audit".*
 
