@@ -21,14 +21,16 @@ agents_install() {
 }
 
 # model_server DIR SCRIPT: a model server in DIR (the test CA's server
-# key), its URL in $MODEL_URL.
+# key), its URL in $MODEL_URL, DIR in $MODEL_DIR, the CA that verifies it
+# in $MODEL_CA.
 model_server() {
     mkdir -p "$1"
     cp "$t/server.pem" "$t/server.key" "$t/ca.pem" "$1/"
     "$py" "$here/tests/agents/model_server.py" "$1" "$2" 2>"$1/server.err" & pids="$pids $!"
     for _ in $(seq 100); do [ -e "$1/port" ] && break; sleep 0.05; done
     MODEL_URL=https://localhost:$(cat "$1/port")
-    export MODEL_URL
+    MODEL_DIR=$1 MODEL_CA=$1/ca.pem
+    export MODEL_URL MODEL_DIR MODEL_CA
 }
 
 # workspace: a C project in a git repository whose remote is a bare
