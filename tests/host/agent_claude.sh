@@ -14,14 +14,16 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (cordon run)"
 agent_user || skip_all "needs an agent user"
 command -v tmux >/dev/null || skip_all "needs tmux (the terminal claude_tty drives)"
-AGENTS=${AGENTS:-/opt/cordon-agents/node_modules}
-[ -x "$AGENTS/.bin/claude" ] ||
-    skip_all "needs Claude Code in \$AGENTS ($AGENTS: tools/mcp-deps agents, installed where the profile lets the agent execute)"
+[ "$(uname -m)" = x86_64 ] || skip_all "the pinned agent CLIs are x86_64 builds"
+. "$here/tests/agents/lib.sh"
+inst=
+# The pinned CLIs where the profile lets the agent execute (or $AGENTS).
+[ -n "${AGENTS:-}" ] || agents_install
 . "$here/tests/agents/cli_claude.sh"
 
 MODEL_DIR=$(mktemp -d /var/cordon-claude.XXXXXX)
 pids=
-trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$MODEL_DIR" "${WS:-/nonexistent}"' EXIT
+trap 'kill $pids 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$MODEL_DIR" "${WS:-/nonexistent}" ${inst:+"$inst"}' EXIT
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY no_proxy NO_PROXY ALL_PROXY all_proxy
 chmod 0755 "$MODEL_DIR"
 net_test_ca "$MODEL_DIR" || { echo "Bail out! the test CA: $(tail -n 1 "$MODEL_DIR/ca.err")"; exit 1; }
