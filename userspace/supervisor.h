@@ -370,8 +370,9 @@ bool sup_human_denied(struct sup *s, json_t *event);
 /*
  * tell.c: tell the caller (pid: a thread of the session) in words, on its
  * stderr, when that is a pipe or a pseudo-terminal it holds open for
- * writing, or a Unix stream socket whose peer is in the session (a Node or
- * Bun parent's stdio): a tool's output, which the model reads.  Never
+ * writing, a Unix stream socket whose peer is in the session (a Node or
+ * Bun parent's stdio), or a regular file of its own open for writing
+ * (Claude Code's tool output): a tool's output, which the model reads.  Never
  * blocks; nothing is written anywhere else (see tell.c for why).
  */
 void sup_tell(const struct sup *s, pid_t pid, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

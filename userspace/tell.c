@@ -19,7 +19,13 @@
  *    caller's own open socket (pidfd_getfd), not a reopening, written with
  *    MSG_DONTWAIT; a peer in the session is the agent's own process, which
  *    trusts nothing of the message's credentials that it could not have
- *    sent itself.
+ *    sent itself;
+ *  - a regular file the caller owns, open for writing, on a disk or memory
+ *    filesystem (ext4, xfs, btrfs, tmpfs, overlay: none that judges a
+ *    write by the writer's credentials, as procfs, sysfs or a FUSE server
+ *    may): where Claude Code's shell tool sends a command's output.  It is
+ *    the caller's own open file (pidfd_getfd), written at its offset as
+ *    the caller's next write would be: nothing it could not write itself.
  * What it cannot close: nothing here makes the agent read the words.
  */
 #define _GNU_SOURCE
@@ -142,6 +148,40 @@ static int session_socket(const char *cgroup, pid_t pid)
 	return fd;
 }
 
+/* The caller's stderr, when it is a regular file of its own open for writing: its copy, or -1. */
+static int own_file(pid_t pid)
+{
+	static const long kinds[] = { EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC,
+				      TMPFS_MAGIC, OVERLAYFS_SUPER_MAGIC };
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), fd, fl;
+	struct stat st, ps;
+	struct statfs fs;
+	char p[32];
+	bool ok = false;
+
+	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	if (pfd < 0 || stat(p, &ps) < 0) {
+		if (pfd >= 0)
+			close(pfd);
+		return -1;
+	}
+	fd = (int)syscall(SYS_pidfd_getfd, pfd, 2, 0);
+	close(pfd);
+	if (fd < 0)
+		return -1;
+	fl = fcntl(fd, F_GETFL);
+	if (fstat(fd, &st) == 0 && fstatfs(fd, &fs) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == ps.st_uid && fl >= 0 &&
+	    ((fl & O_ACCMODE) == O_WRONLY || (fl & O_ACCMODE) == O_RDWR))
+		for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !ok; k++)
+			ok = (long)fs.f_type == kinds[k];
+	if (!ok) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* The caller's stderr reopened, when it is a pipe or a pty slave open for writing: or -1. */
 static int pipe_or_pty(pid_t pid)
 {
@@ -195,6 +235,8 @@ void sup_tell(const struct sup *s, pid_t pid, const char *fmt, ...)
 		fd = session_socket(s->cgroup, pid);
 		sock = fd >= 0;
 	}
+	if (fd < 0)
+		fd = own_file(pid);
 	if (fd < 0)
 		return;
 	va_start(ap, fmt);

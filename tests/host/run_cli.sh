@@ -647,6 +647,13 @@ id=$(session_pending)
 wait $!
 ok "  a socketpair to the session (a Node parent's stdio) gets the words too" \
     grep -q "^stderr: cordon: denied by a human" "$scratch/no3.out"
+# Claude Code's shell tool sends a command's output to a file of its own.
+run_bg "$scratch/no4" -- /bin/sh -c "cd $WS && ./git push origin main 2>/tmp/out.txt; cat /tmp/out.txt"
+id=$(session_pending)
+"$cordon" deny "$id" >/dev/null
+wait $!
+ok "  so does a file of the agent's own (Claude Code's tool output)" \
+    grep -q "^cordon: denied by a human" "$scratch/no4.out"
 
 # --- pending: whose, and which ------------------------------------------------
 # A session whose invoker is $AGENT (started with sudo by that user) is not
