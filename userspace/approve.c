@@ -32,6 +32,7 @@
 
 #include "audit.h"
 #include "notify.h"
+#include "push_grant.h"
 #include "supervisor.h"
 #include "util.h"
 
@@ -258,6 +259,9 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 				      "could have been rewritten)";
 			} else if (sup_exec_arm(s, h, NULL, &why) < 0) {
 				ok = false;
+			} else if (push_event(p->kept)) {
+				/* Its destination, granted before it runs (push_grant.h). */
+				push_grant(s, h->pid, p->kept, approver);
 			}
 		}
 		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" :

@@ -14,7 +14,9 @@
  *   supervisor -> helper: {"op":"decision","hold":N,"allow":B,"why":S,...};
  *     to the egress broker, which is started before the session's cgroup
  *     exists, first {"op":"session","cgroup_id":N}: it says ready, and
- *     serves, only after it.
+ *     serves, only after it; later {"op":"grant","grant":N,"pid":P,
+ *     "start":T,"ttl_ms":M,"dests":[{"host":H,"port":N}]}: an approved git
+ *     push's destinations, for that process only (push_grant.h).
  *
  * A held operation is therefore a pending request like a held exec or
  * connect: the terminal prompt, `cordon pending/approve/deny`, batching of

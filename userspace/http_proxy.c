@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -99,6 +100,7 @@ struct hp {
 	atomic_ullong spent_requests, spent_bytes, spent_tokens;
 	atomic_ullong judging;          /* bytes of request bodies held to be judged, now */
 	struct steps steps;             /* the session's steps (steps.h); none alone */
+	struct grant *grants;           /* approved pushes' destinations (grants, below); chan_lock */
 };
 
 /* A request held for the session's human. */
@@ -124,6 +126,9 @@ struct conn {
 	char why[160];                  /* why a transfer was cut, if it was */
 	int up_err;                     /* a credential upstream not opened at CONNECT: why, */
 	char up_why[640];               /* said inside the tunnel to its first request */
+	uint64_t inode;                 /* the client's socket (sock_diag), for grants */
+	uint64_t grant;                 /* the grant that admitted it, or 0 */
+	bool inner;                     /* past the request that opened it (grants: outer only) */
 };
 
 static uint64_t mono_ms(void)
@@ -286,6 +291,21 @@ static bool addr_public(const struct sockaddr *sa)
 	return false;
 }
 
+/* 169.254/16, fe80::/10 (and their v4-mapped forms): the metadata address lives there. */
+static bool addr_link_local(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 16) == 0xa9fe;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a) || IN6_IS_ADDR_V4COMPAT(a))
+			return a->s6_addr[12] == 169 && a->s6_addr[13] == 254;
+		return IN6_IS_ADDR_LINKLOCAL(a);
+	}
+	return true;
+}
+
 static void addr_text(const struct sockaddr *sa, char *out, size_t len)
 {
 	const void *a = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
@@ -364,7 +384,9 @@ static int open_upstream(struct conn *c, char *why, size_t wlen)
 			fd = -EACCES;
 			continue;
 		}
-		if (pres.decision != CORDON_ALLOW && !addr_public(ai->ai_addr)) {
+		/* A granted name: the human saw it; link-local never (grants, above). */
+		if (pres.decision != CORDON_ALLOW && !addr_public(ai->ai_addr) &&
+		    (!c->grant || addr_link_local(ai->ai_addr))) {
 			snprintf(why, wlen, "%s resolves to %s, a non-public address no rule "
 				 "lists", c->req.host, c->addr);
 			fd = -EACCES;
@@ -766,6 +788,286 @@ done:
 	       c->why[0] ? c->why : NULL);
 }
 
+/* --- grants ----------------------------------------------------------------------- */
+
+/*
+ * A human approved a `git push` (push_grant.h): the supervisor grants that
+ * process, named by pid and start time, the push's destinations, over the
+ * channel ({"op":"grant","grant":N,"pid":P,"start":T,"ttl_ms":M,
+ * "dests":[{"host":H,"port":N}]}).  A CONNECT or absolute-form request the
+ * policy refuses by default (no rule or invariant refuses it) or escalates
+ * is admitted when a live grant names its host and port and every task
+ * holding the client's socket (its inode from sock_diag, looked for in the
+ * descriptor tables of every task on the host) is the approved process or
+ * one of its descendants (by the parent chain, the approved process's
+ * start time checked).  A grant ends when its process has gone (a
+ * descendant orphaned by then no longer descends from it) or after its
+ * ttl; the end and every use or refusal are recorded.
+ *
+ * Attacks closed: another process of the session racing for the grant
+ * (curl to the same host while the push is approved): its socket is not
+ * held by the approved tree; a socket passed into the approved tree over
+ * SCM_RIGHTS while its maker keeps a copy: held outside the tree; a
+ * remote redirected after approval (-c remote.x.url, the environment, a
+ * config edited in /tmp): the grant names the host:port the human saw;
+ * the pid reused after the push: the start time differs.
+ * What it cannot close: what the approved process and its descendants do
+ * with the grant (the repository's hooks and config-named programs run in
+ * that tree) reaches only the approved host and port, but anything there;
+ * a process of the session that takes the tunnel's descriptor from the
+ * approved tree after admission (pidfd_getfd in the fallback, where no
+ * LSM judges it) speaks through it, to that destination only; a name the
+ * human saw that resolves (or is rebound) to a private or loopback address
+ * is connected to (the human approved the name): link-local addresses,
+ * the cloud metadata one among them, never are.
+ */
+#define GRANT_MAX_DESTS 16
+#define GRANT_MAX 64
+#define HOLDERS_MAX 64
+
+struct grant {
+	struct grant *next;
+	uint64_t id;
+	pid_t pid;
+	unsigned long long start;
+	uint64_t expires_ms;
+	uint64_t uses;
+	size_t n;
+	struct {
+		char host[256];
+		uint16_t port;
+	} d[GRANT_MAX_DESTS];
+};
+
+/* Under chan_lock. */
+static void grant_add(struct hp *hp, json_t *m)
+{
+	struct grant *g;
+	json_t *d;
+	size_t i, n = 0;
+
+	for (g = hp->grants; g; g = g->next)
+		n++;
+	if (n >= GRANT_MAX || !json_is_integer(json_object_get(m, "pid")) ||
+	    !json_is_integer(json_object_get(m, "start")))
+		return;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return;
+	g->id = (uint64_t)json_integer_value(json_object_get(m, "grant"));
+	g->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
+	g->start = (unsigned long long)json_integer_value(json_object_get(m, "start"));
+	g->expires_ms = mono_ms() + (uint64_t)json_integer_value(json_object_get(m, "ttl_ms"));
+	json_array_foreach(json_object_get(m, "dests"), i, d) {
+		const char *h = json_string_value(json_object_get(d, "host"));
+		json_int_t port = json_integer_value(json_object_get(d, "port"));
+
+		if (!h || strlen(h) >= sizeof(g->d[0].host) || port < 1 || port > 65535 ||
+		    g->n >= GRANT_MAX_DESTS)
+			continue;
+		snprintf(g->d[g->n].host, sizeof(g->d[0].host), "%s", h);
+		g->d[g->n++].port = (uint16_t)port;
+	}
+	g->next = hp->grants;
+	hp->grants = g;
+}
+
+/* Fields 4 (ppid) and 22 (start time) of /proc/PID/stat. */
+static int proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char p[64], buf[1024], *c;
+	int fd, f = 2;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	c = strrchr(buf, ')');
+	if (!c)
+		return -EINVAL;
+	for (c++; *c && f < 22; c++)
+		if (*c == ' ') {
+			f++;
+			if (f == 4)
+				*ppid = (pid_t)strtol(c + 1, NULL, 10);
+		}
+	return f == 22 && sscanf(c, "%llu", start) == 1 ? 0 : -EINVAL;
+}
+
+static bool grant_alive(const struct grant *g)
+{
+	pid_t pp;
+	unsigned long long st;
+
+	return proc_stat(g->pid, &pp, &st) == 0 && st == g->start;
+}
+
+/*
+ * Grants whose process has gone, or whose time is up: dropped, then
+ * recorded (the record goes through the channel, which takes chan_lock).
+ */
+static void grants_sweep(struct hp *hp)
+{
+	uint64_t now = mono_ms();
+	struct grant *ended = NULL;
+
+	pthread_mutex_lock(&hp->chan_lock);
+	for (struct grant **pp = &hp->grants; *pp;) {
+		struct grant *g = *pp;
+
+		if (now < g->expires_ms && grant_alive(g)) {
+			pp = &g->next;
+			continue;
+		}
+		*pp = g->next;
+		g->next = ended;
+		ended = g;
+	}
+	pthread_mutex_unlock(&hp->chan_lock);
+	while (ended) {
+		struct grant *g = ended;
+
+		ended = g->next;
+		RECORD(hp, "http", "{s:I,s:i,s:s,s:s,s:I}", "grant", (json_int_t)g->id, "pid",
+		       (int)g->pid, "outcome", "grant ended", "reason",
+		       now >= g->expires_ms ? "its time is up" : "the approved process exited",
+		       "uses", (json_int_t)g->uses);
+		free(g);
+	}
+}
+
+/* Every process (thread group) one of whose tasks holds socket inode ino. */
+static int socket_holders(uint64_t ino, pid_t *out, int cap)
+{
+	char want[64], p[320], l[64];
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!proc)
+		return -errno;
+	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	while ((de = readdir(proc))) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		DIR *tasks;
+		struct dirent *te;
+		bool found = false;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+		tasks = opendir(p);
+		while (tasks && !found && (te = readdir(tasks))) {
+			DIR *fds;
+			struct dirent *fe;
+
+			if (te->d_name[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "/proc/%d/task/%s/fd", (int)pid, te->d_name);
+			fds = opendir(p);
+			while (fds && !found && (fe = readdir(fds))) {
+				ssize_t k;
+
+				if (fe->d_name[0] == '.')
+					continue;
+				k = readlinkat(dirfd(fds), fe->d_name, l, sizeof(l) - 1);
+				if (k > 0) {
+					l[k] = '\0';
+					found = !strcmp(l, want);
+				}
+			}
+			if (fds)
+				closedir(fds);
+		}
+		if (tasks)
+			closedir(tasks);
+		if (found) {
+			if (n == cap) {
+				n = -E2BIG;
+				break;
+			}
+			out[n++] = pid;
+		}
+	}
+	closedir(proc);
+	return n;
+}
+
+/* Is pid the process (root, start) or one of its descendants? */
+static bool descends(pid_t pid, pid_t root, unsigned long long start)
+{
+	for (int depth = 0; pid > 1 && depth < 256; depth++) {
+		pid_t pp = 0;
+		unsigned long long st;
+
+		if (proc_stat(pid, &pp, &st) < 0)
+			return false;
+		if (pid == root)
+			return st == start;
+		pid = pp;
+	}
+	return false;
+}
+
+/*
+ * May this client reach host:port on a grant?  0 and *gid: admitted;
+ * -ENOENT: no live grant names host:port; -EACCES: one does, and the
+ * client is not its process (why says).
+ */
+static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_t *gid,
+			char *why, size_t wlen)
+{
+	struct hp *hp = c->hp;
+	struct { uint64_t id; pid_t pid; unsigned long long start; } cand[8];
+	pid_t holders[HOLDERS_MAX];
+	int n_cand = 0, n_hold;
+
+	grants_sweep(hp);
+	pthread_mutex_lock(&hp->chan_lock);
+	for (struct grant *g = hp->grants; g && n_cand < (int)ARRAY_SIZE(cand); g = g->next)
+		for (size_t i = 0; i < g->n; i++)
+			if (g->d[i].port == port && !strcasecmp(g->d[i].host, host)) {
+				cand[n_cand].id = g->id;
+				cand[n_cand].pid = g->pid;
+				cand[n_cand++].start = g->start;
+				break;
+			}
+	pthread_mutex_unlock(&hp->chan_lock);
+	if (!n_cand)
+		return -ENOENT;
+	n_hold = c->inode ? socket_holders(c->inode, holders, HOLDERS_MAX) : -ENOENT;
+	if (n_hold <= 0) {
+		snprintf(why, wlen, "a push to %s:%u is approved, and no process could be found "
+			 "holding this client's socket", host, port);
+		return -EACCES;
+	}
+	for (int k = 0; k < n_cand; k++) {
+		int h;
+
+		for (h = 0; h < n_hold && descends(holders[h], cand[k].pid, cand[k].start); h++)
+			;
+		if (h == n_hold) {
+			*gid = cand[k].id;
+			pthread_mutex_lock(&hp->chan_lock);
+			for (struct grant *g = hp->grants; g; g = g->next)
+				if (g->id == cand[k].id)
+					g->uses++;
+			pthread_mutex_unlock(&hp->chan_lock);
+			return 0;
+		}
+		snprintf(why, wlen, "a push to %s:%u is approved for process %d and its "
+			 "descendants; this client's socket is held by process %d", host, port,
+			 (int)cand[k].pid, (int)holders[h]);
+	}
+	return -EACCES;
+}
+
 /*
  * An escalated request waits, this connection's thread blocked, until the
  * supervisor's decision comes back (the policy's approval timeout is the
@@ -835,7 +1137,11 @@ static void *chan_reader(void *arg)
 			json_t *m = json_loadb(line, len, 0, NULL);
 			json_t *hold = json_object_get(m, "hold");
 
-			if (m && json_is_integer(hold) &&
+			if (m && !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "grant")) {
+				pthread_mutex_lock(&hp->chan_lock);
+				grant_add(hp, m);
+				pthread_mutex_unlock(&hp->chan_lock);
+			} else if (m && json_is_integer(hold) &&
 			    !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "decision")) {
 				pthread_mutex_lock(&hp->chan_lock);
 				for (struct waiter *w = hp->waiters; w; w = w->next)
@@ -881,6 +1187,37 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 
 	/* Each judged request is one of the session's steps, a refused one too (steps.h). */
 	steps_eval(&c->hp->steps, c->hp->pol, &pr, res);
+	/*
+	 * An approved push's destination (grants, above): only where the
+	 * policy refuses by default or would ask, never over a rule or an
+	 * invariant that refuses, and only for the request that opens a
+	 * connection, not one inside a credential tunnel (c->inner).
+	 * hp->grants is a hint here; grant_admits decides under the lock.
+	 */
+	if (!c->inner && c->hp->grants &&
+	    (res->decision == CORDON_ESCALATE ||
+	     (res->decision == CORDON_DENY && !res->rule && !res->invariant))) {
+		char gwhy[320] = "";
+		uint64_t gid = 0;
+		int g = grant_admits(c, host, port, &gid, gwhy, sizeof(gwhy));
+
+		if (g == 0) {
+			c->grant = gid;
+			RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:I,s:s,s:s}", "raw", "http-proxy",
+			       "conn", (json_int_t)c->id, "event", event, "decision", "allow",
+			       "grant", (json_int_t)gid, "reason",
+			       "the destination of a git push a human approved, for that process",
+			       "outcome", "allowed by grant");
+			return true;
+		}
+		if (g == -EACCES) {
+			RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:s,s:s}", "raw", "http-proxy",
+			       "conn", (json_int_t)c->id, "event", event, "decision", "deny",
+			       "reason", gwhy, "outcome", "refused: not the approved process");
+			snprintf(why, wlen, "%s", gwhy);
+			return false;
+		}
+	}
 	rule = res->rule ? res->rule->name : res->invariant;
 	dec = res->decision == CORDON_ALLOW ? "allow" :
 	      res->decision == CORDON_ESCALATE ? "escalate" : "deny";
@@ -1843,6 +2180,7 @@ static void serve(struct conn *c)
 		reply(c, 403, why);
 		goto out;
 	}
+	c->inner = true;
 	if (res.via == POL_VIA_CRED_PROXY) {
 		/* A credential host is reached only with its sentinel, through TLS cordon terminates. */
 		ci = creds_for_host(c->hp->creds, c->req.host);
@@ -1907,7 +2245,7 @@ out:
  * process outside the session is told apart (a uid would not do: the agent
  * may run as any user, root included).  0 and *id, or -errno.
  */
-static int peer_cgroup(int fd, uint64_t *id)
+static int peer_cgroup(int fd, uint64_t *id, uint64_t *ino)
 {
 	struct sockaddr_storage peer, self;
 	socklen_t pl = sizeof(peer), sl = sizeof(self);
@@ -1957,6 +2295,8 @@ static int peer_cgroup(int fd, uint64_t *id)
 
 		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
 			break;
+		if (ino)
+			*ino = m->idiag_inode;
 		alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
 		for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
 			if (a->rta_type == INET_DIAG_CGROUP_ID && RTA_PAYLOAD(a) >= 8) {
@@ -2008,7 +2348,7 @@ static int peer_check_works(int listen_fd)
 	    (s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0)
 		r = -errno;
 	else
-		r = peer_cgroup(s, &id);
+		r = peer_cgroup(s, &id, NULL);
 	if (s >= 0)
 		close(s);
 	if (c >= 0)
@@ -2024,7 +2364,7 @@ static void *conn_thread(void *arg)
 	struct hp *hp = c->hp;
 	uint64_t cg = 0;
 
-	if (hp->cgroup_id && (peer_cgroup(c->fd, &cg) < 0 || cg != hp->cgroup_id)) {
+	if (hp->cgroup_id && (peer_cgroup(c->fd, &cg, &c->inode) < 0 || cg != hp->cgroup_id)) {
 		RECORD(hp, "http", "{s:I,s:s,s:I}", "conn", (json_int_t)c->id, "outcome",
 		       "refused: a client outside the session", "cgroup",
 		       (json_int_t)cg);
@@ -2060,8 +2400,11 @@ static int accept_loop(struct hp *hp)
 		pthread_t t;
 		int fd, one = 1;
 
-		if (poll(&p, 1, 1000) <= 0)
+		if (poll(&p, 1, 1000) <= 0) {
+			if (hp->grants)
+				grants_sweep(hp);
 			continue;
+		}
 		fd = accept4(hp->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;

@@ -57,6 +57,7 @@
 #include "floor.h"
 #include "net.h"
 #include "notify.h"
+#include "push_grant.h"
 #include "supervisor.h"
 #include "unix_connector.h"
 #include "util.h"
@@ -819,6 +820,10 @@ static void exec_records(const char *canon, char **argv, json_t *event, json_t *
 	*kept = event ? json_pack("{s:O,s:O,s:O}", "server", json_object_get(event, "server"),
 				  "tool", json_object_get(event, "tool"), "arguments", d) : NULL;
 	json_object_set_new(json_object_get(*kept, "arguments"), "truncated", json_true());
+	/* A push's destination is what the human approves, and what its grant names. */
+	if (json_object_get(json_object_get(event, "arguments"), "destination"))
+		json_object_set(json_object_get(*kept, "arguments"), "destination",
+				json_object_get(json_object_get(event, "arguments"), "destination"));
 	json_decref(d);
 }
 
@@ -858,6 +863,43 @@ static bool agent_sees_absent(const struct sup *s, const char *canon)
 	return true;
 }
 
+/*
+ * A held git push: where it goes, read as git would (push_grant.h), into
+ * the event's "destination" (so the human approves a destination, and an
+ * approval "for this session" holds for that destination only) and into
+ * *shown, the summary's tail.  Unknown: said so in the event, and no grant
+ * can follow (the push then reaches only what the floor allows).
+ */
+static void push_destination(struct sup *s, const struct notify_req *req, char **argv,
+			     json_t *event, char **shown)
+{
+	uint64_t envp_addr = req->nr == SYS_execveat ? req->args[3] : req->args[2];
+	_cleanup_free_ char **envp = NULL;
+	const char *why = NULL;
+	json_t *dest, *d;
+	size_t i, o = 0, cap = 1024;
+	char *out = malloc(cap);
+
+	*shown = out;
+	if (!out)
+		return;
+	out[0] = '\0';
+	if (notify_read_argv(req->pid, envp_addr, MAX_ARGS, MAX_ARG_BYTES, &envp) < 0)
+		envp = NULL;
+	dest = push_dest_resolve(s, req->pid, argv, envp, event, &why);
+	if (!dest) {
+		/* In the event and its records; the summary stays the command's own. */
+		json_object_set_new(json_object_get(event, "arguments"), "destination",
+				    json_pack("{s:s}", "unknown", why ?: "?"));
+		return;
+	}
+	json_array_foreach(dest, i, d)
+		if (o < cap)
+			o += (size_t)snprintf(out + o, cap - o, "%s%s", i ? ", " : " -> ",
+					      json_string_value(json_object_get(d, "url")) ?: "?");
+	json_object_set_new(json_object_get(event, "arguments"), "destination", dest);
+}
+
 static void handle_exec(struct sup *s, const struct notify_req *req)
 {
 	static const char missing[] = "no such file (the kernel's answer: nothing to ask)";
@@ -870,7 +912,8 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	char comm[32];
 	const char *why = NULL;
 	_cleanup_free_ char **argv = NULL;
-	_cleanup_free_ char *summary = NULL;
+	_cleanup_free_ char *summary = NULL, *dest_shown = NULL;
+	bool session_ok = false;
 	struct pol_result res, res2;
 	struct pol_request pr = { .op = POL_OP_EXEC };
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
@@ -961,6 +1004,10 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
 	if (res.decision == CORDON_ESCALATE) {
 		event = exec_event(s, argv, cwd);
+		/* No human, no approval to key on it (--approve deny): not read. */
+		if (push_event(event) && s->opt->approve != APPROVE_DENY &&
+		    !(stat(canon, &st) < 0 && errno == ENOENT))
+			push_destination(s, req, argv, event, &dest_shown);
 		if (stat(canon, &st) < 0 && errno == ENOENT) {
 			/*
 			 * Nothing to run, nothing to ask: a PATH search (execvp,
@@ -971,10 +1018,19 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			why = missing;
 		} else if (sup_session_approved(s, event, canon)) {
 			res.decision = CORDON_ALLOW;
+			session_ok = true;
 		} else if (sup_human_denied(s, event)) {
 			res.decision = CORDON_DENY;
 			why = REFUSED_AGAIN;
 			tell_refused_again(s, req->pid, h.summary);
+		}
+	}
+	if (summary && dest_shown && dest_shown[0]) {
+		char *both = NULL;
+
+		if (asprintf(&both, "%s%s", summary, dest_shown) >= 0) {
+			free(summary);
+			summary = both;
 		}
 	}
 	if (res.decision != CORDON_DENY && s->exec_recheck &&
@@ -1013,10 +1069,14 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		 * semantics (127) hold; its absence is no secret (stat is not
 		 * judged by any floor).
 		 */
-		if (!allow && (!why || why == missing) && stat(canon, &st) < 0 && errno == ENOENT)
+		if (!allow && (!why || why == missing) && stat(canon, &st) < 0 && errno == ENOENT) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
-		else
+		} else {
+			/* A push approved for this session: its destination, granted first. */
+			if (allow && session_ok && push_event(event))
+				push_grant(s, req->pid, event, "approved for this session");
 			sup_apply(s, &h, allow, false, NULL);
+		}
 		answered();
 		if (!event)
 			event = exec_event(s, argv, cwd);
