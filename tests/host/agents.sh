@@ -97,7 +97,7 @@ cat >"$t/script.json" <<EOF
     { "shell": "cat hello.c" },
     { "write": { "path": "@WS@/hello.c", "content": "int puts(const char *);\nint main(void) { puts(\"cordon-ok\"); return 0; }\n" } },
     { "shell": "cc -o hello hello.c && ./hello" },
-    { "shell": "cat ~/.ssh/id_ed25519; echo rc=\$?" },
+    { "shell": "cat $AGENT_HOME/.ssh/id_ed25519; echo rc=\$?" },
     { "shell": "curl -s -m 5 --data-binary @hello.c http://127.0.0.1:$LPORT/ ; echo rc=\$?" },
     { "shell": "git commit -qam edit; git push origin main; echo rc=\$?" }
   ],
