@@ -46,10 +46,8 @@ codex_run() {
 }
 
 codex_bare() {
-    ch=$(setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" --init-groups -- mktemp -d) || return 1
-    timeout -k 10 "${AGENT_TIMEOUT:-300}" setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" \
-        --init-groups -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" \
-        USER="$AGENT" TERM=dumb OPENAI_API_KEY="$OPENAI_API_KEY" CODEX_HOME="$ch" \
+    ch=$(agent_tmpdir) || return 1
+    agent_bare OPENAI_API_KEY="$OPENAI_API_KEY" CODEX_HOME="$ch" \
         SSL_CERT_FILE="${MODEL_CA:-$t/ca.pem}" \
         /bin/sh -c "$_codex_sh" codex "$AGENTS" -c "openai_base_url=\"$MODEL_URL/v1\"" "$PROMPT" </dev/null
     set -- $?

@@ -52,10 +52,8 @@ gemini_run() {
 }
 
 gemini_bare() {
-    gh=$(setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" --init-groups -- mktemp -d) || return 1
-    timeout -k 10 "${AGENT_TIMEOUT:-300}" setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" \
-        --init-groups -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" \
-        USER="$AGENT" TERM=dumb GEMINI_API_KEY="$GEMINI_API_KEY" GEMINI_CLI_HOME="$gh" \
+    gh=$(agent_tmpdir) || return 1
+    agent_bare GEMINI_API_KEY="$GEMINI_API_KEY" GEMINI_CLI_HOME="$gh" \
         GOOGLE_GEMINI_BASE_URL="$MODEL_URL" NODE_EXTRA_CA_CERTS="${MODEL_CA:-$t/ca.pem}" \
         /bin/sh -c "$_gemini_sh" gemini "$GEMINI_SETTINGS" "$AGENTS" "$PROMPT" </dev/null
     set -- $?

@@ -42,10 +42,8 @@ opencode_run() {
 }
 
 opencode_bare() {
-    oh=$(setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" --init-groups -- mktemp -d) || return 1
-    timeout -k 10 "${AGENT_TIMEOUT:-300}" setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" \
-        --init-groups -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" \
-        USER="$AGENT" TERM=dumb OPENAI_API_KEY="$OPENAI_API_KEY" XDG_DATA_HOME="$oh/data" \
+    oh=$(agent_tmpdir) || return 1
+    agent_bare OPENAI_API_KEY="$OPENAI_API_KEY" XDG_DATA_HOME="$oh/data" \
         XDG_CONFIG_HOME="$oh/config" XDG_CACHE_HOME="$oh/cache" XDG_STATE_HOME="$oh/state" \
         NODE_EXTRA_CA_CERTS="${MODEL_CA:-$t/ca.pem}" \
         /bin/sh -c "$_opencode_sh" opencode "$(opencode_config "$MODEL_URL/v1")" "$AGENTS" "$PROMPT" </dev/null

@@ -61,3 +61,17 @@ for l in open(sys.argv[1] + "/results.jsonl"):
         print(r["output"] if isinstance(r["output"], str) else json.dumps(r["output"]))
 ' "$1" "$2" 2>/dev/null
 }
+
+# agent_bare NAME=VALUE... -- CMD...: CMD as $AGENT, without cordon, in an
+# environment of PATH, HOME, USER, TERM and the NAME=VALUE given, within
+# $AGENT_TIMEOUT (300 s): the drivers' bare runs.
+agent_bare() {
+    timeout -k 10 "${AGENT_TIMEOUT:-300}" setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" \
+        --init-groups -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" \
+        USER="$AGENT" TERM=dumb "$@"
+}
+
+# agent_tmpdir: a directory of the agent's own, for a bare run's state.
+agent_tmpdir() {
+    setpriv --reuid="$AGENT" --regid="$(id -g "$AGENT")" --init-groups -- mktemp -d
+}
