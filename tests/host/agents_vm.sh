@@ -27,7 +27,7 @@ multi=/usr/lib/x86_64-linux-gnu
 add=()
 for f in /usr/bin/node /usr/bin/bash /usr/bin/git /usr/bin/curl /usr/bin/openssl /usr/bin/od /usr/bin/base64 \
          /usr/bin/timeout /usr/bin/env /usr/bin/python3 /usr/bin/gcc-12 /usr/bin/as /usr/bin/ld.bfd \
-         $gcc/cc1 $gcc/collect2 $gcc/lto-wrapper $gcc/crtbegin.o $gcc/crtend.o $gcc/crtbeginS.o $gcc/crtendS.o \
+         $gcc/cc1 $gcc/collect2 $gcc/lto-wrapper $gcc/liblto_plugin.so $gcc/crtbegin.o $gcc/crtend.o $gcc/crtbeginS.o $gcc/crtendS.o \
          $gcc/libgcc.a $gcc/libgcc_s.so $multi/crt1.o $multi/Scrt1.o $multi/crti.o $multi/crtn.o \
          $multi/libc.so $multi/libc_nonshared.a /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 /usr/include/stdc-predef.h; do
     [ -e "$f" ] && add+=(--add "$f")
