@@ -26,14 +26,15 @@ marker=$t/after
 
 # --- A session that fills the filesystem, then goes on ----------------------
 # dd fills what the reserve left free; then each exec of true with 60 KB of
-# arguments is a record of about 120 KB, so the log soon needs to renew its
-# reserve and cannot.  Were it not stopped, the loop would end by writing
+# arguments is a record of about 5 KB (4 KiB of argv kept, with the size
+# and SHA-256 of the whole), so within 3,000 of them the log needs to renew
+# its 4 MiB reserve and cannot.  Were it not stopped, the loop would end by writing
 # the marker (outside the filesystem, where the agent may not write either;
 # so a second marker in /tmp, which the profile allows).
 big=$(head -c 60000 /dev/zero | tr '\0' q)
 "$cordon" run -q --user "$AGENT" --workspace "$fs/ws" --audit "$log" --approve deny -- \
     sh -c 'dd if=/dev/zero of=fill bs=65536 2>/dev/null; i=0
-           while [ $i -lt 100 ]; do /bin/true "$1"; i=$((i + 1)); done
+           while [ $i -lt 3000 ]; do /bin/true "$1"; i=$((i + 1)); done
            echo went-on > /tmp/cordon-aspace-marker.$2' sh "$big" "${t##*.}" \
     >/dev/null 2>"$t/err" </dev/null
 rc=$?
@@ -58,8 +59,8 @@ down=$(grep -n '"event":"audit-down"' "$log" | cut -d: -f1)
 last=$(grep -n '"type":"decision"' "$log" | tail -n 1 | cut -d: -f1)
 ok "no decision after it (the last at line $last, the audit-down at $down)" test "$last" -lt "$down"
 n=$(grep -c '"argv":\["/bin/true","qqq' "$log")
-ok "every exec that ran is on record, and the stop came early ($n of 100)" \
-    test "$n" -ge 1 -a "$n" -lt 100
+ok "every exec that ran is on record, and the stop came early ($n of 3000)" \
+    test "$n" -ge 1 -a "$n" -lt 3000
 size=$(wc -c <"$log")
 used=$(du -k "$log" | cut -f1)
 ok "the rest of the reserve was given back at close ($used KB for $size bytes)" \
