@@ -35,8 +35,8 @@ WARN := -Wall -Wextra -Werror -Werror=shadow -Werror=missing-prototypes \
         -Werror=format=2 -Wswitch-enum -Wno-unused-parameter
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -MMD -MP \
-              -I$(BUILD) -Ibpf -Iloader -Iuserspace -Ipolicy
+# No include path here: each layer gets its own (layers, below).
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -MMD -MP
 LDFLAGS ?=
 ALL_LDFLAGS := $(LDFLAGS) -pie -Wl,-z,relro,-z,now -Wl,--as-needed
 LIBS := -lbpf -lelf -lz -lseccomp -ljansson -lssl -lcrypto
@@ -65,12 +65,40 @@ probe_BPF  := bpf/probe.bpf.c
 floor_BPF  := bpf/files.bpf.c bpf/exec.bpf.c bpf/hardening.bpf.c bpf/unix.bpf.c
 net_BPF    := bpf/net.bpf.c bpf/exec_recheck.bpf.c
 
-LOADER_SRC := $(wildcard loader/*.c)
-USER_SRC   := $(wildcard userspace/*.c)
+# --- layers ---------------------------------------------------------------------
+# Each layer is an archive compiled with only its own and lower folders on the
+# include path, so an include of a higher layer fails to compile
+# (docs/architecture.md; tools/layers checks calls and cycles too):
+#   base    base/       macros, logging, file I/O, hex: nothing of cordon
+#   policy  policy/     the policy language (and bpf/cordon.h, the ABI it targets)
+#   floor   loader/     the kernel floor's user side (and the generated skeletons)
+#   cordon  userspace/  the binary's subsystems, one folder each
+BASE_SRC   := $(wildcard base/*.c)
 POLICY_SRC := $(wildcard policy/*.c)
-LIB_SRC    := $(LOADER_SRC) $(filter-out userspace/main.c,$(USER_SRC)) $(POLICY_SRC)
+FLOOR_SRC  := $(wildcard loader/*.c)
+USER_DIRS  := $(sort $(dir $(wildcard userspace/*/*.c userspace/*/*.h)))
+USER_SRC   := $(filter-out userspace/cmd/main.c,$(wildcard userspace/*/*.c))
 PROFILES   := $(filter-out %.scenarios.json,$(wildcard policy/profiles/*.json))
-LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o
+
+base_INC   := -Ibase
+policy_INC := $(base_INC) -Ibpf -Ipolicy
+floor_INC  := $(policy_INC) -Iloader -I$(BUILD)
+cordon_INC := $(floor_INC) $(patsubst %/,-I%,$(USER_DIRS))
+
+$(BUILD)/base/%.o:      INC = $(base_INC)
+$(BUILD)/policy/%.o:    INC = $(policy_INC)
+$(BUILD)/profiles.o:    INC = $(policy_INC)
+$(BUILD)/loader/%.o:    INC = $(floor_INC)
+$(BUILD)/userspace/%.o: INC = $(cordon_INC)
+$(BUILD)/tests/%.o:     INC = $(cordon_INC)
+$(BUILD)/tools/%.o:     INC = $(cordon_INC)
+
+BASE_OBJ   := $(BASE_SRC:%.c=$(BUILD)/%.o)
+POLICY_OBJ := $(POLICY_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o
+FLOOR_OBJ  := $(FLOOR_SRC:%.c=$(BUILD)/%.o)
+USER_OBJ   := $(USER_SRC:%.c=$(BUILD)/%.o)
+# Highest first, for the linker.
+LAYER_LIBS := $(BUILD)/libcordon.a $(BUILD)/libfloor.a $(BUILD)/libpolicy.a $(BUILD)/libbase.a
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -85,8 +113,11 @@ TEST_BIN   := $(UNIT_BIN) $(HOSTC_BIN) $(VMC_BIN) $(AGENT_BIN)
 
 SKEL_H     := $(SKELS:%=$(BUILD)/%.skel.h)
 ID_H       := $(SKELS:%=$(BUILD)/%.id.h)
+GEN_H      := $(SKEL_H) $(ID_H) $(BUILD)/seccomp_filters.h
 
-all: $(BUILD)/cordon $(TEST_BIN) $(BUILD)/tools/demo_floor
+BENCH_BIN  := $(addprefix $(BUILD)/tools/bench/,policy_bench startlat proxy_bench fsloop floor_bench)
+
+all: $(BUILD)/cordon $(TEST_BIN) $(BUILD)/tools/demo_floor $(BENCH_BIN)
 
 # --- BPF: compile, link (bpftool gen object), skeleton ------------------------
 ifeq ($(VMLINUX_H),)
@@ -119,13 +150,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.linked.o
 $(BUILD)/tools/buildid: tools/buildid.c loader/buildid.c loader/pin.h | $(BUILD)/.dir
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tools/buildid.c loader/buildid.c
+	$(Q)$(CC) $(ALL_CFLAGS) $(floor_INC) -o $@ tools/buildid.c loader/buildid.c
 
 # The agent's seccomp filters, compiled to BPF once (loader/filters.h).
-$(BUILD)/tools/seccomp_gen: tools/seccomp_gen.c loader/filters.c loader/filters.h userspace/notify.h | $(BUILD)/.dir
+$(BUILD)/tools/seccomp_gen: tools/seccomp_gen.c loader/filters.c loader/filters.h | $(BUILD)/.dir
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tools/seccomp_gen.c loader/filters.c -lseccomp
+	$(Q)$(CC) $(ALL_CFLAGS) $(base_INC) -Iloader -o $@ tools/seccomp_gen.c loader/filters.c -lseccomp
 
 $(BUILD)/seccomp_filters.h: $(BUILD)/tools/seccomp_gen
 	$(call msg,GEN,$@)
@@ -136,13 +167,17 @@ $(BUILD)/%.id.h: $(BUILD)/%.linked.o $(BUILD)/tools/buildid
 	$(Q)$(BUILD)/tools/buildid $* $< > $@.tmp && mv $@.tmp $@
 
 # --- host C -------------------------------------------------------------------
-# Every host object may include a skeleton, so they all wait for them.
-HOST_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/userspace/main.o \
-            $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC) $(HOSTC_SRC) $(VMC_SRC))
-$(HOST_OBJ): $(BUILD)/%.o: %.c $(SKEL_H) $(ID_H) $(BUILD)/seccomp_filters.h
+# The generated headers are order-only: they must exist before the first
+# compile, and after it each object's -MMD file names the ones it really
+# includes, so a BPF edit rebuilds only their users.
+HOST_OBJ := $(BASE_OBJ) $(filter-out $(BUILD)/profiles.o,$(POLICY_OBJ)) $(FLOOR_OBJ) $(USER_OBJ) \
+            $(BUILD)/userspace/cmd/main.o \
+            $(patsubst %.c,$(BUILD)/%.o,$(UNIT_SRC) $(HOSTC_SRC) $(VMC_SRC)) \
+            $(BUILD)/tools/demo_floor.o $(BUILD)/tools/bench/policy_bench.o $(BUILD)/tools/bench/floor_bench.o
+$(HOST_OBJ): $(BUILD)/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC) -c $< -o $@
 
 # The shipped profiles are compiled into the binary.
 $(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles | $(BUILD)/.dir
@@ -151,35 +186,34 @@ $(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles | $(BUILD)/.dir
 
 $(BUILD)/profiles.o: $(BUILD)/profiles.c
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(INC) -c $< -o $@
 
-$(BUILD)/libcordon.a: $(LIB_OBJ)
+$(BUILD)/libbase.a: $(BASE_OBJ)
+$(BUILD)/libpolicy.a: $(POLICY_OBJ)
+$(BUILD)/libfloor.a: $(FLOOR_OBJ)
+$(BUILD)/libcordon.a: $(USER_OBJ)
+$(LAYER_LIBS):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/cordon: $(BUILD)/userspace/main.o $(BUILD)/libcordon.a
+$(BUILD)/cordon: $(BUILD)/userspace/cmd/main.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CORDON_LIBS)
 
 # The floor demo (tools/demo runs it in the VM).
-$(BUILD)/tools/demo_floor.o: tools/demo_floor.c $(SKEL_H)
-	@mkdir -p $(@D)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(BUILD)/tools/demo_floor: $(BUILD)/tools/demo_floor.o $(BUILD)/libcordon.a
+$(BUILD)/tools/demo_floor: $(BUILD)/tools/demo_floor.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(BUILD)/libcordon.a
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
-$(BUILD)/tests/host/%: $(BUILD)/tests/host/%.o $(BUILD)/libcordon.a
+$(BUILD)/tests/host/%: $(BUILD)/tests/host/%.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/vm/%: $(BUILD)/tests/vm/%.o $(BUILD)/libcordon.a
+$(BUILD)/tests/vm/%: $(BUILD)/tests/vm/%.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -242,9 +276,9 @@ clean:
 FUZZ_CC     ?= $(CLANG)
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined \
                -fno-sanitize-recover=all -Wall -Wextra -Wno-unused-parameter \
-               -I$(BUILD) -Ibpf -Iuserspace -Ipolicy
-FUZZ_HDR    := $(wildcard policy/*.h) userspace/util.h bpf/cordon.h
-FUZZ_POLICY := $(POLICY_SRC) userspace/util.c $(BUILD)/profiles.c
+               $(policy_INC) -Iuserspace/mcp -Iuserspace/egress
+FUZZ_HDR    := $(wildcard policy/*.h) base/util.h bpf/cordon.h
+FUZZ_POLICY := $(POLICY_SRC) base/util.c $(BUILD)/profiles.c
 .PHONY: fuzz
 fuzz: $(BUILD)/fuzz/policy_fuzz $(BUILD)/fuzz/jsonpos_fuzz $(BUILD)/fuzz/jsonrpc_fuzz \
       $(BUILD)/fuzz/http_fuzz
@@ -257,67 +291,33 @@ $(BUILD)/fuzz/jsonpos_fuzz: tools/fuzz/jsonpos_fuzz.c policy/jsonpos.c $(FUZZ_HD
 	$(call msg,FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< policy/jsonpos.c -ljansson
 
-FUZZ_RPC := userspace/jsonrpc.c userspace/scrub.c
-$(BUILD)/fuzz/jsonrpc_fuzz: tools/fuzz/jsonrpc_fuzz.c $(FUZZ_RPC) userspace/jsonrpc.h userspace/scrub.h $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
+FUZZ_RPC := userspace/mcp/jsonrpc.c userspace/egress/scrub.c
+$(BUILD)/fuzz/jsonrpc_fuzz: tools/fuzz/jsonrpc_fuzz.c $(FUZZ_RPC) userspace/mcp/jsonrpc.h userspace/egress/scrub.h $(FUZZ_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_RPC) -ljansson -lcrypto
 
 # The HTTP head parser is pure: no library to link.
-FUZZ_HTTP := userspace/http.c
-$(BUILD)/fuzz/http_fuzz: tools/fuzz/http_fuzz.c $(FUZZ_HTTP) userspace/http.h | $(BUILD)/fuzz/.dir
+FUZZ_HTTP := userspace/egress/http.c
+$(BUILD)/fuzz/http_fuzz: tools/fuzz/http_fuzz.c $(FUZZ_HTTP) userspace/egress/http.h | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_HTTP)
 
-# The policy evaluator benchmark (tools/bench/policy.sh) is an ordinary host
-# program, optimised like cordon itself; `all` builds it so `make bench` has it.
-all: $(BUILD)/tools/bench/policy_bench
-
-$(BUILD)/tools/bench/policy_bench.o: tools/bench/policy_bench.c
-	@mkdir -p $(@D)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(BUILD)/tools/bench/policy_bench: $(BUILD)/tools/bench/policy_bench.o $(BUILD)/libcordon.a
+# The benchmarks' programs (tools/bench): `all` builds them so `make bench`
+# has them.  policy_bench and floor_bench are ordinary host programs linked
+# like cordon (floor_bench runs in the VM: floor_vm.sh copies it in); startlat
+# times every sandbox's start (fork, exec, wait on CLOCK_MONOTONIC, no shell
+# in the timed region); proxy_bench is one OpenSSL program (server and
+# client); fsloop is the file system work timed inside each sandbox.
+$(BUILD)/tools/bench/policy_bench $(BUILD)/tools/bench/floor_bench: %: %.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-# Start latency, every sandbox timed by one C harness (tools/bench/session.sh):
-# fork, exec, wait on CLOCK_MONOTONIC, no shell in the timed region.
-all: $(BUILD)/tools/bench/startlat
-
-$(BUILD)/tools/bench/startlat: tools/bench/startlat.c
+$(BUILD)/tools/bench/startlat $(BUILD)/tools/bench/fsloop: $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
-
-# The HTTPS proxy benchmark's server and client (tools/bench/proxy.sh): one
-# OpenSSL program, no libcordon.
-all: $(BUILD)/tools/bench/proxy_bench
 
 $(BUILD)/tools/bench/proxy_bench: tools/bench/proxy_bench.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< -lssl -lcrypto -lpthread
-
-# File system work timed inside each sandbox (tools/bench/peers.sh): a
-# stat loop and a timed command, no libcordon.
-all: $(BUILD)/tools/bench/fsloop
-
-$(BUILD)/tools/bench/fsloop: tools/bench/fsloop.c
-	@mkdir -p $(@D)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<
-
-# --- the kernel floor benchmark (tools/bench/floor_vm.sh) ----------------------
-# Runs inside the VM (BPF LSM needs the guest kernel); floor_vm.sh copies it
-# in with tools/vmtest --add.  `all` builds it so `make bench` has it.
-all: $(BUILD)/tools/bench/floor_bench
-
-$(BUILD)/tools/bench/floor_bench.o: tools/bench/floor_bench.c
-	@mkdir -p $(@D)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(BUILD)/tools/bench/floor_bench: $(BUILD)/tools/bench/floor_bench.o $(BUILD)/libcordon.a
-	$(call msg,LD,$@)
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)

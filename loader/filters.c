@@ -12,7 +12,6 @@
 #include <sys/syscall.h>
 #include <linux/sched.h>
 #include "filters.h"
-#include "notify.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -11,12 +11,14 @@
  *    cannot);
  *  - the notification filter: execve/execveat, connect and (when the policy
  *    escalates file access) the open family go to the supervisor, for each
- *    of the 8 combinations of NOTIFY_* (notify.h).
+ *    of the 8 combinations of NOTIFY_* (below).
  */
 #ifndef CORDON_FILTERS_H
 #define CORDON_FILTERS_H
 
 #include <seccomp.h>
+
+#include "notify_set.h"
 
 /* Add the denylist's rules to `ctx` (made with SCMP_ACT_ALLOW).  0 or -errno. */
 int filter_denylist_rules(scmp_filter_ctx ctx);

@@ -21,10 +21,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-/* Which system calls go to the supervisor. */
-#define NOTIFY_EXEC    0x1      /* execve, execveat */
-#define NOTIFY_CONNECT 0x2      /* connect */
-#define NOTIFY_OPEN    0x4      /* open, openat, openat2, creat */
+#include "notify_set.h"
 
 /*
  * Child side: install a filter that sends the chosen calls to a listener,
