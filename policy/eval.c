@@ -14,327 +14,9 @@
 #include <arpa/inet.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include "index.h"
 #include "policy.h"
 #include "util.h"
-
-/* --- a small string-keyed multimap ---------------------------------------- */
-
-struct slot {
-	char *key;
-	size_t len;
-	uint64_t hash;
-	uint32_t *ids;
-	uint32_t n, cap;
-};
-
-struct smap {
-	struct slot *s;
-	size_t cap;     /* power of two */
-	size_t n;
-};
-
-static uint64_t fnv_step(uint64_t h, unsigned char c)
-{
-	return (h ^ c) * 0x100000001b3ull;
-}
-
-#define FNV_INIT 0xcbf29ce484222325ull
-
-static uint64_t fnv(const void *key, size_t len)
-{
-	const unsigned char *k = key;
-	uint64_t h = FNV_INIT;
-
-	for (size_t i = 0; i < len; i++)
-		h = fnv_step(h, k[i]);
-	return h;
-}
-
-static const struct slot *smap_get_h(const struct smap *m, const void *key, size_t len,
-				     uint64_t h)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		const struct slot *s = &m->s[i];
-
-		if (!s->key)
-			return NULL;
-		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
-			return s;
-	}
-}
-
-static const struct slot *smap_get(const struct smap *m, const void *key, size_t len)
-{
-	return smap_get_h(m, key, len, fnv(key, len));
-}
-
-static int smap_grow(struct smap *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct slot *ns = calloc(ncap, sizeof(*ns));
-
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct slot *o = &m->s[i];
-		size_t j;
-
-		if (!o->key)
-			continue;
-		for (j = o->hash & (ncap - 1); ns[j].key; j = (j + 1) & (ncap - 1))
-			;
-		ns[j] = *o;
-	}
-	free(m->s);
-	m->s = ns;
-	m->cap = ncap;
-	return 0;
-}
-
-static int smap_add(struct smap *m, const void *key, size_t len, uint32_t id)
-{
-	uint64_t h = fnv(key, len);
-	struct slot *s;
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap && smap_grow(m) < 0)
-		return -ENOMEM;
-	for (i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		s = &m->s[i];
-		if (!s->key) {
-			s->key = malloc(len + 1);
-			if (!s->key)
-				return -ENOMEM;
-			memcpy(s->key, key, len);
-			s->key[len] = 0;
-			s->len = len;
-			s->hash = h;
-			m->n++;
-			break;
-		}
-		if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
-			break;
-	}
-	if (s->n == s->cap) {
-		uint32_t ncap = s->cap ? s->cap * 2 : 2;
-		uint32_t *n = realloc(s->ids, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ids = n;
-		s->cap = ncap;
-	}
-	s->ids[s->n++] = id;
-	return 0;
-}
-
-static void smap_free(struct smap *m)
-{
-	for (size_t i = 0; i < m->cap; i++) {
-		free(m->s[i].key);
-		free(m->s[i].ids);
-	}
-	free(m->s);
-	memset(m, 0, sizeof(*m));
-}
-
-/* --- the index ------------------------------------------------------------ */
-
-/* An invariant pattern, expanded once at load. */
-struct inv_ent {
-	uint32_t prio;           /* 0: cordon's own files; 1 + index in the table */
-	char *pat;
-	size_t litlen;           /* bytes before the first glob component */
-};
-
-struct pol_index {
-	struct smap inv;         /* literal invariant pattern -> inv_ents index */
-	struct inv_ent *invs;
-	size_t n_invs, cap_invs;
-	uint32_t *inv_glob;      /* inv_ents with a glob, checked after a prefix test */
-	size_t n_inv_glob;
-	struct smap fs;          /* literal root path -> rule ids */
-	uint32_t *fs_glob;       /* rules with a glob path */
-	size_t n_fs_glob;
-	struct smap names;       /* "name" and ".suffix" -> net rule ids */
-	struct smap cidr;        /* fam|prefix|masked addr -> net rule ids */
-	uint8_t v4_prefixes[33], v6_prefixes[129];  /* which lengths exist */
-	struct smap tools;       /* "server.tool" (with '*' as given) -> rule ids */
-};
-
-static bool path_has_glob(const char *p)
-{
-	return strpbrk(p, "*?[") != NULL;
-}
-
-static void cidr_key(uint8_t key[18], int fam, const uint8_t *addr, unsigned prefix)
-{
-	unsigned bytes = fam == 4 ? 4 : 16;
-
-	memset(key, 0, 18);
-	key[0] = (uint8_t)fam;
-	key[1] = (uint8_t)prefix;
-	for (unsigned i = 0; i < bytes; i++) {
-		unsigned bits = prefix > i * 8 ? prefix - i * 8 : 0;
-		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
-
-		key[2 + i] = addr[i] & (bits ? mask : 0);
-	}
-}
-
-void pol_index_free(struct pol_index *x);
-int pol_index_build(struct policy *p);
-
-void pol_index_free(struct pol_index *x)
-{
-	if (!x)
-		return;
-	smap_free(&x->fs);
-	smap_free(&x->names);
-	smap_free(&x->cidr);
-	smap_free(&x->tools);
-	smap_free(&x->inv);
-	for (size_t i = 0; i < x->n_invs; i++)
-		free(x->invs[i].pat);
-	free(x->invs);
-	free(x->inv_glob);
-	free(x->fs_glob);
-	free(x);
-}
-
-static int add_inv(struct pol_index *x, uint32_t prio, const char *pat)
-{
-	struct inv_ent *e;
-	const char *g;
-
-	if (x->n_invs == x->cap_invs) {
-		size_t ncap = x->cap_invs ? x->cap_invs * 2 : 256;
-		struct inv_ent *n = realloc(x->invs, ncap * sizeof(*n));
-		uint32_t *ng = realloc(x->inv_glob, ncap * sizeof(*ng));
-
-		if (n)
-			x->invs = n;
-		if (ng)
-			x->inv_glob = ng;
-		if (!n || !ng)
-			return -ENOMEM;
-		x->cap_invs = ncap;
-	}
-	e = &x->invs[x->n_invs];
-	e->prio = prio;
-	e->pat = strdup(pat);
-	if (!e->pat)
-		return -ENOMEM;
-	g = strpbrk(pat, "*?[");
-	if (!g) {
-		e->litlen = strlen(pat);
-		x->n_invs++;
-		return smap_add(&x->inv, pat, strlen(pat), (uint32_t)(x->n_invs - 1));
-	}
-	while (g > pat && g[-1] != '/')
-		g--;
-	e->litlen = (size_t)(g - pat);
-	x->inv_glob[x->n_inv_glob++] = (uint32_t)x->n_invs++;
-	return 0;
-}
-
-/* cordon's own files, added after load by pol_protect_path. */
-int pol_index_add_protected(struct policy *p, const char *path);
-
-int pol_index_add_protected(struct policy *p, const char *path)
-{
-	return p->idx ? add_inv(p->idx, 0, path) : 0;
-}
-
-static int build_invariants(const struct policy *p, struct pol_index *x)
-{
-	const struct pol_invariant *t = pol_invariants();
-	const char *home = pol_vars_get(&p->vars, "HOME");
-	char pat[PATH_MAX];
-	int r = 0;
-
-	for (size_t i = 0; i < p->n_protected && !r; i++)
-		r = add_inv(x, 0, p->protected[i]);
-	for (uint32_t i = 0; t[i].id && !r; i++) {
-		if (!strncmp(t[i].pattern, "${HOME}", 7)) {
-			if (!home || home[0] != '/')
-				continue;
-			if ((size_t)snprintf(pat, sizeof(pat), "%s%s", home, t[i].pattern + 7) >= sizeof(pat))
-				continue;
-		} else {
-			snprintf(pat, sizeof(pat), "%s", t[i].pattern);
-		}
-		r = add_inv(x, i + 1, pat);
-	}
-	return r;
-}
-
-int pol_index_build(struct policy *p)
-{
-	struct pol_index *x = calloc(1, sizeof(*x));
-	char key[600];
-	int r = 0;
-
-	if (!x)
-		return -ENOMEM;
-	x->fs_glob = calloc(p->n_rules + 1, sizeof(uint32_t));
-	if (!x->fs_glob) {
-		free(x);
-		return -ENOMEM;
-	}
-	r = build_invariants(p, x);
-	for (size_t i = 0; i < p->n_rules && !r; i++) {
-		const struct pol_rule *ru = &p->rules[i];
-		bool glob = false;
-
-		switch (ru->kind) {
-		case POL_FS:
-			for (size_t j = 0; j < ru->fs.n_paths && !r; j++) {
-				if (path_has_glob(ru->fs.paths[j]))
-					glob = true;
-				else
-					r = smap_add(&x->fs, ru->fs.paths[j],
-						     strlen(ru->fs.paths[j]), ru->id);
-			}
-			if (glob)
-				x->fs_glob[x->n_fs_glob++] = ru->id;
-			break;
-		case POL_NET:
-			for (size_t j = 0; j < ru->net.n_hosts && !r; j++) {
-				const struct pol_host *h = &ru->net.hosts[j];
-				uint8_t ck[18];
-
-				switch (h->kind) {
-				case POL_HOST_NAME:
-				case POL_HOST_SUFFIX:
-					r = smap_add(&x->names, h->name, strlen(h->name), ru->id);
-					break;
-				case POL_HOST_CIDR4:
-				case POL_HOST_CIDR6:
-					cidr_key(ck, h->kind == POL_HOST_CIDR4 ? 4 : 6, h->addr, h->prefix);
-					r = smap_add(&x->cidr, ck, sizeof(ck), ru->id);
-					if (h->kind == POL_HOST_CIDR4)
-						x->v4_prefixes[h->prefix] = 1;
-					else
-						x->v6_prefixes[h->prefix] = 1;
-					break;
-				}
-			}
-			break;
-		case POL_TOOL:
-			snprintf(key, sizeof(key), "%s.%s", ru->tool.server, ru->tool.tool);
-			r = smap_add(&x->tools, key, strlen(key), ru->id);
-			break;
-		}
-	}
-	if (r) {
-		pol_index_free(x);
-		return r;
-	}
-	p->idx = x;
-	return 0;
-}
 
 /* --- shared matching --------------------------------------------------------- */
 
@@ -379,7 +61,7 @@ static bool fs_rule_matches(const struct pol_rule *r, const char *path, uint32_t
 	if (!(r->fs.rights & want))
 		return false;
 	for (size_t i = 0; i < r->fs.n_paths; i++)
-		if (path_has_glob(r->fs.paths[i]) ? pol_glob_within(path, r->fs.paths[i])
+		if (pol_has_glob(r->fs.paths[i]) ? pol_glob_within(path, r->fs.paths[i])
 						  : pol_path_within(path, r->fs.paths[i]))
 			return true;
 	return false;
@@ -560,7 +242,7 @@ static void visit_fs(const struct cands *c, const char *path, visit_fn fn, void 
 	const struct policy *p = c->p;
 	const struct pol_index *x = p->idx;
 	const struct slot *slot;
-	uint64_t h = FNV_INIT;
+	uint64_t h = SMAP_FNV_INIT;
 	size_t i;
 
 	if (c->linear || !x) {
@@ -574,7 +256,7 @@ static void visit_fs(const struct cands *c, const char *path, visit_fn fn, void 
 	for (uint32_t k = 0; slot && k < slot->n; k++)
 		fn(&p->rules[slot->ids[k]], ctx);
 	for (i = 0; path[i]; i++) {
-		h = fnv_step(h, (unsigned char)path[i]);
+		h = smap_fnv_step(h, (unsigned char)path[i]);
 		if (i > 0 && (path[i + 1] == '/' || path[i + 1] == 0)) {
 			slot = smap_get_h(&x->fs, path, i + 1, h);
 			for (uint32_t k = 0; slot && k < slot->n; k++)
@@ -622,7 +304,7 @@ static void visit_net(const struct cands *c, const struct pol_host *hp, visit_fn
 
 			if (!have[pl])
 				continue;
-			cidr_key(ck, fam, h.addr, pl);
+			pol_index_cidr_key(ck, fam, h.addr, pl);
 			s = smap_get(&x->cidr, ck, sizeof(ck));
 			if (s)
 				for (uint32_t k = 0; k < s->n; k++)
@@ -834,7 +516,7 @@ static const char *invariant_fast(const struct policy *p, const char *path, uint
 	const struct pol_invariant *t = pol_invariants();
 	const struct slot *slot;
 	uint32_t best = UINT32_MAX;
-	uint64_t h = FNV_INIT;
+	uint64_t h = SMAP_FNV_INIT;
 
 	if (want == CORDON_FS_DELETE)
 		return pol_invariant_fs(p, path, want, why);
@@ -842,7 +524,7 @@ static const char *invariant_fast(const struct policy *p, const char *path, uint
 	for (uint32_t k = 0; slot && k < slot->n; k++)
 		inv_consider(&x->invs[slot->ids[k]], want, &best);
 	for (size_t i = 0; path[i]; i++) {
-		h = fnv_step(h, (unsigned char)path[i]);
+		h = smap_fnv_step(h, (unsigned char)path[i]);
 		if (i > 0 && (path[i + 1] == '/' || path[i + 1] == 0)) {
 			slot = smap_get_h(&x->inv, path, i + 1, h);
 			for (uint32_t k = 0; slot && k < slot->n; k++)

@@ -168,62 +168,6 @@ const char *const *pol_credential_stores(void)
 	return cred_stores;
 }
 
-static bool has_glob(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == '*' || s[i] == '?' || s[i] == '[')
-			return true;
-	return false;
-}
-
-enum glob_rel {
-	GLOB_NONE = 0,
-	GLOB_WITHIN,            /* the path is the pattern or below it */
-	GLOB_ANCESTOR,          /* the path is a strict ancestor of an instance */
-};
-
-/* Compare a canonical path with a pattern component by component. */
-static enum glob_rel glob_rel(const char *path, const char *pattern)
-{
-	const char *p = path, *q = pattern;
-
-	for (;;) {
-		size_t pn, qn;
-		char pc[256], qc[256];
-
-		while (*p == '/')
-			p++;
-		while (*q == '/')
-			q++;
-		if (!*q)
-			return GLOB_WITHIN;
-		if (!*p)
-			return GLOB_ANCESTOR;
-		pn = strcspn(p, "/");
-		qn = strcspn(q, "/");
-		if (!has_glob(q, qn)) {
-			if (pn != qn || memcmp(p, q, pn))
-				return GLOB_NONE;
-		} else {
-			if (pn >= sizeof(pc) || qn >= sizeof(qc))
-				return GLOB_NONE;
-			memcpy(pc, p, pn);
-			pc[pn] = 0;
-			memcpy(qc, q, qn);
-			qc[qn] = 0;
-			if (fnmatch(qc, pc, FNM_PERIOD) != 0)
-				return GLOB_NONE;
-		}
-		p += pn;
-		q += qn;
-	}
-}
-
-bool pol_glob_within(const char *path, const char *pattern)
-{
-	return glob_rel(path, pattern) == GLOB_WITHIN;
-}
-
 /* Expand a leading ${HOME} of a pattern; false if HOME is unknown. */
 static bool expand(const struct policy *p, const char *pattern, char *out, size_t len)
 {
@@ -243,7 +187,7 @@ const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t 
 			     const char **why)
 {
 	char pat[4096];
-	enum glob_rel rel;
+	enum pol_glob_rel rel;
 
 	for (size_t i = 0; i < p->n_protected; i++)
 		if ((right & W) && pol_path_within(path, p->protected[i])) {
@@ -255,8 +199,8 @@ const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t 
 			continue;
 		if (!(inv->denied & right))
 			continue;
-		rel = glob_rel(path, pat);
-		if (rel == GLOB_WITHIN) {
+		rel = pol_glob_rel(path, pat);
+		if (rel == POL_GLOB_WITHIN) {
 			*why = inv->why;
 			return inv->id;
 		}
@@ -264,14 +208,14 @@ const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t 
 		 * Deleting or renaming an ancestor would move a protected path
 		 * out from under its pattern.
 		 */
-		if (rel == GLOB_ANCESTOR && right == CORDON_FS_DELETE) {
+		if (rel == POL_GLOB_ANCESTOR && right == CORDON_FS_DELETE) {
 			*why = "a directory holding a protected path";
 			return inv->id;
 		}
 	}
 	for (size_t i = 0; i < p->n_protected; i++)
 		if (right == CORDON_FS_DELETE &&
-		    glob_rel(path, p->protected[i]) == GLOB_ANCESTOR) {
+		    pol_glob_rel(path, p->protected[i]) == POL_GLOB_ANCESTOR) {
 			*why = "a directory holding cordon's own files";
 			return "cordon-self";
 		}

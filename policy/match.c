@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -608,4 +609,55 @@ int pol_parse_size(const char *s, uint64_t *bytes)
 		{ "T", 1ull << 40 }, { "TiB", 1ull << 40 }, { NULL, 0 },
 	};
 	return parse_scaled(s, units, bytes);
+}
+
+/* --- paths against patterns ------------------------------------------------ */
+
+static bool has_glob(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '*' || s[i] == '?' || s[i] == '[')
+			return true;
+	return false;
+}
+
+enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern)
+{
+	const char *p = path, *q = pattern;
+
+	for (;;) {
+		size_t pn, qn;
+		char pc[256], qc[256];
+
+		while (*p == '/')
+			p++;
+		while (*q == '/')
+			q++;
+		if (!*q)
+			return POL_GLOB_WITHIN;
+		if (!*p)
+			return POL_GLOB_ANCESTOR;
+		pn = strcspn(p, "/");
+		qn = strcspn(q, "/");
+		if (!has_glob(q, qn)) {
+			if (pn != qn || memcmp(p, q, pn))
+				return POL_GLOB_NONE;
+		} else {
+			if (pn >= sizeof(pc) || qn >= sizeof(qc))
+				return POL_GLOB_NONE;
+			memcpy(pc, p, pn);
+			pc[pn] = 0;
+			memcpy(qc, q, qn);
+			qc[qn] = 0;
+			if (fnmatch(qc, pc, FNM_PERIOD) != 0)
+				return POL_GLOB_NONE;
+		}
+		p += pn;
+		q += qn;
+	}
+}
+
+bool pol_glob_within(const char *path, const char *pattern)
+{
+	return pol_glob_rel(path, pattern) == POL_GLOB_WITHIN;
 }

@@ -14,12 +14,11 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <strings.h>
+#include "index.h"
 #include "jsonpos.h"
 #include "policy.h"
 #include "util.h"
 
-int pol_index_build(struct policy *p);
-void pol_index_free(struct pol_index *x);
 
 /* --- diagnostics -------------------------------------------------------------- */
 
@@ -67,75 +66,6 @@ void pol_diags_print(const struct pol_diags *ds, const char *file, FILE *f)
 	for (size_t i = 0; i < ds->n; i++)
 		fprintf(f, "%s:%d:%d: %s: %s\n", file, ds->d[i].pos.line, ds->d[i].pos.col,
 			ds->d[i].severity == POL_ERROR ? "error" : "warning", ds->d[i].msg);
-}
-
-/* --- variables ------------------------------------------------------------------ */
-
-const char *pol_vars_get(const struct pol_vars *vars, const char *name)
-{
-	for (size_t i = 0; vars && i < vars->n; i++)
-		if (!strcmp(vars->v[i].name, name))
-			return vars->v[i].value;
-	return NULL;
-}
-
-int pol_vars_set(struct pol_vars *vars, const char *name, const char *value)
-{
-	char *v;
-
-	for (const char *c = name; *c; c++)
-		if (!isalnum((unsigned char)*c) && *c != '_')
-			return -EINVAL;
-	if (!*name)
-		return -EINVAL;
-	v = strdup(value);
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < vars->n; i++)
-		if (!strcmp(vars->v[i].name, name)) {
-			free(vars->v[i].value);
-			vars->v[i].value = v;
-			return 0;
-		}
-	if (vars->n >= ARRAY_SIZE(vars->v)) {
-		free(v);
-		return -E2BIG;
-	}
-	vars->v[vars->n].name = strdup(name);
-	if (!vars->v[vars->n].name) {
-		free(v);
-		return -ENOMEM;
-	}
-	vars->v[vars->n++].value = v;
-	return 0;
-}
-
-void pol_vars_free(struct pol_vars *vars)
-{
-	for (size_t i = 0; i < vars->n; i++) {
-		free(vars->v[i].name);
-		free(vars->v[i].value);
-	}
-	vars->n = 0;
-}
-
-int pol_vars_defaults(struct pol_vars *vars)
-{
-	char cwd[PATH_MAX], num[32];
-	struct passwd *pw = getpwuid(getuid());
-	const char *home = getenv("HOME");
-	int r = 0;
-
-	if (!home || home[0] != '/')
-		home = pw ? pw->pw_dir : "/";
-	snprintf(num, sizeof(num), "%u", (unsigned)getuid());
-	if (getcwd(cwd, sizeof(cwd)))
-		r = r ?: pol_vars_set(vars, "WORKSPACE", cwd);
-	r = r ?: pol_vars_set(vars, "HOME", home);
-	r = r ?: pol_vars_set(vars, "USER", pw ? pw->pw_name : num);
-	r = r ?: pol_vars_set(vars, "UID", num);
-	r = r ?: pol_vars_set(vars, "TMPDIR", "/tmp");
-	return r;
 }
 
 static bool var_known(const struct pol_vars *vars, const char *name)
@@ -1475,8 +1405,6 @@ void pol_free(struct policy *p)
 	free(p->description);
 	free(p);
 }
-
-int pol_index_add_protected(struct policy *p, const char *path);
 
 int pol_protect_path(struct policy *p, const char *path)
 {

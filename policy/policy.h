@@ -231,8 +231,15 @@ const char *const *pol_credential_stores(void);
 const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t right,
 			     const char **why);
 
-/* Match a canonical path against a pattern whose components may be globs:
- * true when the path is the pattern or lies below it.  Pure. */
+/* A canonical path against a pattern whose components may be globs,
+ * compared component by component (match.c).  Pure. */
+enum pol_glob_rel {
+	POL_GLOB_NONE = 0,
+	POL_GLOB_WITHIN,        /* the path is the pattern or below it */
+	POL_GLOB_ANCESTOR,      /* the path is a strict ancestor of an instance */
+};
+enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern);
+/* True when the path is the pattern or lies below it. */
 bool pol_glob_within(const char *path, const char *pattern);
 
 /* --- lifting: what a raw operation means (policy/lift.c) ----------------- */
