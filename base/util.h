@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,9 @@ static inline void fclosep(FILE **f)
  * Logging, at the boundary only.  Inner helpers return -errno; the caller
  * that knows what the user asked for logs once, with a subsystem prefix.
  */
+/* CLOCK_MONOTONIC in milliseconds: deadlines, ages, budgets. */
+uint64_t mono_ms(void);
+
 void log_set_verbose(int level);
 int log_verbose(void);
 void log_msg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "supervisor.h"
+#include "approve.h"
 #include "util.h"
 
 #define OTHER_UID 4242

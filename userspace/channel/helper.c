@@ -38,7 +38,8 @@
 
 #include "audit.h"
 #include "jsonrpc.h"
-#include "supervisor.h"
+#include "sup_state.h"
+#include "helper.h"
 #include "util.h"
 
 #define CHAN_MAX_LINE (1u << 20)
@@ -64,7 +65,7 @@ static void chan_close(struct helper *h)
  */
 static int chan_line(struct helper *h, int timeout_ms, json_t **msg)
 {
-	uint64_t end = sup_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
 
 	*msg = NULL;
 	for (;;) {
@@ -91,7 +92,7 @@ static int chan_line(struct helper *h, int timeout_ms, json_t **msg)
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			return -EPIPE;
 		{
-			uint64_t now = sup_now_ms();
+			uint64_t now = mono_ms();
 			struct pollfd p = { .fd = h->chan, .events = POLLIN };
 
 			if (now >= end)
@@ -254,22 +255,22 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 	kept = pol_event_kept(event);
 	if (!kept) {
 		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
-	} else if (sup_human_denied(s, event)) {
-		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
+	} else if (s->ops->human_denied(s, event)) {
+		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "denied by a human earlier in this session (not asked again)", NULL);
 		helper_decide(s, hp, h.notif, false,
 			      "denied by a human earlier in this session (not asked again)", NULL);
-	} else if (sup_session_approved(s, event, NULL)) {
-		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "allow", rule,
+	} else if (s->ops->session_approved(s, event, NULL)) {
+		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "allow", rule,
 			   "approved for this session", NULL);
 		helper_decide(s, hp, h.notif, true, "approved for this session", NULL);
 	} else if (s->opt->approve == APPROVE_DENY) {
 		/* No human to ask: an escalation is a refusal, at once. */
-		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
+		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "escalation with --approve deny", NULL);
 		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
-	} else if ((r = sup_hold(s, &h, event, kept, NULL, summary, rule, rule_risk(s, rule, reason))) < 0) {
-		sup_record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
+	} else if ((r = s->ops->hold(s, &h, event, kept, NULL, summary, rule, rule_risk(s, rule, reason))) < 0) {
+		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
 		helper_decide(s, hp, h.notif, false, sup_hold_error(r), NULL);
 	}
 	json_decref(kept);
@@ -290,7 +291,7 @@ static void on_message(struct sup *s, struct helper *h, json_t *msg)
 			return;
 		pthread_mutex_lock(&s->lock);
 		(void)audit_write(s->audit, type, fields);
-		sup_audit_check(s);
+		s->ops->audit_check(s);
 		pthread_mutex_unlock(&s->lock);
 	} else if (!strcmp(op, "escalate")) {
 		on_escalate(s, h, msg);
@@ -298,7 +299,7 @@ static void on_message(struct sup *s, struct helper *h, json_t *msg)
 		json_t *hold = json_object_get(msg, "hold");
 
 		if (json_is_integer(hold))
-			approve_withdraw(s, h->held, (uint64_t)json_integer_value(hold));
+			s->ops->withdraw(s, h->held, (uint64_t)json_integer_value(hold));
 	}
 }
 
@@ -311,7 +312,7 @@ static void helper_gone(struct sup *s, struct helper *h)
 	snprintf(what, sizeof(what), "%s-exited", h->what);
 	ev = json_pack("{s:s,s:i}", "event", what, "pid", (int)h->pid);
 	chan_close(h);
-	approve_withdraw_all(s, h->held);
+	s->ops->withdraw_all(s, h->held);
 	pthread_mutex_lock(&s->lock);
 	(void)audit_write(s->audit, "lifecycle", ev);
 	pthread_mutex_unlock(&s->lock);
@@ -367,12 +368,12 @@ struct helper *helper_of_held(struct sup *s, int nr)
 void helper_stop(struct sup *s, struct helper *h)
 {
 	if (h->pid > 0) {
-		h->stop_end = sup_now_ms() + STOP_TIMEOUT_MS;
+		h->stop_end = mono_ms() + STOP_TIMEOUT_MS;
 		/* SIGTERM: it stops what it started, and sends its last records. */
 		(void)kill(h->pid, SIGTERM);
-		while (h->chan >= 0 && sup_now_ms() < h->stop_end) {
+		while (h->chan >= 0 && mono_ms() < h->stop_end) {
 			json_t *msg;
-			int r = chan_line(h, (int)(h->stop_end - sup_now_ms()), &msg);
+			int r = chan_line(h, (int)(h->stop_end - mono_ms()), &msg);
 
 			if (r < 0)
 				break;
@@ -398,7 +399,7 @@ void helper_reap(struct helper *h)
 	 */
 	pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
 	while (waitpid(h->pid, &status, WNOHANG) == 0) {
-		uint64_t now = sup_now_ms();
+		uint64_t now = mono_ms();
 		struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
 		if (now >= h->stop_end) {

@@ -31,7 +31,8 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "supervisor.h"
+#include "sup_state.h"
+#include "helper.h"
 #include "unix_connector.h"
 #include "util.h"
 

@@ -131,14 +131,6 @@ struct conn {
 	bool inner;                     /* past the request that opened it (grants: outer only) */
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int send_all(int fd, const char *b, size_t n);
 
 static int chan_send(struct hp *hp, json_t *msg)

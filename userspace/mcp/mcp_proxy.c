@@ -162,14 +162,6 @@ struct proxy {
 	struct steps steps;             /* the session's steps (steps.h); none alone */
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
 static uint64_t now_us(void)
 {
 	struct timespec t;
@@ -342,7 +334,7 @@ static struct call *call_new(struct proxy *p, enum call_kind kind, struct srv *s
 	k->s = s;
 	k->did = ++s->next_id;
 	k->t0_us = now_us();
-	k->deadline_ms = now_ms() + (kind == CALL_TOOL ? (uint64_t)s->timeout_s * 1000 : INIT_TIMEOUT_MS);
+	k->deadline_ms = mono_ms() + (kind == CALL_TOOL ? (uint64_t)s->timeout_s * 1000 : INIT_TIMEOUT_MS);
 	k->next = p->calls;
 	p->calls = k;
 	return k;
@@ -1059,7 +1051,7 @@ static void on_decision(struct proxy *p, json_t *msg)
 	}
 	k->kind = CALL_TOOL;
 	k->t0_us = now_us();
-	k->deadline_ms = now_ms() + (uint64_t)k->s->timeout_s * 1000;
+	k->deadline_ms = mono_ms() + (uint64_t)k->s->timeout_s * 1000;
 	forward(p, k);
 }
 
@@ -1292,7 +1284,7 @@ static void chan_readable(struct proxy *p)
 
 static void expire(struct proxy *p)
 {
-	uint64_t now = now_ms();
+	uint64_t now = mono_ms();
 
 restart:
 	for (struct call *k = p->calls, *next; k; k = next) {
@@ -1317,7 +1309,7 @@ restart:
 
 static int next_timeout(struct proxy *p)
 {
-	uint64_t now = now_ms(), t = UINT64_MAX;
+	uint64_t now = mono_ms(), t = UINT64_MAX;
 
 	for (struct call *k = p->calls; k; k = k->next)
 		if (k->deadline_ms < t)

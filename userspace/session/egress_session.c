@@ -43,6 +43,8 @@
 
 #include "cred_proxy.h"
 #include "supervisor.h"
+#include "helper.h"
+#include "egress_session.h"
 #include "util.h"
 
 #define RUN_CA_DIR "/run/cordon-ca"

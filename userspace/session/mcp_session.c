@@ -37,6 +37,8 @@
 #include "audit.h"
 #include "jsonrpc.h"
 #include "supervisor.h"
+#include "helper.h"
+#include "mcp_session.h"
 #include "util.h"
 
 #define RUN_MCP_DIR "/run/cordon-mcp"

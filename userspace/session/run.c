@@ -53,6 +53,10 @@
 #include "reap.h"
 #include "run.h"
 #include "supervisor.h"
+#include "approve.h"
+#include "helper.h"
+#include "egress_session.h"
+#include "mcp_session.h"
 #include "unix_connector.h"
 #include "util.h"
 #include "world.h"
@@ -1705,7 +1709,7 @@ static int exit_code(int status)
 int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
-	struct sup s = { .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1, .init_chan = -1,
+	struct sup s = { .ops = &sup_ops, .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1, .init_chan = -1,
 			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
 			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1, .host_fd = -1 },
 			 .home_layer = { .lock_fd = -1 },
@@ -1799,7 +1803,7 @@ int cmd_run(int argc, char **argv)
 		log_err("run: /dev/urandom: %m");
 		goto out;
 	}
-	s.started_ms = sup_now_ms();
+	s.started_ms = mono_ms();
 	{
 		char gwhy[PATH_MAX + 256] = "";
 
@@ -1841,7 +1845,7 @@ int cmd_run(int argc, char **argv)
 	 * ruleset is dropped unused).
 	 */
 	{
-		struct sup probe = { .opt = &opt };
+		struct sup probe = { .ops = &sup_ops, .opt = &opt };
 
 		s.main_cpu = sched_getcpu();
 		s.ll_wanted = posture_cached(&probe);

@@ -33,7 +33,10 @@
 #include "audit.h"
 #include "notify.h"
 #include "push_grant.h"
-#include "supervisor.h"
+#include "sup_state.h"
+#include "approve.h"
+#include "helper.h"
+#include "tell.h"
 #include "util.h"
 
 int approve_listen(struct sup *s)
@@ -94,7 +97,7 @@ static void prompt(struct sup *s, struct pending *p)
 	size_t n = tty_guard_begin(pre, sizeof(pre));
 
 	s->prompt_active = true;
-	s->prompt_at = sup_now_ms();
+	s->prompt_at = mono_ms();
 	p->prompted = true;
 	if (isatty(STDERR_FILENO))
 		(void)write_all(STDERR_FILENO, pre, n);
@@ -104,7 +107,7 @@ static void prompt(struct sup *s, struct pending *p)
 		  "[cordon] Approve once [y], approve for this session [s], deny [n]? ",
 		  p->summary, p->rule[0] ? p->rule : "(none)", p->risk, p->n_held,
 		  p->n_held == 1 ? "" : "s",
-		  (unsigned long long)((p->deadline_ms - sup_now_ms()) / 1000),
+		  (unsigned long long)((p->deadline_ms - mono_ms()) / 1000),
 		  s->pol->approval_on_timeout == CORDON_ALLOW ? "allow" : "deny");
 }
 
@@ -190,7 +193,7 @@ static void remember_denial(struct sup *s, const char *key)
 }
 
 /*
- * The words the caller gets with its errno (sup_tell: on its stderr, which
+ * The words the caller gets with its errno (tell: on its stderr, which
  * is what a model reads of a tool's run), so that a refusal by a human is
  * not taken for a permission problem to work around.
  */
@@ -199,12 +202,12 @@ static void tell_outcome(struct sup *s, struct pending *p, pid_t pid, bool human
 {
 	s->told = pid;
 	if (human)
-		sup_tell(s, pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
+		tell(s->cgroup, pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
 			 "this session refused this request; it will be refused again without "
 			 "asking for the rest of the session. Do not retry it or try another way to "
 			 "do the same: ask the user.\n", approver, p->summary);
 	else if (!strcmp(approver, "timeout"))
-		sup_tell(s, pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
+		tell(s->cgroup, pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
 			 "nobody answered in time; it was refused.\n", p->summary);
 }
 
@@ -238,7 +241,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 			/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
 			struct helper *hp = helper_of_held(s, h->nr);
 
-			sup_record(s, h->pid, hp->raw_name, NULL, p->kept,
+			s->ops->record(s, h->pid, hp->raw_name, NULL, p->kept,
 				   allow ? "allow" : "deny",
 				   p->rule[0] ? p->rule : NULL, why, approver);
 			helper_decide(s, hp, h->notif, allow, why, approver);
@@ -257,20 +260,20 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 				ok = false;
 				why = "approved, but another task shares the caller's memory (argv "
 				      "could have been rewritten)";
-			} else if (sup_exec_arm(s, h, NULL, &why) < 0) {
+			} else if (s->ops->exec_arm(s, h, NULL, &why) < 0) {
 				ok = false;
 			} else if (push_event(p->kept)) {
 				/* Its destination, granted before it runs (push_grant.h). */
 				push_grant(s, h->pid, p->kept, approver);
 			}
 		}
-		sup_record(s, h->pid, h->nr == SYS_connect ? "connect" :
+		s->ops->record(s, h->pid, h->nr == SYS_connect ? "connect" :
 			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL,
 			   p->kept,
 			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
 		if (!allow)
 			tell_outcome(s, p, h->pid, human, approver);
-		sup_apply(s, h, ok, true, why);
+		s->ops->apply(s, h, ok, true, why);
 	}
 	json_decref(p->kept);
 	free(p);
@@ -325,13 +328,13 @@ void approve_withdraw_all(struct sup *s, int nr)
 				ids[k++] = p->held[i].notif;
 		/* The last withdrawal frees p: it is not touched after. */
 		for (int i = 0; i < k; i++)
-			approve_withdraw(s, nr, ids[i]);
+			s->ops->withdraw(s, nr, ids[i]);
 	}
 }
 
 void approve_tick(struct sup *s)
 {
-	uint64_t now = sup_now_ms();
+	uint64_t now = mono_ms();
 	struct pending *p = s->pending;
 
 	while (p) {
@@ -356,7 +359,7 @@ void approve_tick(struct sup *s)
 void approve_tty_input(struct sup *s, const char *buf, size_t n)
 {
 	struct pending *p;
-	bool done = sup_now_ms() < s->prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
+	bool done = mono_ms() < s->prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
 
 	for (p = s->pending; p && !(p->prompted); p = p->next)
 		;
@@ -448,7 +451,7 @@ static json_t *event_shown(const struct pending *p)
 static json_t *pending_json(struct sup *s)
 {
 	json_t *a = json_array();
-	uint64_t now = sup_now_ms();
+	uint64_t now = mono_ms();
 
 	for (struct pending *p = s->pending; p; p = p->next)
 		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:I,s:I}",
@@ -475,7 +478,7 @@ static json_t *session_json(struct sup *s)
 	pol_printable(shown, sizeof(shown), cmd);
 	return json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:I}", "session", s->name, "user", s->user,
 			 "uid", (int)s->uid, "invoker", (int)s->invoker, "workspace", s->workspace,
-			 "command", shown, "age_ms", (json_int_t)(sup_now_ms() - s->started_ms));
+			 "command", shown, "age_ms", (json_int_t)(mono_ms() - s->started_ms));
 }
 
 static void reply(int c, json_t *o)
@@ -532,7 +535,7 @@ void approve_accept(struct sup *s)
 		char by[160];
 
 		snprintf(by, sizeof(by), "`cordon stop` by %s", who);
-		sup_stop(s, SIGTERM, by);
+		s->ops->stop(s, SIGTERM, by);
 		reply(c, json_pack("{s:b,s:i}", "ok", 1, "grace_ms", STOP_GRACE_MS));
 	} else if (!strcmp(cmd, "approve") || !strcmp(cmd, "deny")) {
 		unsigned id = (unsigned)json_integer_value(json_object_get(req, "id"));

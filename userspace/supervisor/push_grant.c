@@ -44,7 +44,8 @@
 #include "audit.h"
 #include "landlock_compat.h"
 #include "push_grant.h"
-#include "supervisor.h"
+#include "sup_state.h"
+#include "helper.h"
 #include "util.h"
 
 #define GIT_PATH "/usr/bin/git"
@@ -161,7 +162,7 @@ static int git_in_view(const struct view *v, const char *const *args, char *out,
 {
 	const char *argv[64];
 	int n = 0, p[2], status, r = 0;
-	uint64_t end = sup_now_ms() + GIT_DEADLINE_MS;
+	uint64_t end = mono_ms() + GIT_DEADLINE_MS;
 	size_t have = 0;
 	pid_t pid;
 
@@ -185,7 +186,7 @@ static int git_in_view(const struct view *v, const char *const *args, char *out,
 	close(p[1]);
 	for (;;) {
 		struct pollfd pf = { .fd = p[0], .events = POLLIN };
-		uint64_t now = sup_now_ms();
+		uint64_t now = mono_ms();
 		ssize_t k;
 
 		if (now >= end) {
@@ -485,7 +486,7 @@ static void grant_record(struct sup *s, json_t *fields)
 	pthread_mutex_lock(&s->lock);
 	if (s->audit && fields) {
 		(void)audit_write(s->audit, "grant", fields);
-		sup_audit_check(s);
+		s->ops->audit_check(s);
 	}
 	pthread_mutex_unlock(&s->lock);
 	json_decref(fields);

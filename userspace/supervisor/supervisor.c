@@ -59,6 +59,9 @@
 #include "notify.h"
 #include "push_grant.h"
 #include "supervisor.h"
+#include "approve.h"
+#include "helper.h"
+#include "tell.h"
 #include "unix_connector.h"
 #include "util.h"
 
@@ -73,14 +76,6 @@
  */
 #define MAX_ARG_BYTES (6u << 20)
 #define MAX_ARGS (MAX_ARG_BYTES / (sizeof(char *) + 1))
-
-uint64_t sup_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static struct timespec t_answer;        /* when the main loop last answered a task */
 
@@ -479,7 +474,7 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 		a = &s->armed[s->n_armed++];
 	}
 	a->tid = h->pid;
-	a->t_ms = sup_now_ms();
+	a->t_ms = mono_ms();
 	if (comm)
 		snprintf(a->comm, sizeof(a->comm), "%s", comm);
 	else
@@ -590,7 +585,7 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 	snprintf(p->risk, sizeof(p->risk), "%s", risk);
 	p->kept = json_incref(kept ?: event);
 	p->held[p->n_held++] = *h;
-	p->created_ms = sup_now_ms();
+	p->created_ms = mono_ms();
 	p->deadline_ms = p->created_ms + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
 	p->next = s->pending;
 	s->pending = p;
@@ -599,12 +594,6 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 }
 
 /* Why sup_hold refused, for the record. */
-const char *sup_hold_error(int r)
-{
-	return r == -EAGAIN ? "too many requests are waiting for a human: refused" :
-			      "cordon could not hold the request";
-}
-
 static void escalate(struct sup *s, const struct held *h, const char *raw_name, json_t *event,
 		     json_t *kept, const char *binary, const char *summary,
 		     const struct pol_result *res)
@@ -629,7 +618,7 @@ bool sup_session_approved(struct sup *s, json_t *event, const char *binary)
 	       approve_session_allowed(s, key);
 }
 
-/* What a caller refused unasked is told (sup_tell), and the human on cordon's terminal. */
+/* What a caller refused unasked is told (tell), and the human on cordon's terminal. */
 #define REFUSED_AGAIN "denied by a human earlier in this session (not asked again)"
 
 static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
@@ -640,7 +629,7 @@ static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
 	if (pid == s->told)
 		return;         /* the same process again: its PATH search's next entry */
 	s->told = pid;
-	sup_tell(s, pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
+	tell(s->cgroup, pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
 		 "session; it is refused without asking again. Do not retry it or try another way "
 		 "to do the same: ask the user.\n", shown);
 	if (!s->opt->quiet)
@@ -1768,11 +1757,11 @@ void sup_stop(struct sup *s, int sig, const char *by)
 	if (s->stop_sig) {
 		/* A second stop: no more grace. */
 		if (!s->stop_killed)
-			s->stop_at = sup_now_ms();
+			s->stop_at = mono_ms();
 		return;
 	}
 	s->stop_sig = sig;
-	s->stop_at = sup_now_ms() + STOP_GRACE_MS;
+	s->stop_at = mono_ms() + STOP_GRACE_MS;
 	snprintf(s->stop_by, sizeof(s->stop_by), "%s", by);
 	if (!s->opt->quiet)
 		fprintf(stderr, "\r\ncordon: stopping session %s (%s); killed in %d s if still "
@@ -1815,6 +1804,19 @@ static void init_input(struct sup *s)
 	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
 }
 
+const struct sup_ops sup_ops = {
+	.record = sup_record,
+	.audit_check = sup_audit_check,
+	.hold = sup_hold,
+	.session_approved = sup_session_approved,
+	.human_denied = sup_human_denied,
+	.apply = sup_apply,
+	.exec_arm = sup_exec_arm,
+	.stop = sup_stop,
+	.withdraw = approve_withdraw,
+	.withdraw_all = approve_withdraw_all,
+};
+
 int sup_loop(struct sup *s, int *status)
 {
 	sigset_t mask;
@@ -1856,7 +1858,7 @@ int sup_loop(struct sup *s, int *status)
 		int n = 0, i_listen, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1, i_init = -1,
 		    i_floor = -1, i_net = -1, i_budget = -1, i_mcp = -1, i_http = -1,
 		    timeout = 1000;
-		uint64_t now = sup_now_ms();
+		uint64_t now = mono_ms();
 
 		for (struct pending *q = s->pending; q; q = q->next) {
 			int left = q->deadline_ms > now ? (int)(q->deadline_ms - now) : 0;
@@ -1955,7 +1957,7 @@ int sup_loop(struct sup *s, int *status)
 			if (waitpid(s->agent, status, WNOHANG) == s->agent)
 				agent_done = true;
 		}
-		now = sup_now_ms();
+		now = mono_ms();
 		if (__atomic_load_n(&s->audit_err, __ATOMIC_ACQUIRE) && !s->stop_reason[0]) {
 			audit_stop = true;
 			snprintf(s->stop_reason, sizeof(s->stop_reason),

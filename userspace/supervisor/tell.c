@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Words to the agent (sup_tell): what a human decided, written on the
+ * Words to the agent (tell): what a human decided, written on the
  * stderr of the process whose request it was, beside the errno it gets.
  *
  * Attack: a write by root into a descriptor the agent chose is a confused
@@ -39,6 +39,7 @@
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "supervisor.h"
+#include "tell.h"
 
 /* The inode of the peer of Unix socket `ino`, from sock_diag; 0 if none. */
 static unsigned unix_peer(unsigned ino)
@@ -223,7 +224,7 @@ out:
 	return fd;
 }
 
-void sup_tell(const struct sup *s, pid_t pid, const char *fmt, ...)
+void tell(const char *cgroup, pid_t pid, const char *fmt, ...)
 {
 	char msg[2048];
 	va_list ap;
@@ -232,7 +233,7 @@ void sup_tell(const struct sup *s, pid_t pid, const char *fmt, ...)
 
 	fd = pipe_or_pty(pid);
 	if (fd < 0) {
-		fd = session_socket(s->cgroup, pid);
+		fd = session_socket(cgroup, pid);
 		sock = fd >= 0;
 	}
 	if (fd < 0)

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The state of one `cordon run` session's supervisor (struct sup), shared
+ * by the start-up code (run.c), the event loop (supervisor.c), the
+ * approval channels (approve.c), the helpers' channel (channel/helper.c)
+ * and the grants (push_grant.c); and the operations those lower modules
+ * call back through (struct sup_ops) instead of into supervisor.c, so that
+ * no module below the loop depends on it (docs/architecture.md).
+ */
+#ifndef CORDON_SUP_STATE_H
+#define CORDON_SUP_STATE_H
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <jansson.h>
+
+#include "cordon.h"
+#include "git_guard.h"
+#include "world.h"
+#include "home.h"
+
+struct fallback_report;
+#include "policy.h"
+#include "posture.h"
+#include "steps.h"
+#include "tty_guard.h"
+
+struct floor;
+struct floor_session;
+struct net;
+struct audit;
+struct budget;
+
+enum approve_mode {
+	APPROVE_TTY = 0,
+	APPROVE_SOCKET,
+	APPROVE_DENY,
+};
+
+#define RUN_MAX_ENV 64
+
+struct run_options {
+	const char *policy;             /* file or profile name */
+	const char *workspace;
+	const char *user;
+	enum approve_mode approve;
+	bool approve_set;
+	const char *audit;
+	bool require_full_floor;
+	const char *env[RUN_MAX_ENV];   /* --env NAME */
+	int n_env;
+	const char *vars[RUN_MAX_ENV];  /* --var NAME=VALUE */
+	int n_vars;
+	bool quiet;
+	const char *mcp;                /* --mcp SERVERS.json */
+	const char *upstreams[RUN_MAX_ENV];     /* --upstream CREDENTIAL=URL */
+	int n_upstreams;
+	const char *upstream_ca;        /* --upstream-ca FILE: verifies those upstreams */
+	int keep_fd[RUN_MAX_ENV];       /* --keep-fd N: descriptors the agent inherits */
+	int n_keep_fd;
+	char **argv;                    /* the agent's command */
+};
+
+/*
+ * struct held.nr of an operation held by a helper of the session (notif:
+ * its hold id): a tools/call in the MCP proxy, a request in the egress
+ * broker.
+ */
+#define HELD_MCP (-1)
+#define HELD_HTTP (-2)
+
+/* A helper the supervisor started outside the session, and its channel (helper.c). */
+struct helper {
+	const char *what;               /* "MCP proxy", ...: messages */
+	const char *raw_name;           /* the raw name of its decisions' records */
+	const char *record_type;        /* the record type it may write besides "decision" */
+	int held;                       /* HELD_MCP, HELD_HTTP */
+	pid_t pid;
+	uint64_t stop_end;              /* helper_stop(): by when it must have exited */
+	int chan;                       /* supervisor <-> helper, or -1 */
+	void *in;                       /* struct linebuf of the channel */
+};
+
+/* One escalated operation held while a human decides. */
+struct pending {
+	struct pending *next;
+	unsigned id;                    /* shown to humans */
+	/*
+	 * The SHA-256 of the canonical semantic event, whole (pol_json_sha256):
+	 * identical requests are batched under one answer, and "approved for
+	 * this session" is kept as this key.  Whole, because one cut at 1 KB
+	 * never matched again, so such an approval of a long request did not
+	 * hold, and one compared cut would let a request that differs after
+	 * the cut ride on another's approval; a digest, because the event
+	 * itself may be megabytes (see SUP_MAX_PENDING).
+	 */
+	char key[65];
+	/*
+	 * The same, of the event alone (an exec's binary left out): what a
+	 * human's denial is remembered as (approve_resolve, sup_human_denied).
+	 */
+	char deny_key[65];
+	char summary[1024];
+	char rule[128];
+	char risk[512];
+	json_t *kept;                   /* the event as shown and recorded (bounded) */
+	uint64_t deadline_ms;           /* CLOCK_MONOTONIC */
+	uint64_t created_ms;            /* CLOCK_MONOTONIC: its age, for `cordon pending` */
+	/* The held notifications (identical requests are batched here). */
+	struct held {
+		uint64_t notif;
+		pid_t pid;
+		int nr;
+		uint64_t args[6];
+		unsigned char addr[128];        /* connect: the address as read */
+		uint32_t addrlen;
+		char path[PATH_MAX];            /* open: the canonical path judged */
+		int oflags;
+		unsigned omode;
+		struct cordon_exec_expect exec; /* exec: what the kernel must receive */
+		char summary[128];              /* exec: the judged argv, for a kill's record */
+	} held[16];
+	int n_held;
+	bool prompted;
+};
+
+struct sup {
+	const struct sup_ops *ops;      /* the loop's operations (above) */
+	struct run_options *opt;
+	char name[40];                  /* session name: cgroup and run dir */
+	char run_dir[PATH_MAX];
+	char cgroup[PATH_MAX];
+	uint64_t cgid;
+	struct posture posture;
+	char floor_error[256];          /* why BPF LSM is not in use */
+	struct policy *pol;
+	struct floor *floor;
+	struct floor_session *fsess;
+	struct net *net;
+	struct net_ring *nring;         /* the network floor's events of this session */
+	struct budget *budget;
+	struct audit *audit;
+	char audit_path[PATH_MAX];
+	char key_dir[PATH_MAX];
+
+	uid_t uid;                      /* the agent's */
+	gid_t gid;
+	char user[64];
+	char home[PATH_MAX];
+	uid_t invoker;                  /* who may approve */
+	char workspace[PATH_MAX];
+	struct git_guard git;           /* its git metadata, read-only to the session */
+	struct world world;             /* the session's private view (world.h) */
+	struct home_layer home_layer;   /* the agent's copy-on-write home (home.h) */
+	char home_tmp[PATH_MAX];        /* a layer of this session's own, removed at its end, or "" */
+	char world_error[PATH_MAX + 128];
+	bool ll_wanted;                 /* the view's thread builds the Landlock ruleset too */
+	uint32_t proc_rights;           /* fallback: Landlock rights on the agent's own /proc */
+
+	pid_t agent;
+	int listener;                   /* seccomp notify */
+	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
+	int pty_master;                 /* the agent's terminal, or -1 */
+	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
+	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
+	int init_chan;                  /* cordon-init's socket: 'T', the agent's job stopped, or -1 */
+	/*
+	 * Ctrl-Z on the agent's terminal stopped its job (run.c): give the
+	 * human's terminal back and stop cordon itself; returns at `fg`, the
+	 * terminal cordon's again.  NULL: no terminal of the human's to give.
+	 */
+	void (*suspend)(struct sup *s);
+	int approve_sock;
+	int events_sock;
+	int watchdog_fd;
+	int run_lock;                   /* the run directory's flock: this session is live (reap.h) */
+	int clients[16];                /* event subscribers */
+	int n_clients;
+
+	struct pending *pending;
+	unsigned next_pending;
+	char **approved;                /* "for this session" event keys */
+	size_t n_approved;
+	char **denied;                  /* deny_key of every request a human denied */
+	size_t n_denied;
+	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
+	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
+	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
+	struct tty_keys keys;           /* cordon's terminal's input, parsed */
+	struct tty_out out;             /* the agent's output, filtered */
+
+	bool notify_open;               /* the policy escalates some file access */
+	int ll_fd;                      /* fallback: the Landlock ruleset built for the agent */
+	int main_cpu;                   /* where start-up ran when the ruleset thread began */
+	int exit_status;                /* what cordon run returns, for the "end" record */
+	char ll_error[512];
+	struct fallback_report *ll_rep; /* fallback: the ruleset's report (its covers[]) */
+	gid_t groups[64];               /* the agent's supplementary groups */
+	int n_groups;
+	/* How long the supervisor held each notified call (receive to answer), in
+	 * microseconds: the last 4096 of each kind, for the end record. */
+	uint32_t lat_exec[4096], lat_connect[4096];
+	uint64_t n_exec, n_connect;
+	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
+	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
+	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
+	uint64_t started_ms;
+	char stop_reason[512];          /* a budget spent, the supervisor stopping */
+	/* A stop asked for (sup_stop): a signal to cordon run, or `cordon stop`. */
+	int stop_sig;                   /* the signal passed on to the session, or 0 */
+	uint64_t stop_at;               /* CLOCK_MONOTONIC ms: the cgroup is killed then */
+	bool stop_killed;               /* the grace ran out (or a second stop came) */
+	char stop_by[128];              /* who asked: "SIGTERM from uid U (pid P)", ... */
+	int audit_err;                  /* -errno once the log cannot keep records (atomic) */
+	int audit_full;                 /* the audit budget is spent (atomic) */
+	uint64_t floor_dropped;         /* kernel events lost so far (floor_drops) */
+	uint64_t net_dropped;           /* network floor events lost so far (net_drops) */
+	pthread_mutex_t lock;           /* audit/event publication from workers */
+	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
+	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
+	int mcp_listen;                 /* the listening socket, until handed over */
+	/* The fallback's Unix connector (unix_connector.h), started on first use. */
+	int conn_chan;
+	pid_t conn_pid;
+	char conn_cgroup[PATH_MAX];     /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
+	struct helper mcp;
+	/* The egress broker and credential proxy (egress_session.c). */
+	int egress_listen;
+	uint16_t egress_port;           /* on 127.0.0.1; 0: none */
+	int egress_ca;                  /* the CA bundle, until handed to the broker */
+	char ca_path[PATH_MAX];         /* the bundle the agent trusts; "" if none */
+	char *sentinels;                /* "ENV=SENTINEL" lines for the agent, or NULL */
+	struct helper egress;
+	/*
+	 * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
+	 * attached and this supervisor sees the kernel's thread ids (the
+	 * initial PID namespace).  Execs let go on, watched until the kernel
+	 * has met or killed them, for the audit record of a kill.
+	 */
+	bool exec_recheck;
+	struct armed_exec {
+		pid_t tid;
+		uint64_t t_ms;
+		char comm[16];
+		char summary[128];
+	} *armed;                       /* one per thread, grown as needed */
+	int n_armed, cap_armed;
+};
+
+/*
+ * What the modules below the loop ask of it (supervisor.c fills the table,
+ * sup_ops): publish a decision, hold an operation for a human, answer a
+ * held call, stop the session.  Called with the same rules as the
+ * functions they stand for (supervisor.h).
+ */
+struct sup_ops {
+	void (*record)(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
+		       const char *decision, const char *rule, const char *reason,
+		       const char *approver);
+	void (*audit_check)(struct sup *s);
+	int (*hold)(struct sup *s, const struct held *h, json_t *event, json_t *kept,
+		    const char *binary, const char *summary, const char *rule, const char *risk);
+	bool (*session_approved)(struct sup *s, json_t *event, const char *binary);
+	bool (*human_denied)(struct sup *s, json_t *event);
+	void (*apply)(struct sup *s, struct held *h, bool allow, bool emulate, const char *why);
+	int (*exec_arm)(struct sup *s, const struct held *h, const char *comm, const char **why);
+	void (*stop)(struct sup *s, int sig, const char *by);
+	/* A helper's held operation went (approve.c): drop it from its request. */
+	void (*withdraw)(struct sup *s, int nr, uint64_t notif);
+	void (*withdraw_all)(struct sup *s, int nr);
+};
+
+/*
+ * Requests held for a human at once (distinct ones: identical requests
+ * share one).  Attack: an agent holds many distinct escalated requests,
+ * each with megabytes of arguments (an exec's argv up to 6 MiB, built once
+ * and shared by its forks), and the supervisor, which runs outside the
+ * session's memory budget, keeps a copy of each: a small agent makes the
+ * host's root process take gigabytes.  A held request keeps only its
+ * bounded record form (64 KiB of arguments at most, then a digest) and the
+ * SHA-256 key of the whole event; past SUP_MAX_PENDING the next one is
+ * refused at once and recorded as such.
+ */
+#define SUP_MAX_PENDING 256
+
+/*
+ * Keys typed within this long of a question do not answer it.  Attack:
+ * the agent reads what the human types to it, so it can raise a question
+ * just as the human is about to press y or s in some other word ("yes",
+ * "this"): the key meant for the agent would approve.  A second is as
+ * long as browsers keep their security dialogs' buttons off, for the same
+ * reason; a human reads the question for longer than that anyway.
+ */
+#define PROMPT_GRACE_MS 1000
+
+/*
+ * How long a session asked to stop (a signal to `cordon run`, `cordon
+ * stop`) has to exit on its own before its cgroup is killed.
+ */
+#define STOP_GRACE_MS 5000
+
+/* Why sup_hold refused (its -errno), as the record says. */
+static inline const char *sup_hold_error(int r)
+{
+	return r == -EAGAIN ? "too many requests are waiting for a human: refused" :
+			      "cordon could not hold the request";
+}
+
+#endif /* CORDON_SUP_STATE_H */
