@@ -569,8 +569,46 @@ static void eval_fs(const struct cands *cs, const struct pol_request *req,
 	*a = c.a;
 }
 
+/* The event of a request that needs no lifting (an exec's is built where it is lifted). */
+static json_t *event_of(const struct pol_request *req)
+{
+	switch (req->op) {
+	case POL_OP_READ:
+	case POL_OP_WRITE:
+	case POL_OP_CREATE:
+	case POL_OP_DELETE:
+	case POL_OP_CHMOD:
+	case POL_OP_EXEC:
+		return pol_event_fs(pol_event_fs_tool(req->op), req->path ?: "", NULL);
+	case POL_OP_CONNECT:
+		if (req->ev_server && req->ev_tool)
+			return pol_event_tool(req->ev_server, req->ev_tool, req->ev_args);
+		return pol_event_connect(req->host ?: "", req->port);
+	case POL_OP_TOOL:
+		return pol_event_tool(req->server ?: "", req->tool ?: "", req->args);
+	}
+	return NULL;
+}
+
+static void eval_op(const struct policy *p, const struct pol_request *req,
+		    struct pol_result *res, bool linear, json_t **event);
+
+/*
+ * Judge, and when EVENT is given, set *event to the event judged: an exec
+ * is lifted once, and what its record keeps is what the rules saw.
+ */
 static void eval(const struct policy *p, const struct pol_request *req,
-		 struct pol_result *res, bool linear)
+		 struct pol_result *res, bool linear, json_t **event)
+{
+	if (event)
+		*event = NULL;
+	eval_op(p, req, res, linear, event);
+	if (event && !*event)
+		*event = event_of(req);
+}
+
+static void eval_op(const struct policy *p, const struct pol_request *req,
+		    struct pol_result *res, bool linear, json_t **event)
 {
 	const struct cands cs = { p, linear };
 	char what[PATH_MAX + 32];
@@ -593,15 +631,25 @@ static void eval(const struct policy *p, const struct pol_request *req,
 			return;
 		}
 		eval_fs(&cs, req, res, &a);
-		if (res->invariant)
-			return;
-		snprintf(what, sizeof(what), "%s of %s", pol_op_name(req->op), req->path);
-		if (a.decision < 0 || req->op != POL_OP_EXEC) {
-			finish(res, &a, what);
+		if (req->op == POL_OP_EXEC && (event || (!res->invariant && a.decision >= 0))) {
+			/* Lifted once: for the rules below and for the event judged. */
+			n = pol_lift_exec(req->argv, req->cwd, pol_vars_get(&cs.p->vars, "WORKSPACE"), l);
+			if (event)
+				*event = pol_event_exec(l, n);
+		} else {
+			n = -1;
+		}
+		if (res->invariant || a.decision < 0 || req->op != POL_OP_EXEC) {
+			if (n > 0)
+				pol_lifted_free(l, n);
+			if (!res->invariant) {
+				snprintf(what, sizeof(what), "%s of %s", pol_op_name(req->op), req->path);
+				finish(res, &a, what);
+			}
 			return;
 		}
+		snprintf(what, sizeof(what), "%s of %s", pol_op_name(req->op), req->path);
 		/* The file may be executed: what the exec means joins the decision. */
-		n = pol_lift_exec(req->argv, req->cwd, pol_vars_get(&cs.p->vars, "WORKSPACE"), l);
 		if (n == 0) {
 			/* No event (out of memory, or more than can be judged): unknown means deny. */
 			res->decision = CORDON_DENY;
@@ -675,11 +723,17 @@ static void eval(const struct policy *p, const struct pol_request *req,
 
 void pol_eval(const struct policy *p, const struct pol_request *req, struct pol_result *res)
 {
-	eval(p, req, res, false);
+	eval(p, req, res, false, NULL);
+}
+
+void pol_eval_event(const struct policy *p, const struct pol_request *req,
+		    struct pol_result *res, json_t **event)
+{
+	eval(p, req, res, false, event);
 }
 
 void pol_eval_linear(const struct policy *p, const struct pol_request *req,
 		     struct pol_result *res)
 {
-	eval(p, req, res, true);
+	eval(p, req, res, true, NULL);
 }

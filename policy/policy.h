@@ -407,11 +407,45 @@ struct pol_result {
 void pol_eval(const struct policy *p, const struct pol_request *req, struct pol_result *res);
 
 /*
+ * pol_eval, and in *event (a new reference; NULL only when memory ran out)
+ * the semantic event it judged (event.c): an exec's lifted events (the
+ * last one, with "also" and "more"), a connect's net.connect or the
+ * http.request a proxy named, a file operation's fs event, a tool call.
+ * The caller records this event, so the record is what was judged and an
+ * exec is lifted once.
+ */
+void pol_eval_event(const struct policy *p, const struct pol_request *req,
+		    struct pol_result *res, json_t **event);
+
+/*
  * The same decision by scanning every rule, without the index: the
  * benchmark's baseline and the tests' oracle.
  */
 void pol_eval_linear(const struct policy *p, const struct pol_request *req,
 		     struct pol_result *res);
+
+/* --- semantic events (event.c) --------------------------------------------
+ * Every event cordon judges and records is built by these, from the exec
+ * lifter, the supervisor, the floor's reports, the egress broker and the
+ * MCP proxy alike: {"server", "tool", "arguments"}.  Each returns a new
+ * reference, NULL when memory ran out.
+ */
+/* S.T with ARGS (stolen; NULL: no arguments). */
+json_t *pol_event(const char *server, const char *tool, json_t *args);
+/* An exec's N lifted events (pol_lift_exec): the last, "also" shell.exec, "more" the rest. */
+json_t *pol_event_exec(const struct pol_lifted *l, int n);
+/* net.connect {host, port}; {path} or {abstract} for a Unix socket. */
+json_t *pol_event_connect(const char *host, unsigned port);
+json_t *pol_event_unix(const char *name, bool abstract);
+/* fs.TOOL {path[, access]}; pol_event_fs_tool names an op's tool (read_file, write_file, delete). */
+json_t *pol_event_fs(const char *tool, const char *path, const char *access);
+const char *pol_event_fs_tool(enum pol_op op);
+/* kernel.OP {object}: what only the floor sees (a signal, a ptrace, a mount...). */
+json_t *pol_event_kernel(const char *op, const char *object);
+/* http.request {method, host, port[, path]}, as the egress broker reads it. */
+json_t *pol_event_http(const char *method, const char *host, unsigned port, const char *path);
+/* SERVER.TOOL with ARGS (borrowed): an MCP tool call. */
+json_t *pol_event_tool(const char *server, const char *tool, json_t *args);
 
 /*
  * Canonicalise a path: make it absolute against cwd, resolve symlinks of

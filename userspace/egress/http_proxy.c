@@ -550,12 +550,8 @@ static void relay(struct conn *c)
 
 static json_t *event_of(const struct conn *c)
 {
-	json_t *args = json_pack("{s:s,s:s,s:i}", "method", c->req.method, "host", c->req.host,
-				 "port", (int)c->req.port);
-
-	if (c->req.form == HTTP_ABSOLUTE_FORM)
-		json_object_set_new(args, "path", json_string(c->req.path));
-	return json_pack("{s:s,s:s,s:o}", "server", "http", "tool", "request", "arguments", args);
+	return pol_event_http(c->req.method, c->req.host, c->req.port,
+			      c->req.form == HTTP_ABSOLUTE_FORM ? c->req.path : NULL);
 }
 
 /* The head: whole, within the deadline, or an answer saying why not. */
@@ -1904,7 +1900,7 @@ static int ctun_request(struct ctun *t)
 	struct hp *hp = c->hp;
 	struct pol_result res;
 	uint64_t t0, deadline = 0;
-	json_t *event, *args;
+	json_t *event;
 	char upstream_head[HTTP_MAX_HEAD + 4096];
 	struct jbody jb = { 0 };
 	uint64_t tokens;
@@ -1934,9 +1930,7 @@ static int ctun_request(struct ctun *t)
 			return 0;
 	}
 	t0 = mono_ms();
-	args = json_pack("{s:s,s:s,s:i,s:s}", "method", t->rq->method, "host", c->req.host, "port",
-			 (int)c->req.port, "path", t->rq->path);
-	event = json_pack("{s:s,s:s,s:o}", "server", "http", "tool", "request", "arguments", args);
+	event = pol_event_http(t->rq->method, c->req.host, c->req.port, t->rq->path);
 	/*
 	 * A WebSocket (Codex opens one to /v1/responses first) would carry
 	 * its requests as frames this proxy does not read: their tools would

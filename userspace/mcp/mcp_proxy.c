@@ -910,7 +910,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 		return;
 	}
 	args = args ? json_incref(args) : json_object();
-	event = json_pack("{s:s,s:s,s:O}", "server", s->name, "tool", tool, "arguments", args);
+	event = pol_event_tool(s->name, tool, args);
 	rq.server = s->name;
 	rq.tool = tool;
 	rq.args = args;

@@ -658,36 +658,6 @@ static char *summary_argv(char *const *argv)
 	return out;
 }
 
-/* shell.exec {argv, cwd}, and what a recogniser makes of it (as the event, with "also"). */
-static json_t *exec_event(const struct sup *s, char **argv, const char *cwd)
-{
-	struct pol_lifted lifted[POL_MAX_LIFTED];
-	int n = pol_lift_exec((const char *const *)argv, cwd,
-			      pol_vars_get(&s->pol->vars, "WORKSPACE"), lifted);
-	json_t *event;
-
-	if (n == 0)     /* no event (memory, or too many to judge): the policy denied it already */
-		return json_pack("{s:s,s:s}", "server", "shell", "tool", "exec");
-	event = json_pack("{s:s,s:s,s:O}", "server", lifted[n - 1].server, "tool",
-			  lifted[n - 1].tool, "arguments", lifted[n - 1].args);
-	if (n > 1)
-		json_object_set_new(event, "also",
-				    json_pack("{s:s,s:s,s:O}", "server", "shell", "tool", "exec",
-					      "arguments", lifted[0].args));
-	/* Several (curl A B, git push origin a b): the record names every one judged. */
-	for (int i = 1; i < n - 1; i++) {
-		json_t *more = json_object_get(event, "more");
-
-		if (!more && json_object_set_new(event, "more", more = json_array()) < 0)
-			break;
-		json_array_append_new(more, json_pack("{s:s,s:s,s:O}", "server", lifted[i].server,
-						      "tool", lifted[i].tool, "arguments",
-						      lifted[i].args));
-	}
-	pol_lifted_free(lifted, n);
-	return event;
-}
-
 /*
  * A path as the task means it: /proc/self, /proc/thread-self and /dev/fd
  * (and /dev/stdin, stdout, stderr) name the task's own process, not the
@@ -969,7 +939,8 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	pr.path = canon;
 	pr.argv = (const char *const *)argv;
 	pr.cwd = cwd;
-	pol_eval(s->pol, &pr, &res);
+	/* The event judged is the event recorded (and, escalated, asked about). */
+	pol_eval_event(s->pol, &pr, &res, &event);
 	/*
 	 * The recognisers read argv[0]; the binary is what runs.  Judge with
 	 * both names so `exec -a ls git push` is still a git push.
@@ -977,12 +948,18 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (argv && argv[0] && strcmp(strrchr(canon, '/') + 1,
 				      strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0])) {
 		char *saved = argv[0];
+		json_t *event2 = NULL;
 
 		argv[0] = canon;
-		pol_eval(s->pol, &pr, &res2);
+		pol_eval_event(s->pol, &pr, &res2, &event2);
 		argv[0] = saved;
-		if (res2.decision > res.decision)
+		if (res2.decision > res.decision) {
 			res = res2;
+			json_decref(event);
+			event = event2;
+		} else {
+			json_decref(event2);
+		}
 	}
 	/*
 	 * Decide first; the event and the record are built after the task is
@@ -991,8 +968,12 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
+	if (res.decision == CORDON_ESCALATE && !event) {
+		/* No event (memory ran out): nothing to ask about or to key an answer on. */
+		res.decision = CORDON_DENY;
+		why = "its event could not be built (unknown means deny)";
+	}
 	if (res.decision == CORDON_ESCALATE) {
-		event = exec_event(s, argv, cwd);
 		/* No human, no approval to key on it (--approve deny): not read. */
 		if (push_event(event) && s->opt->approve != APPROVE_DENY &&
 		    !(stat(canon, &st) < 0 && errno == ENOENT))
@@ -1067,8 +1048,6 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			sup_apply(s, &h, allow, false, NULL);
 		}
 		answered();
-		if (!event)
-			event = exec_event(s, argv, cwd);
 		exec_records(canon, argv, event, &raw, &kept);
 		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			  allow ? "allow" : "deny", rule_name(&res),
@@ -1196,8 +1175,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	if (!notify_valid(s->listener, req->id))
 		return;
 	step(s);
-	event = json_pack("{s:s,s:s,s:{s:o}}", "server", "net", "tool", "connect",
-			  "arguments", abstract ? "abstract" : "path", pol_json_text(name));
+	event = pol_event_unix(name, abstract);
 	raw = json_pack("{s:i,s:o}", "fd", (int)req->args[0], "unix", pol_json_text(name));
 	/*
 	 * A socket that is not there, in the session's view, is answered as
@@ -1331,9 +1309,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	step(s);
 	pr.host = host;
 	pr.port = port;
-	pol_eval(s->pol, &pr, &res);
-	event = json_pack("{s:s,s:s,s:{s:s,s:i}}", "server", "net", "tool", "connect",
-			  "arguments", "host", host, "port", port);
+	pol_eval_event(s->pol, &pr, &res, &event);
 	raw = json_pack("{s:i,s:s,s:i}", "fd", (int)req->args[0], "addr", host, "port", port);
 	snprintf(summary, sizeof(summary), "connect to %s%s%s port %u",
 		 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
@@ -1459,9 +1435,7 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	 */
 	verb = pr.op == POL_OP_READ ? "read" : acc == O_RDWR ? "read-write" :
 	       (flags & O_TRUNC) ? "truncate" : pr.op == POL_OP_CREATE ? "create" : "write";
-	event = json_pack("{s:s,s:s,s:{s:o,s:s}}", "server", "fs", "tool",
-			  pr.op == POL_OP_READ ? "read_file" : "write_file", "arguments",
-			  "path", pol_json_text(h.path), "access", verb);
+	event = pol_event_fs(pr.op == POL_OP_READ ? "read_file" : "write_file", h.path, verb);
 	raw = json_pack("{s:o,s:i}", "path", pol_json_text(path), "flags", flags);
 	snprintf(summary, sizeof(summary), "%s %s", verb, h.path);
 	/*
@@ -1566,10 +1540,7 @@ static int on_floor_event(void *ctx, const struct cordon_event *e)
 		step(s);
 	raw = json_pack("{s:s,s:o,s:i}", "op", floor_op_name(e->op), "path", pol_json_text(path),
 			"err", e->err);
-	event = tool ? json_pack("{s:s,s:s,s:{s:o}}", "server", "fs", "tool", tool,
-				 "arguments", "path", pol_json_text(path)) :
-		       json_pack("{s:s,s:s,s:{s:o}}", "server", "kernel", "tool",
-				 floor_op_name(e->op), "arguments", "object", pol_json_text(path));
+	event = tool ? pol_event_fs(tool, path, NULL) : pol_event_kernel(floor_op_name(e->op), path);
 	sup_record(s, (pid_t)e->pid, "floor", raw, event,
 		   e->decision == CORDON_ALLOW ? "allow" : "deny",
 		   NULL, floor_reason_name(e->reason), NULL);
@@ -1639,8 +1610,7 @@ static int on_net_event(void *ctx, const struct cordon_net_event *e)
 	else if (e->reason == CORDON_NET_REASON_CORDON)
 		rule = "cordon";
 	raw = json_pack("{s:s,s:o,s:i}", "op", op, "object", pol_json_text(obj), "uid", (int)e->uid);
-	event = json_pack("{s:s,s:s,s:{s:o}}", "server", "kernel", "tool", op, "arguments",
-			  "object", pol_json_text(obj));
+	event = pol_event_kernel(op, obj);
 	record_as(s, (pid_t)e->pid, comm, "net-floor", raw, event,
 		  e->decision == CORDON_ALLOW ? "allow" : "deny", rule,
 		  net_reason_name(e->reason), NULL);
