@@ -5,7 +5,7 @@
 # past its end; once it cannot renew it, the session is stopped, nothing
 # more is allowed, and the log still ends with its reason, its end record
 # and its seal.  A session whose log has no room for the reserve does not
-# start.  POSIX sh: also run in the VM (tests/vm/audit_space.sh).
+# start.  POSIX sh: also run in the VM (tests/vm/host_tests.list).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
 

@@ -2,8 +2,8 @@
 /*
  * Resource budgets on a real kernel.  The same binary runs on this host
  * (hybrid: memory, pids and cpu from cgroup v1 hierarchies) and in the VM
- * (tests/vm/budget.sh: unified, everything from cgroup v2), so both paths
- * of userspace/budget.c are proven where they run.
+ * (tests/vm/host_tests.list: unified, everything from cgroup v2), so both
+ * paths of userspace/session/budget.c are proven where they run.
  *
  * Each case makes a fresh session cgroup below
  * <cgroup2>/cordon-test-budget-<pid>/ and runs a child the way the

@@ -6,7 +6,7 @@
 # first, and seals its log with a record of the reaping; `cordon floor gc`
 # does the same, and drops the exec recheck's kill marks of threads that
 # are gone; a live session is never touched.
-# POSIX sh: also run in the VM (tests/vm/reap.sh).
+# POSIX sh: also run in the VM (tests/vm/host_tests.list).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
 

@@ -1,3 +1,3 @@
 #!/bin/sh
-# The red-team harness (tools/redteam/redteam.sh) on this host's posture.
-exec sh "$(dirname "$0")/../../tools/redteam/redteam.sh"
+# The red-team harness (tests/redteam/redteam.sh) on this host's posture.
+exec sh "$(dirname "$0")/../redteam/redteam.sh"

@@ -3,7 +3,10 @@
  * Policy loader and evaluator: every diagnostic names where, decisions
  * follow "default deny, strongest wins" whatever the rule order, invariants
  * cannot be relaxed, canonicalisation defeats symlinks and "..", and the
- * indexed evaluator always agrees with the linear one.
+ * indexed evaluator always agrees with the linear one.  Named for policy.h,
+ * the one contract of policy/: each case goes through parse.c, compile.c,
+ * invariants.c and eval.c, as a policy does (match.c, lift.c and jsonpos.c,
+ * pure helpers, have their own test_<file>.c).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Who may speak to the supervisor's own sockets (host_operator, approve.c)
- * and how a socket's peer is read (peer_read, util.c), on real Unix sockets
- * with real peers: forked children that take a uid, join a cgroup under
- * cordon's session parent, or exit before they are judged.
+ * Who may speak to the supervisor's own sockets (host_operator,
+ * userspace/supervisor/approve.c) and how a socket's peer is read
+ * (peer_read, base/util.c), on real Unix sockets with real peers: forked
+ * children that take a uid, join a cgroup under cordon's session parent,
+ * or exit before they are judged.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The ClientHello server name the egress broker compares with CONNECT's host. */
+/*
+ * The ClientHello server name the egress broker compares with CONNECT's host
+ * (userspace/egress/tls_sni.c).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The exec recheck compares keyed hashes the supervisor computes
- * (net_exec_hash) with the ones the kernel side computes over the same bytes
- * (bpf/exec_recheck.bpf.c, chunk by chunk); both use the SipHash-2-4 in
- * bpf/cordon.h.  Here: that it is SipHash-2-4 (the reference vectors of the
- * SipHash paper: key 00..0f, message 00..len-1), that every length of the
- * last partial word is covered, and that a one-byte change or a moved NUL
- * (the argv boundary) changes the value.  That the kernel side agrees is
- * shown by every exec of the host and VM suites, which it would kill.
+ * The pure part of loader/net.c.  The exec recheck compares keyed hashes
+ * the supervisor computes (net_exec_hash) with the ones the kernel side
+ * computes over the same bytes (bpf/exec_recheck.bpf.c, chunk by chunk);
+ * both use the SipHash-2-4 in bpf/cordon.h.  Here: that it is SipHash-2-4
+ * (the reference vectors of the SipHash paper: key 00..0f, message
+ * 00..len-1), that every length of the last partial word is covered, and
+ * that a one-byte change or a moved NUL (the argv boundary) changes the
+ * value.  That the kernel side agrees is shown by every exec of the host
+ * and VM suites, which it would kill.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -22,7 +22,7 @@
 # attacks that depend on what was removed turn into breaches.  A control
 # that stays contained means the attack or the harness went blind: FAIL.
 #
-#   tools/redteam/redteam.sh            (root; make redteam, part of make test)
+#   tests/redteam/redteam.sh            (root; make redteam, part of make test)
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$here/build}"
