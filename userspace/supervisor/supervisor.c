@@ -60,6 +60,7 @@
 #include "push_grant.h"
 #include "supervisor.h"
 #include "approve.h"
+#include "exec_decide.h"
 #include "helper.h"
 #include "tell.h"
 #include "unix_connector.h"
@@ -296,20 +297,6 @@ static int emulate_connect(struct sup *s, const struct held *h)
 		return -EAGAIN;
 	}
 	return 0;
-}
-
-static bool argv_sensitive(const struct sup *s, const char *path, const char *argv0)
-{
-	if (pol_lift_known(path) || (argv0 && pol_lift_known(argv0)))
-		return true;
-	for (size_t i = 0; i < s->pol->n_rules; i++) {
-		const struct pol_rule *r = &s->pol->rules[i];
-
-		if (r->kind == POL_TOOL && r->tool.n_conds &&
-		    (!strcmp(r->tool.server, "*") || !strcmp(r->tool.server, "shell")))
-			return true;
-	}
-	return false;
 }
 
 /* --- escalated opens --------------------------------------------------- */
@@ -619,7 +606,7 @@ bool sup_session_approved(struct sup *s, json_t *event, const char *binary)
 }
 
 /* What a caller refused unasked is told (tell), and the human on cordon's terminal. */
-#define REFUSED_AGAIN "denied by a human earlier in this session (not asked again)"
+#define REFUSED_AGAIN EXEC_REFUSED_AGAIN
 
 static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
 {
@@ -859,9 +846,64 @@ static void push_destination(struct sup *s, const struct notify_req *req, char *
 	json_object_set_new(json_object_get(event, "arguments"), "destination", dest);
 }
 
+/* The session's side of an exec's decision (exec_decide.h): what it asks, answered here. */
+struct exec_io {
+	struct sup *s;
+	const struct notify_req *req;
+	char **argv;
+	struct held *h;
+	bool at;
+	int dirfd;
+	const char *path, *canon;
+	char **dest_shown;
+};
+
+static bool ask_session_approved(void *ctx, json_t *event, const char *binary)
+{
+	struct exec_io *io = ctx;
+
+	return sup_session_approved(io->s, event, binary);
+}
+
+static bool ask_human_denied(void *ctx, json_t *event)
+{
+	struct exec_io *io = ctx;
+
+	return sup_human_denied(io->s, event);
+}
+
+static void ask_destination(void *ctx, json_t *event)
+{
+	struct exec_io *io = ctx;
+
+	push_destination(io->s, io->req, io->argv, event, io->dest_shown);
+}
+
+static int ask_expect(void *ctx)
+{
+	struct exec_io *io = ctx;
+
+	return net_exec_expect(io->s->net, io->at, io->dirfd, io->path, io->argv, io->canon,
+			       &io->h->exec);
+}
+
+static int ask_memory_shared(void *ctx)
+{
+	struct exec_io *io = ctx;
+
+	return notify_memory_shared(io->req->pid, io->s->cgroup);
+}
+
+static bool ask_missing(void *ctx)
+{
+	struct exec_io *io = ctx;
+	struct stat st;
+
+	return stat(io->canon, &st) < 0 && errno == ENOENT;
+}
+
 static void handle_exec(struct sup *s, const struct notify_req *req)
 {
-	static const char missing[] = "no such file (the kernel's answer: nothing to ask)";
 	bool at = req->nr == SYS_execveat;
 	int dirfd = at ? (int)req->args[0] : AT_FDCWD;
 	uint64_t path_addr = at ? req->args[1] : req->args[0];
@@ -873,10 +915,9 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	_cleanup_free_ char **argv = NULL;
 	_cleanup_free_ char *summary = NULL, *dest_shown = NULL;
 	bool session_ok = false;
-	struct pol_result res, res2;
-	struct pol_request pr = { .op = POL_OP_EXEC };
+	struct exec_verdict v;
+	struct pol_result res;
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
-	struct stat st;
 	json_t *raw = NULL, *event = NULL, *kept = NULL;
 	bool path_read;
 	int r;
@@ -936,65 +977,24 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		s->n_exec_absent++;
 		return;
 	}
-	pr.path = canon;
-	pr.argv = (const char *const *)argv;
-	pr.cwd = cwd;
-	/* The event judged is the event recorded (and, escalated, asked about). */
-	pol_eval_event(s->pol, &pr, &res, &event);
-	/*
-	 * The recognisers read argv[0]; the binary is what runs.  Judge with
-	 * both names so `exec -a ls git push` is still a git push.
-	 */
-	if (argv && argv[0] && strcmp(strrchr(canon, '/') + 1,
-				      strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0])) {
-		char *saved = argv[0];
-		json_t *event2 = NULL;
-
-		argv[0] = canon;
-		pol_eval_event(s->pol, &pr, &res2, &event2);
-		argv[0] = saved;
-		if (res2.decision > res.decision) {
-			res = res2;
-			json_decref(event);
-			event = event2;
-		} else {
-			json_decref(event2);
-		}
-	}
-	/*
-	 * Decide first; the event and the record are built after the task is
-	 * answered (except for an escalation, whose event is its identity).
-	 */
 	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
-	if (res.decision == CORDON_ESCALATE && !event) {
-		/* No event (memory ran out): nothing to ask about or to key an answer on. */
-		res.decision = CORDON_DENY;
-		why = "its event could not be built (unknown means deny)";
+	{
+		struct exec_io io = { s, req, argv, &h, at, dirfd, path, canon, &dest_shown };
+		struct exec_ask ask = { &io, ask_session_approved, ask_human_denied, ask_destination,
+					ask_expect, ask_memory_shared, ask_missing };
+		struct exec_case ec = { canon, argv, cwd, s->opt->approve != APPROVE_DENY,
+					s->exec_recheck };
+
+		exec_decide(s->pol, &ec, &ask, &v);
 	}
-	if (res.decision == CORDON_ESCALATE) {
-		/* No human, no approval to key on it (--approve deny): not read. */
-		if (push_event(event) && s->opt->approve != APPROVE_DENY &&
-		    !(stat(canon, &st) < 0 && errno == ENOENT))
-			push_destination(s, req, argv, event, &dest_shown);
-		if (stat(canon, &st) < 0 && errno == ENOENT) {
-			/*
-			 * Nothing to run, nothing to ask: a PATH search (execvp,
-			 * env) tries each directory in turn, and each missing
-			 * one was a question.  Answered as the kernel would.
-			 */
-			res.decision = CORDON_DENY;
-			why = missing;
-		} else if (sup_session_approved(s, event, canon)) {
-			res.decision = CORDON_ALLOW;
-			session_ok = true;
-		} else if (sup_human_denied(s, event)) {
-			res.decision = CORDON_DENY;
-			why = REFUSED_AGAIN;
-			tell_refused_again(s, req->pid, h.summary);
-		}
-	}
+	res = v.res;
+	event = v.event;
+	why = v.why;
+	session_ok = v.session_ok;
+	if (v.refused_again)
+		tell_refused_again(s, req->pid, h.summary);
 	if (summary && dest_shown && dest_shown[0]) {
 		char *both = NULL;
 
@@ -1002,23 +1002,6 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 			free(summary);
 			summary = both;
 		}
-	}
-	if (res.decision != CORDON_DENY && s->exec_recheck &&
-	    net_exec_expect(s->net, at, dirfd, path, argv, canon, &h.exec) < 0) {
-		why = "the exec recheck cannot describe this exec (unknown means deny)";
-		res.decision = CORDON_DENY;
-	}
-	/*
-	 * Without the exec recheck nothing in the kernel compares argv again:
-	 * an allow that rests on it is refused while another task could
-	 * rewrite it.  With it, the kernel kills an exec that differs.
-	 */
-	if (res.decision == CORDON_ALLOW && !s->exec_recheck &&
-	    argv_sensitive(s, canon, argv ? argv[0] : NULL) &&
-	    notify_memory_shared(req->pid, s->cgroup) != 0) {
-		why = "the decision rests on argv, and another task shares the caller's memory "
-		      "(it could rewrite argv after the check)";
-		res.decision = CORDON_DENY;
 	}
 	if (res.decision == CORDON_ALLOW && sup_exec_arm(s, &h, comm, &why) < 0)
 		res.decision = CORDON_DENY;
@@ -1039,7 +1022,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		 * semantics (127) hold; its absence is no secret (stat is not
 		 * judged by any floor).
 		 */
-		if (!allow && (!why || why == missing) && stat(canon, &st) < 0 && errno == ENOENT) {
+		if (v.missing) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 		} else {
 			/* A push approved for this session: its destination, granted first. */
