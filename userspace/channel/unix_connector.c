@@ -48,14 +48,14 @@ int unix_connector_start(struct sup *s)
 	int sp[2], n, r;
 	pid_t pid;
 
-	if (s->conn_pid > 0)
+	if (s->conn.pid > 0)
 		return 0;
-	if (!s->conn_cgroup[0])
+	if (!s->conn.cgroup[0])
 		return -ENOTSUP;
-	snprintf(cg, sizeof(cg), "%s", s->conn_cgroup);
+	snprintf(cg, sizeof(cg), "%s", s->conn.cgroup);
 	*strrchr(cg, '/') = '\0';
 	r = cg_mkdir(cg);
-	r = r ?: cg_mkdir(s->conn_cgroup);
+	r = r ?: cg_mkdir(s->conn.cgroup);
 	if (r < 0)
 		return r;
 	n = helper_argv_start(argv, self, "unix-connector");
@@ -87,15 +87,15 @@ int unix_connector_start(struct sup *s)
 		return pid;
 	}
 	/* Before its first request: out of the human's login session. */
-	r = cg_attach_pid(s->conn_cgroup, pid);
+	r = cg_attach_pid(s->conn.cgroup, pid);
 	if (r < 0) {
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, NULL, 0);
 		close(sp[0]);
 		return r;
 	}
-	s->conn_pid = pid;
-	s->conn_chan = sp[0];
+	s->conn.pid = pid;
+	s->conn.chan = sp[0];
 	return 0;
 }
 
@@ -114,7 +114,7 @@ int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, 
 
 	/* "NAME\0DIR\0": the socket's name, and the directory judged, which the connector walks to. */
 	k = snprintf(msg, sizeof(msg), "%s%c%s", name, 0, dir);
-	if (s->conn_pid <= 0 || strlen(name) + 1 > NAME_MAX_UN || k < 0 || (size_t)k >= sizeof(msg))
+	if (s->conn.pid <= 0 || strlen(name) + 1 > NAME_MAX_UN || k < 0 || (size_t)k >= sizeof(msg))
 		return ECONNREFUSED;
 	iov.iov_len = (size_t)k + 1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -123,7 +123,7 @@ int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, 
 	c.h.cmsg_type = SCM_RIGHTS;
 	c.h.cmsg_len = CMSG_LEN(3 * sizeof(int));
 	memcpy(CMSG_DATA(&c.h), (int[]){ sp[1], sock, dirfd }, 3 * sizeof(int));
-	n = sendmsg(s->conn_chan, &m, MSG_NOSIGNAL);
+	n = sendmsg(s->conn.chan, &m, MSG_NOSIGNAL);
 	close(sp[1]);
 	/* A connector that is gone answers nothing: the connect is refused, never made. */
 	if (n == (ssize_t)iov.iov_len) {
@@ -139,20 +139,20 @@ int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, 
 
 void unix_connector_stop(struct sup *s)
 {
-	if (s->conn_pid > 0) {
+	if (s->conn.pid > 0) {
 		/*
 		 * Shut, not closed: a worker thread still on its way to it gets
 		 * EPIPE (a refused connect), never a reused descriptor number.
 		 * cordon run exits soon after, which closes it.
 		 */
-		(void)shutdown(s->conn_chan, SHUT_RDWR);
-		(void)kill(s->conn_pid, SIGKILL);
-		while (waitpid(s->conn_pid, NULL, 0) < 0 && errno == EINTR)
+		(void)shutdown(s->conn.chan, SHUT_RDWR);
+		(void)kill(s->conn.pid, SIGKILL);
+		while (waitpid(s->conn.pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	s->conn_pid = 0;
-	if (s->conn_cgroup[0])
-		(void)cg_destroy(s->conn_cgroup);
+	s->conn.pid = 0;
+	if (s->conn.cgroup[0])
+		(void)cg_destroy(s->conn.cgroup);
 }
 
 /* --- cordon unix-connector ------------------------------------------------------ */

@@ -448,9 +448,9 @@ static int open_floor(struct sup *s)
 	{
 		struct stat st;
 
-		s->exec_recheck = net_exec_recheck(s->net) && stat("/proc/self/ns/pid", &st) == 0 &&
+		s->recheck.on = net_exec_recheck(s->net) && stat("/proc/self/ns/pid", &st) == 0 &&
 				  st.st_ino == 0xEFFFFFFCu;
-		if (!s->exec_recheck)
+		if (!s->recheck.on)
 			posture_add(&s->posture, &posture_no_exec_recheck);
 	}
 	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
@@ -530,8 +530,8 @@ static int make_session(struct sup *s)
 		}
 		if ((size_t)snprintf(s->cgroup, sizeof(s->cgroup), "%s/%s", parent, s->name) >=
 		    sizeof(s->cgroup) ||
-		    (size_t)snprintf(s->conn_cgroup, sizeof(s->conn_cgroup), "%s-unix/%s", parent,
-				     s->name) >= sizeof(s->conn_cgroup)) {
+		    (size_t)snprintf(s->conn.cgroup, sizeof(s->conn.cgroup), "%s-unix/%s", parent,
+				     s->name) >= sizeof(s->conn.cgroup)) {
 			log_err("run: cgroup path too long");
 			return -ENAMETOOLONG;
 		}
@@ -644,8 +644,8 @@ static int start_watchdog(struct sup *s)
 
 			if (s->cgroup[0])
 				(void)cg_destroy(s->cgroup);
-			if (s->conn_cgroup[0])
-				(void)cg_destroy(s->conn_cgroup);       /* its connector died with us */
+			if (s->conn.cgroup[0])
+				(void)cg_destroy(s->conn.cgroup);       /* its connector died with us */
 			budget_destroy(s->budget);
 			if (s->fsess)
 				(void)floor_session_destroy(s->floor, s->fsess);
@@ -1356,9 +1356,9 @@ static int setup_pty(struct sup *s, int *slave)
 	if (openpty(&m, slave, NULL, term == STDIN_FILENO ? &saved_tio : NULL, &ws) < 0)
 		return -errno;
 	(void)fcntl(m, F_SETFD, FD_CLOEXEC);
-	s->pty_master = m;
-	s->term_fd = term;
-	s->pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+	s->term.pty_master = m;
+	s->term.term_fd = term;
+	s->term.pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
 	if (term != STDIN_FILENO)
 		return 0;
 	tio_saved = true;
@@ -1366,7 +1366,7 @@ static int setup_pty(struct sup *s, int *slave)
 	raw = saved_tio;
 	cfmakeraw(&raw);
 	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
-	s->tty_fd = STDIN_FILENO;
+	s->term.tty_fd = STDIN_FILENO;
 	return 0;
 }
 
@@ -1390,8 +1390,8 @@ static void suspend_session(struct sup *s)
 	(void)kill(0, SIGTSTP);
 	cfmakeraw(&raw);
 	(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
-	if (s->pty_master >= 0 && ioctl(s->term_fd, TIOCGWINSZ, &ws) == 0)
-		(void)ioctl(s->pty_master, TIOCSWINSZ, &ws);
+	if (s->term.pty_master >= 0 && ioctl(s->term.term_fd, TIOCGWINSZ, &ws) == 0)
+		(void)ioctl(s->term.pty_master, TIOCSWINSZ, &ws);
 }
 
 /*
@@ -1681,10 +1681,10 @@ static void *seal_audit(void *arg)
 	if (fin && s->floor_dropped)
 		json_object_set_new(fin, "floor_events_dropped",
 				    json_integer((json_int_t)s->floor_dropped));
-	if (fin && s->n_unix_absent)      /* connects to a socket not in the view (supervisor.c) */
-		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->n_unix_absent));
-	if (fin && s->n_exec_absent)      /* execs of a path not in the view (supervisor.c) */
-		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->n_exec_absent));
+	if (fin && s->stats.n_unix_absent)      /* connects to a socket not in the view (supervisor.c) */
+		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->stats.n_unix_absent));
+	if (fin && s->stats.n_exec_absent)      /* execs of a path not in the view (supervisor.c) */
+		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->stats.n_exec_absent));
 	if (fin && s->net_dropped)
 		json_object_set_new(fin, "net_events_dropped",
 				    json_integer((json_int_t)s->net_dropped));
@@ -1709,11 +1709,11 @@ static int exit_code(int status)
 int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
-	struct sup s = { .ops = &sup_ops, .opt = &opt, .listener = -1, .tty_fd = -1, .pty_master = -1, .init_chan = -1,
-			 .pty_out = STDOUT_FILENO, .term_fd = -1, .approve_sock = -1, .events_sock = -1,
+	struct sup s = { .ops = &sup_ops, .opt = &opt, .listener = -1, .term.tty_fd = -1, .term.pty_master = -1, .init_chan = -1,
+			 .term.pty_out = STDOUT_FILENO, .term.term_fd = -1, .ap.approve_sock = -1, .ap.events_sock = -1,
 			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1, .host_fd = -1 },
 			 .home_layer = { .lock_fd = -1 },
-			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn_chan = -1,
+			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn.chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
 			 .egress = { .what = "egress broker", .raw_name = "http-proxy",
@@ -2018,13 +2018,13 @@ int cmd_run(int argc, char **argv)
 		log_err("run: the agent died during start-up");
 		goto out;
 	}
-	if (s.pty_master >= 0) {
+	if (s.term.pty_master >= 0) {
 		/* cordon-init's word when the agent's job stops (session_init). */
 		s.init_chan = sp[0];
 		sp[0] = -1;
 		(void)fcntl(s.init_chan, F_SETFL, O_NONBLOCK);
-		if (s.tty_fd >= 0)
-			s.suspend = suspend_session;
+		if (s.term.tty_fd >= 0)
+			s.term.suspend = suspend_session;
 	} else {
 		close(sp[0]);
 		sp[0] = -1;
@@ -2045,8 +2045,8 @@ out:
 		(void)kill(s.agent, SIGKILL);
 	if (sp[0] >= 0)
 		close(sp[0]);
-	if (s.pty_master >= 0)
-		close(s.pty_master);
+	if (s.term.pty_master >= 0)
+		close(s.term.pty_master);
 	if (s.init_chan >= 0)
 		close(s.init_chan);
 	restore_tty();

@@ -44,24 +44,24 @@ int approve_listen(struct sup *s)
 	char p[PATH_MAX + 32];
 
 	snprintf(p, sizeof(p), "%s/approve.sock", s->run_dir);
-	s->approve_sock = unix_listen(p, s->invoker);
-	if (s->approve_sock < 0) {
-		log_err("run: %s: %s", p, strerror(-s->approve_sock));
-		return s->approve_sock;
+	s->ap.approve_sock = unix_listen(p, s->invoker);
+	if (s->ap.approve_sock < 0) {
+		log_err("run: %s: %s", p, strerror(-s->ap.approve_sock));
+		return s->ap.approve_sock;
 	}
 	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
-	s->events_sock = unix_listen(p, s->invoker);
-	if (s->events_sock < 0) {
-		log_err("run: %s: %s", p, strerror(-s->events_sock));
-		return s->events_sock;
+	s->ap.events_sock = unix_listen(p, s->invoker);
+	if (s->ap.events_sock < 0) {
+		log_err("run: %s: %s", p, strerror(-s->ap.events_sock));
+		return s->ap.events_sock;
 	}
 	return 0;
 }
 
 bool approve_session_allowed(struct sup *s, const char *key)
 {
-	for (size_t i = 0; i < s->n_approved; i++)
-		if (!strcmp(s->approved[i], key))
+	for (size_t i = 0; i < s->ap.n_approved; i++)
+		if (!strcmp(s->ap.approved[i], key))
 			return true;
 	return false;
 }
@@ -96,8 +96,8 @@ static void prompt(struct sup *s, struct pending *p)
 	char pre[512];
 	size_t n = tty_guard_begin(pre, sizeof(pre));
 
-	s->prompt_active = true;
-	s->prompt_at = mono_ms();
+	s->ap.prompt_active = true;
+	s->ap.prompt_at = mono_ms();
 	p->prompted = true;
 	if (isatty(STDERR_FILENO))
 		(void)write_all(STDERR_FILENO, pre, n);
@@ -116,7 +116,7 @@ static struct pending *first_unprompted(struct sup *s)
 	struct pending *p, *last = NULL;
 
 	/* Oldest first: the list is newest-first. */
-	for (p = s->pending; p; p = p->next)
+	for (p = s->ap.pending; p; p = p->next)
 		if (!p->prompted)
 			last = p;
 	return last;
@@ -134,23 +134,23 @@ static void prompt_next(struct sup *s)
 	size_t n;
 	pid_t fg;
 
-	s->prompt_active = false;
+	s->ap.prompt_active = false;
 	if (next) {
 		prompt(s, next);
 		return;
 	}
-	n = tty_guard_end(&s->out, post, sizeof(post));
+	n = tty_guard_end(&s->term.out, post, sizeof(post));
 	if (n && isatty(STDERR_FILENO))
 		(void)write_all(STDERR_FILENO, post, n);
-	fg = s->pty_master >= 0 ? tcgetpgrp(s->pty_master) : -1;
+	fg = s->term.pty_master >= 0 ? tcgetpgrp(s->term.pty_master) : -1;
 	if (fg > 0)
 		(void)kill(-fg, SIGWINCH);
 }
 
 void approve_hold(struct sup *s, struct pending *p)
 {
-	if (s->opt->approve == APPROVE_TTY && s->tty_fd >= 0) {
-		if (!s->prompt_active)
+	if (s->opt->approve == APPROVE_TTY && s->term.tty_fd >= 0) {
+		if (!s->ap.prompt_active)
 			prompt(s, p);
 		return;
 	}
@@ -162,7 +162,7 @@ void approve_hold(struct sup *s, struct pending *p)
 
 static void unlink_pending(struct sup *s, struct pending *p)
 {
-	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next)
+	for (struct pending **pp = &s->ap.pending; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			return;
@@ -181,15 +181,15 @@ static void remember_denial(struct sup *s, const char *key)
 {
 	char **v;
 
-	for (size_t i = 0; i < s->n_denied; i++)
-		if (!strcmp(s->denied[i], key))
+	for (size_t i = 0; i < s->ap.n_denied; i++)
+		if (!strcmp(s->ap.denied[i], key))
 			return;
-	v = realloc(s->denied, (s->n_denied + 1) * sizeof(char *));
+	v = realloc(s->ap.denied, (s->ap.n_denied + 1) * sizeof(char *));
 	if (!v)
 		return;
-	s->denied = v;
-	if ((s->denied[s->n_denied] = strdup(key)))
-		s->n_denied++;
+	s->ap.denied = v;
+	if ((s->ap.denied[s->ap.n_denied] = strdup(key)))
+		s->ap.n_denied++;
 }
 
 /*
@@ -200,7 +200,7 @@ static void remember_denial(struct sup *s, const char *key)
 static void tell_outcome(struct sup *s, struct pending *p, pid_t pid, bool human,
 			 const char *approver)
 {
-	s->told = pid;
+	s->ap.told = pid;
 	if (human)
 		tell(s->cgroup, pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
 			 "this session refused this request; it will be refused again without "
@@ -214,7 +214,7 @@ static void tell_outcome(struct sup *s, struct pending *p, pid_t pid, bool human
 void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		     const char *approver)
 {
-	bool was_prompted = p->prompted && s->prompt_active;
+	bool was_prompted = p->prompted && s->ap.prompt_active;
 	bool human = strcmp(approver, "timeout") && strcmp(approver, "session ended");
 	char deny_key[sizeof(p->deny_key)];
 
@@ -223,12 +223,12 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 	if (!allow && human)
 		remember_denial(s, p->deny_key);
 	if (allow && session) {
-		char **v = realloc(s->approved, (s->n_approved + 1) * sizeof(char *));
+		char **v = realloc(s->ap.approved, (s->ap.n_approved + 1) * sizeof(char *));
 
 		if (v) {
-			s->approved = v;
-			if ((s->approved[s->n_approved] = strdup(p->key)))
-				s->n_approved++;
+			s->ap.approved = v;
+			if ((s->ap.approved[s->ap.n_approved] = strdup(p->key)))
+				s->ap.n_approved++;
 		}
 	}
 	for (int i = 0; i < p->n_held; i++) {
@@ -256,7 +256,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 		 * task can have rewritten its arguments.
 		 */
 		if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat)) {
-			if (!s->exec_recheck && notify_memory_shared(h->pid, s->cgroup) != 0) {
+			if (!s->recheck.on && notify_memory_shared(h->pid, s->cgroup) != 0) {
 				ok = false;
 				why = "approved, but another task shares the caller's memory (argv "
 				      "could have been rewritten)";
@@ -283,7 +283,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 	while (!allow && human) {
 		struct pending *q;
 
-		for (q = s->pending; q && strcmp(q->deny_key, deny_key); q = q->next)
+		for (q = s->ap.pending; q && strcmp(q->deny_key, deny_key); q = q->next)
 			;
 		if (!q)
 			break;
@@ -294,14 +294,14 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 /* A held call whose caller gave up (an MCP client cancelled or left). */
 void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 {
-	for (struct pending *p = s->pending; p; p = p->next) {
+	for (struct pending *p = s->ap.pending; p; p = p->next) {
 		for (int i = 0; i < p->n_held; i++) {
 			if (p->held[i].nr != nr || p->held[i].notif != notif)
 				continue;
 			memmove(&p->held[i], &p->held[i + 1], (size_t)(p->n_held - i - 1) * sizeof(p->held[0]));
 			p->n_held--;
 			if (p->n_held == 0) {
-				bool was_prompted = p->prompted && s->prompt_active;
+				bool was_prompted = p->prompted && s->ap.prompt_active;
 
 				unlink_pending(s, p);
 				json_decref(p->kept);
@@ -318,7 +318,7 @@ void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 
 void approve_withdraw_all(struct sup *s, int nr)
 {
-	for (struct pending *p = s->pending, *next; p; p = next) {
+	for (struct pending *p = s->ap.pending, *next; p; p = next) {
 		uint64_t ids[ARRAY_SIZE(p->held)];
 		int k = 0;
 
@@ -335,13 +335,13 @@ void approve_withdraw_all(struct sup *s, int nr)
 void approve_tick(struct sup *s)
 {
 	uint64_t now = mono_ms();
-	struct pending *p = s->pending;
+	struct pending *p = s->ap.pending;
 
 	while (p) {
 		struct pending *next = p->next;
 
 		if (now >= p->deadline_ms) {
-			if (p->prompted && s->prompt_active)
+			if (p->prompted && s->ap.prompt_active)
 				tty_print(s, "timeout\n");
 			approve_resolve(s, p, s->pol->approval_on_timeout == CORDON_ALLOW, false,
 					"timeout");
@@ -359,13 +359,13 @@ void approve_tick(struct sup *s)
 void approve_tty_input(struct sup *s, const char *buf, size_t n)
 {
 	struct pending *p;
-	bool done = mono_ms() < s->prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
+	bool done = mono_ms() < s->ap.prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
 
-	for (p = s->pending; p && !(p->prompted); p = p->next)
+	for (p = s->ap.pending; p && !(p->prompted); p = p->next)
 		;
 	for (size_t i = 0; i < n; i++) {
 		/* Only a key typed outside every control sequence answers. */
-		int c = tty_keys_feed(&s->keys, (unsigned char)buf[i]);
+		int c = tty_keys_feed(&s->term.keys, (unsigned char)buf[i]);
 		bool allow, session = false;
 
 		if (done || !p)
@@ -453,7 +453,7 @@ static json_t *pending_json(struct sup *s)
 	json_t *a = json_array();
 	uint64_t now = mono_ms();
 
-	for (struct pending *p = s->pending; p; p = p->next)
+	for (struct pending *p = s->ap.pending; p; p = p->next)
 		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:I,s:I}",
 			"session", s->name, "id", (int)p->id, "summary", p->summary,
 			"rule", p->rule, "risk", p->risk, "event", event_shown(p), "waiting", p->n_held,
@@ -495,7 +495,7 @@ static void reply(int c, json_t *o)
 
 void approve_accept(struct sup *s)
 {
-	int c = accept4(s->approve_sock, NULL, NULL, SOCK_CLOEXEC);
+	int c = accept4(s->ap.approve_sock, NULL, NULL, SOCK_CLOEXEC);
 	char buf[4096], who[64], approver[96];
 	struct timeval tv = { .tv_sec = 1 };
 	json_error_t jerr;
@@ -541,7 +541,7 @@ void approve_accept(struct sup *s)
 		unsigned id = (unsigned)json_integer_value(json_object_get(req, "id"));
 		struct pending *p;
 
-		for (p = s->pending; p && p->id != id; p = p->next)
+		for (p = s->ap.pending; p && p->id != id; p = p->next)
 			;
 		if (!p) {
 			reply(c, json_pack("{s:s}", "error", "no such pending request"));
@@ -550,7 +550,7 @@ void approve_accept(struct sup *s)
 			bool session = json_is_true(json_object_get(req, "session"));
 			int held = p->n_held;
 
-			if (p->prompted && s->prompt_active)
+			if (p->prompted && s->ap.prompt_active)
 				tty_print(s, "%s from another terminal\n", allow ? "approved" : "denied");
 			approve_resolve(s, p, allow, allow && session, approver);
 			reply(c, json_pack("{s:b,s:i}", "ok", 1, "calls", held));

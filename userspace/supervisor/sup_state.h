@@ -128,6 +128,80 @@ struct pending {
 	bool prompted;
 };
 
+struct sup;
+
+/*
+ * The supervisor's state, in the parts each module owns; struct sup holds
+ * one of each and the session's own facts.
+ */
+
+/* The approval channels and the requests held for a human (approve.c). */
+struct approvals {
+	int approve_sock;
+	int events_sock;
+	int clients[16];                /* event subscribers */
+	int n_clients;
+	struct pending *pending;
+	unsigned next_pending;
+	char **approved;                /* "for this session" event keys */
+	size_t n_approved;
+	char **denied;                  /* deny_key of every request a human denied */
+	size_t n_denied;
+	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
+	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
+	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
+};
+
+/* cordon's terminal and the agent's (run.c sets them up, tty_guard.c filters). */
+struct terminal {
+	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
+	int pty_master;                 /* the agent's terminal, or -1 */
+	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
+	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
+	struct tty_keys keys;           /* cordon's terminal's input, parsed */
+	struct tty_out out;             /* the agent's output, filtered */
+	/*
+	 * Ctrl-Z on the agent's terminal stopped its job (run.c): give the
+	 * human's terminal back and stop cordon itself; returns at `fg`, the
+	 * terminal cordon's again.  NULL: no terminal of the human's to give.
+	 */
+	void (*suspend)(struct sup *s);
+};
+
+/* What the end record says of the supervisor's work (supervisor.c). */
+struct sup_stats {
+	/* How long the supervisor held each notified call (receive to answer), in
+	 * microseconds: the last 4096 of each kind, for the end record. */
+	uint32_t lat_exec[4096], lat_connect[4096];
+	uint64_t n_exec, n_connect;
+	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
+	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
+};
+
+/*
+ * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
+ * attached and this supervisor sees the kernel's thread ids (the initial
+ * PID namespace).  Execs let go on, watched until the kernel has met or
+ * killed them, for the audit record of a kill (supervisor.c).
+ */
+struct exec_recheck {
+	bool on;
+	struct armed_exec {
+		pid_t tid;
+		uint64_t t_ms;
+		char comm[16];
+		char summary[128];
+	} *armed;                       /* one per thread, grown as needed */
+	int n, cap;
+};
+
+/* The fallback's Unix connector, started on first use (unix_connector.h). */
+struct unix_conn {
+	int chan;
+	pid_t pid;
+	char cgroup[PATH_MAX];          /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
+};
+
 struct sup {
 	const struct sup_ops *ops;      /* the loop's operations (above) */
 	struct run_options *opt;
@@ -163,35 +237,12 @@ struct sup {
 
 	pid_t agent;
 	int listener;                   /* seccomp notify */
-	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
-	int pty_master;                 /* the agent's terminal, or -1 */
-	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
-	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
 	int init_chan;                  /* cordon-init's socket: 'T', the agent's job stopped, or -1 */
-	/*
-	 * Ctrl-Z on the agent's terminal stopped its job (run.c): give the
-	 * human's terminal back and stop cordon itself; returns at `fg`, the
-	 * terminal cordon's again.  NULL: no terminal of the human's to give.
-	 */
-	void (*suspend)(struct sup *s);
-	int approve_sock;
-	int events_sock;
+	struct terminal term;
+	struct approvals ap;
 	int watchdog_fd;
 	int run_lock;                   /* the run directory's flock: this session is live (reap.h) */
-	int clients[16];                /* event subscribers */
-	int n_clients;
 
-	struct pending *pending;
-	unsigned next_pending;
-	char **approved;                /* "for this session" event keys */
-	size_t n_approved;
-	char **denied;                  /* deny_key of every request a human denied */
-	size_t n_denied;
-	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
-	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
-	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
-	struct tty_keys keys;           /* cordon's terminal's input, parsed */
-	struct tty_out out;             /* the agent's output, filtered */
 
 	bool notify_open;               /* the policy escalates some file access */
 	int ll_fd;                      /* fallback: the Landlock ruleset built for the agent */
@@ -201,12 +252,7 @@ struct sup {
 	struct fallback_report *ll_rep; /* fallback: the ruleset's report (its covers[]) */
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
-	/* How long the supervisor held each notified call (receive to answer), in
-	 * microseconds: the last 4096 of each kind, for the end record. */
-	uint32_t lat_exec[4096], lat_connect[4096];
-	uint64_t n_exec, n_connect;
-	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
-	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
+	struct sup_stats stats;
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
@@ -223,10 +269,7 @@ struct sup {
 	/* cordon run --mcp: the session's MCP proxy (mcp_session.c). */
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
 	int mcp_listen;                 /* the listening socket, until handed over */
-	/* The fallback's Unix connector (unix_connector.h), started on first use. */
-	int conn_chan;
-	pid_t conn_pid;
-	char conn_cgroup[PATH_MAX];     /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
+	struct unix_conn conn;
 	struct helper mcp;
 	/* The egress broker and credential proxy (egress_session.c). */
 	int egress_listen;
@@ -235,20 +278,7 @@ struct sup {
 	char ca_path[PATH_MAX];         /* the bundle the agent trusts; "" if none */
 	char *sentinels;                /* "ENV=SENTINEL" lines for the agent, or NULL */
 	struct helper egress;
-	/*
-	 * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
-	 * attached and this supervisor sees the kernel's thread ids (the
-	 * initial PID namespace).  Execs let go on, watched until the kernel
-	 * has met or killed them, for the audit record of a kill.
-	 */
-	bool exec_recheck;
-	struct armed_exec {
-		pid_t tid;
-		uint64_t t_ms;
-		char comm[16];
-		char summary[128];
-	} *armed;                       /* one per thread, grown as needed */
-	int n_armed, cap_armed;
+	struct exec_recheck recheck;
 };
 
 /*

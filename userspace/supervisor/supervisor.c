@@ -112,10 +112,10 @@ static void publish(struct sup *s, json_t *params)
 		return;
 	n = strlen(line);
 	line[n] = '\n';
-	for (int i = 0; i < s->n_clients;) {
-		if (send(s->clients[i], line, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(n + 1)) {
-			close(s->clients[i]);
-			s->clients[i] = s->clients[--s->n_clients];
+	for (int i = 0; i < s->ap.n_clients;) {
+		if (send(s->ap.clients[i], line, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(n + 1)) {
+			close(s->ap.clients[i]);
+			s->ap.clients[i] = s->ap.clients[--s->ap.n_clients];
 			continue;
 		}
 		i++;
@@ -414,7 +414,7 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 	struct armed_exec *a;
 	int r;
 
-	if (!s->exec_recheck)
+	if (!s->recheck.on)
 		return 0;
 	e = h->exec;
 	e.cgroup = s->cgid;
@@ -443,22 +443,22 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 	 * holds it: a kill's mark that nobody collects stays in the map for
 	 * good, and enough of them would refuse every session's execs.
 	 */
-	for (a = s->armed; a < s->armed + s->n_armed && a->tid != h->pid; a++)
+	for (a = s->recheck.armed; a < s->recheck.armed + s->recheck.n && a->tid != h->pid; a++)
 		;
-	if (a == s->armed + s->n_armed) {
-		if (s->n_armed == s->cap_armed) {
-			int cap = s->cap_armed ? s->cap_armed * 2 : 64;
-			struct armed_exec *v = realloc(s->armed, (size_t)cap * sizeof(*v));
+	if (a == s->recheck.armed + s->recheck.n) {
+		if (s->recheck.n == s->recheck.cap) {
+			int cap = s->recheck.cap ? s->recheck.cap * 2 : 64;
+			struct armed_exec *v = realloc(s->recheck.armed, (size_t)cap * sizeof(*v));
 
 			if (!v) {
 				net_exec_disarm(s->net, (uint32_t)h->pid);
 				*why = "out of memory to watch the exec recheck (unknown means deny)";
 				return -ENOMEM;
 			}
-			s->armed = v;
-			s->cap_armed = cap;
+			s->recheck.armed = v;
+			s->recheck.cap = cap;
 		}
-		a = &s->armed[s->n_armed++];
+		a = &s->recheck.armed[s->recheck.n++];
 	}
 	a->tid = h->pid;
 	a->t_ms = mono_ms();
@@ -478,8 +478,8 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
  */
 static void sweep_armed(struct sup *s)
 {
-	for (int i = 0; i < s->n_armed;) {
-		struct armed_exec *a = &s->armed[i];
+	for (int i = 0; i < s->recheck.n;) {
+		struct armed_exec *a = &s->recheck.armed[i];
 		int r = net_exec_killed(s->net, (uint32_t)a->tid);
 
 		if (r == 1) {
@@ -491,8 +491,8 @@ static void sweep_armed(struct sup *s)
 			json_decref(raw);
 		}
 		if (r != 0) {
-			memmove(a, a + 1, (size_t)(s->n_armed - i - 1) * sizeof(*a));
-			s->n_armed--;
+			memmove(a, a + 1, (size_t)(s->recheck.n - i - 1) * sizeof(*a));
+			s->recheck.n--;
 			continue;
 		}
 		i++;
@@ -541,8 +541,8 @@ bool sup_human_denied(struct sup *s, json_t *event)
 {
 	char key[65];
 
-	return s->n_denied && pol_json_sha256(event, key, NULL) == 0 &&
-	       key_in(s->denied, s->n_denied, key);
+	return s->ap.n_denied && pol_json_sha256(event, key, NULL) == 0 &&
+	       key_in(s->ap.denied, s->ap.n_denied, key);
 }
 
 int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *binary,
@@ -554,7 +554,7 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 
 	if (request_key(event, binary, key) < 0 || pol_json_sha256(event, deny_key, NULL) < 0)
 		return -ENOMEM;
-	for (p = s->pending; p; p = p->next, n++)
+	for (p = s->ap.pending; p; p = p->next, n++)
 		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
 			p->held[p->n_held++] = *h;      /* batched with an identical request */
 			return 0;
@@ -564,7 +564,7 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->id = ++s->next_pending;
+	p->id = ++s->ap.next_pending;
 	memcpy(p->key, key, sizeof(key));
 	memcpy(p->deny_key, deny_key, sizeof(deny_key));
 	pol_printable(p->summary, sizeof(p->summary), summary);
@@ -574,8 +574,8 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 	p->held[p->n_held++] = *h;
 	p->created_ms = mono_ms();
 	p->deadline_ms = p->created_ms + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
-	p->next = s->pending;
-	s->pending = p;
+	p->next = s->ap.pending;
+	s->ap.pending = p;
 	approve_hold(s, p);
 	return 0;
 }
@@ -601,7 +601,7 @@ bool sup_session_approved(struct sup *s, json_t *event, const char *binary)
 {
 	char key[65];
 
-	return s->n_approved && request_key(event, binary, key) == 0 &&
+	return s->ap.n_approved && request_key(event, binary, key) == 0 &&
 	       approve_session_allowed(s, key);
 }
 
@@ -613,9 +613,9 @@ static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
 	char shown[512];
 
 	pol_printable(shown, sizeof(shown), summary);
-	if (pid == s->told)
+	if (pid == s->ap.told)
 		return;         /* the same process again: its PATH search's next entry */
-	s->told = pid;
+	s->ap.told = pid;
 	tell(s->cgroup, pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
 		 "session; it is refused without asking again. Do not retry it or try another way "
 		 "to do the same: ask the user.\n", shown);
@@ -974,7 +974,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (agent_sees_absent(s, canon)) {
 		(void)notify_return(s->listener, req->id, 0, ENOENT);
 		answered();
-		s->n_exec_absent++;
+		s->stats.n_exec_absent++;
 		return;
 	}
 	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
@@ -985,7 +985,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		struct exec_ask ask = { &io, ask_session_approved, ask_human_denied, ask_destination,
 					ask_expect, ask_memory_shared, ask_missing };
 		struct exec_case ec = { canon, argv, cwd, s->opt->approve != APPROVE_DENY,
-					s->exec_recheck };
+					s->recheck.on };
 
 		exec_decide(s->pol, &ec, &ask, &v);
 	}
@@ -1176,7 +1176,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 		r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
 		if (r == 0 && agent_sees_absent(s, canon)) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
-			s->n_unix_absent++;
+			s->stats.n_unix_absent++;
 			goto out;
 		}
 	}
@@ -1478,10 +1478,10 @@ static void handle_notification(struct sup *s)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (req.nr == SYS_execve || req.nr == SYS_execveat) {
 		handle_exec(s, &req);
-		s->lat_exec[s->n_exec++ % ARRAY_SIZE(s->lat_exec)] = since_us(&t0);
+		s->stats.lat_exec[s->stats.n_exec++ % ARRAY_SIZE(s->stats.lat_exec)] = since_us(&t0);
 	} else if (req.nr == SYS_connect) {
 		handle_connect(s, &req);
-		s->lat_connect[s->n_connect++ % ARRAY_SIZE(s->lat_connect)] = since_us(&t0);
+		s->stats.lat_connect[s->stats.n_connect++ % ARRAY_SIZE(s->stats.lat_connect)] = since_us(&t0);
 	}
 	else if (req.nr == SYS_open || req.nr == SYS_openat || req.nr == SYS_openat2 ||
 		 req.nr == SYS_creat)
@@ -1633,12 +1633,12 @@ static void relay(struct sup *s, int from, int to)
 
 	if (n <= 0)
 		return;
-	if (from == s->pty_master) {
-		n = (ssize_t)tty_out_filter(&s->out, in, (size_t)n, filtered);
+	if (from == s->term.pty_master) {
+		n = (ssize_t)tty_out_filter(&s->term.out, in, (size_t)n, filtered);
 		buf = filtered;
 	} else {
 		for (ssize_t i = 0; i < n; i++)
-			(void)tty_keys_feed(&s->keys, (unsigned char)in[i]);
+			(void)tty_keys_feed(&s->term.keys, (unsigned char)in[i]);
 	}
 	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(to, buf + off, (size_t)(n - off));
@@ -1654,16 +1654,16 @@ static void relay(struct sup *s, int from, int to)
 
 static void accept_events(struct sup *s)
 {
-	int c = accept4(s->events_sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int c = accept4(s->ap.events_sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 	if (c < 0)
 		return;
 	/* Subscribers: root or the invoking user, never a task of any session. */
-	if (s->n_clients == (int)ARRAY_SIZE(s->clients) || !host_operator(c, s->invoker, NULL, 0)) {
+	if (s->ap.n_clients == (int)ARRAY_SIZE(s->ap.clients) || !host_operator(c, s->invoker, NULL, 0)) {
 		close(c);
 		return;
 	}
-	s->clients[s->n_clients++] = c;
+	s->ap.clients[s->ap.n_clients++] = c;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -1694,8 +1694,8 @@ static json_t *lat_json(const uint32_t *v, uint64_t n, size_t cap)
 
 json_t *sup_stats(const struct sup *s)
 {
-	return json_pack("{s:o,s:o}", "exec", lat_json(s->lat_exec, s->n_exec, ARRAY_SIZE(s->lat_exec)),
-			 "connect", lat_json(s->lat_connect, s->n_connect, ARRAY_SIZE(s->lat_connect)));
+	return json_pack("{s:o,s:o}", "exec", lat_json(s->stats.lat_exec, s->stats.n_exec, ARRAY_SIZE(s->stats.lat_exec)),
+			 "connect", lat_json(s->stats.lat_connect, s->stats.n_connect, ARRAY_SIZE(s->stats.lat_connect)));
 }
 
 /*
@@ -1752,8 +1752,8 @@ static void init_input(struct sup *s)
 	}
 	if (!memchr(buf, 'T', (size_t)n))
 		return;
-	if (s->suspend)
-		s->suspend(s);
+	if (s->term.suspend)
+		s->term.suspend(s);
 	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
 }
 
@@ -1813,28 +1813,28 @@ int sup_loop(struct sup *s, int *status)
 		    timeout = 1000;
 		uint64_t now = mono_ms();
 
-		for (struct pending *q = s->pending; q; q = q->next) {
+		for (struct pending *q = s->ap.pending; q; q = q->next) {
 			int left = q->deadline_ms > now ? (int)(q->deadline_ms - now) : 0;
 
 			if (left < timeout)
 				timeout = left;
 		}
-		if (s->n_armed && timeout > 50)
+		if (s->recheck.n && timeout > 50)
 			timeout = 50;   /* a killed exec is recorded promptly */
 		if (s->stop_sig && !s->stop_killed)
 			timeout = s->stop_at <= now ? 0 : s->stop_at - now < (uint64_t)timeout ?
 				  (int)(s->stop_at - now) : timeout;
 		p[i_listen = n++] = (struct pollfd){ .fd = s->listener, .events = POLLIN };
 		p[i_sig = n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		if (s->approve_sock >= 0)
-			p[i_appr = n++] = (struct pollfd){ .fd = s->approve_sock, .events = POLLIN };
-		if (s->events_sock >= 0)
-			p[i_ev = n++] = (struct pollfd){ .fd = s->events_sock, .events = POLLIN };
+		if (s->ap.approve_sock >= 0)
+			p[i_appr = n++] = (struct pollfd){ .fd = s->ap.approve_sock, .events = POLLIN };
+		if (s->ap.events_sock >= 0)
+			p[i_ev = n++] = (struct pollfd){ .fd = s->ap.events_sock, .events = POLLIN };
 		/* While a prompt is up the agent's output waits (tty_guard.c). */
-		if (s->pty_master >= 0 && !s->prompt_active)
-			p[i_pty = n++] = (struct pollfd){ .fd = s->pty_master, .events = POLLIN };
-		if (s->tty_fd >= 0)
-			p[i_tty = n++] = (struct pollfd){ .fd = s->tty_fd, .events = POLLIN };
+		if (s->term.pty_master >= 0 && !s->ap.prompt_active)
+			p[i_pty = n++] = (struct pollfd){ .fd = s->term.pty_master, .events = POLLIN };
+		if (s->term.tty_fd >= 0)
+			p[i_tty = n++] = (struct pollfd){ .fd = s->term.tty_fd, .events = POLLIN };
 		if (ffd >= 0)
 			p[i_floor = n++] = (struct pollfd){ .fd = ffd, .events = POLLIN };
 		if (nfd >= 0)
@@ -1869,19 +1869,19 @@ int sup_loop(struct sup *s, int *status)
 			accept_events(s);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {
 			if (p[i_pty].revents & POLLIN)
-				relay(s, s->pty_master, s->pty_out);
+				relay(s, s->term.pty_master, s->term.pty_out);
 			else
-				s->pty_master = -1;     /* closed at exit */
+				s->term.pty_master = -1;     /* closed at exit */
 		}
 		if (i_tty >= 0 && (p[i_tty].revents & POLLIN)) {
-			if (s->prompt_active) {
+			if (s->ap.prompt_active) {
 				char buf[64];
-				ssize_t r = read(s->tty_fd, buf, sizeof(buf));
+				ssize_t r = read(s->term.tty_fd, buf, sizeof(buf));
 
 				if (r > 0)
 					approve_tty_input(s, buf, (size_t)r);
-			} else if (s->pty_master >= 0) {
-				relay(s, s->tty_fd, s->pty_master);
+			} else if (s->term.pty_master >= 0) {
+				relay(s, s->term.tty_fd, s->term.pty_master);
 			}
 		}
 		if (i_init >= 0 && p[i_init].revents)
@@ -1890,11 +1890,11 @@ int sup_loop(struct sup *s, int *status)
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGWINCH && s->pty_master >= 0) {
+				if (si.ssi_signo == SIGWINCH && s->term.pty_master >= 0) {
 					struct winsize ws;
 
-					if (ioctl(s->term_fd, TIOCGWINSZ, &ws) == 0)
-						(void)ioctl(s->pty_master, TIOCSWINSZ, &ws);
+					if (ioctl(s->term.term_fd, TIOCGWINSZ, &ws) == 0)
+						(void)ioctl(s->term.pty_master, TIOCSWINSZ, &ws);
 				} else if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM ||
 					   si.ssi_signo == SIGHUP || si.ssi_signo == SIGQUIT) {
 					char by[128];
@@ -1926,7 +1926,7 @@ int sup_loop(struct sup *s, int *status)
 		}
 		approve_tick(s);
 		stop_tick(s, now);
-		if (s->n_armed)
+		if (s->recheck.n)
 			sweep_armed(s);
 		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
 			snprintf(s->stop_reason, sizeof(s->stop_reason),
@@ -1963,7 +1963,7 @@ int sup_loop(struct sup *s, int *status)
 	 */
 	(void)cg_destroy(s->cgroup);
 	/* Drain what the floor reported before the session ended. */
-	if (s->n_armed)
+	if (s->recheck.n)
 		sweep_armed(s);
 	if (ffd >= 0) {
 		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
@@ -1971,11 +1971,11 @@ int sup_loop(struct sup *s, int *status)
 	}
 	if (nfd >= 0)
 		drain_net(s);
-	if (s->pty_master >= 0) {
-		struct pollfd pp = { .fd = s->pty_master, .events = POLLIN };
+	if (s->term.pty_master >= 0) {
+		struct pollfd pp = { .fd = s->term.pty_master, .events = POLLIN };
 
 		while (poll(&pp, 1, 0) > 0 && (pp.revents & POLLIN))
-			relay(s, s->pty_master, s->pty_out);
+			relay(s, s->term.pty_master, s->term.pty_out);
 	}
 	if (s->stop_reason[0] && !audit_stop) {
 		json_t *ev = json_pack("{s:s,s:s}", "event", "budget", "stopped", s->stop_reason);
@@ -2002,8 +2002,8 @@ int sup_loop(struct sup *s, int *status)
 				 s->stop_killed ? "; still running at the end of the grace: killed" : "");
 	}
 	/* Anything left pending dies with the session. */
-	while (s->pending)
-		approve_resolve(s, s->pending, false, false, "session ended");
+	while (s->ap.pending)
+		approve_resolve(s, s->ap.pending, false, false, "session ended");
 	close(sfd);
 	return 0;
 }
