@@ -135,7 +135,7 @@ static __always_inline struct cordon_session *current_session(__u64 *sid)
 
 /*
  * A filesystem working for its mounter inside a session task's call:
- * overlayfs (the agent's home layer, userspace/home.h) opens its layers'
+ * overlayfs (the agent's home layer, userspace/session/home.h) opens its layers'
  * files and sets their trusted.overlay.* attributes under the mounter's
  * credentials, put in place of the task's by the kernel (override_creds).
  * Those hold CAP_SYS_ADMIN, which a session's own credentials never do

@@ -541,7 +541,7 @@ int cordon_bind6(struct bpf_sock_addr *ctx)
  *
  * A task of the session may not name a pathname socket itself: the
  * supervisor judges each connect it traps by the canonical path and has
- * the session's Unix connector (userspace/unix_connector.h) perform an
+ * the session's Unix connector (userspace/channel/unix_connector.h) perform an
  * allowed one on a copy of the socket: a process outside the session, so
  * it passes.  What that closes:
  * - a connect whose address read as abstract, or as not Unix at all, when

@@ -31,7 +31,7 @@ struct fallback_options {
 	int n_bind_ports;
 	/*
 	 * A directory that is the agent's own copy-on-write layer in the view
-	 * the ruleset is built in (userspace/home.h), or NULL.  Below it, a
+	 * the ruleset is built in (userspace/session/home.h), or NULL.  Below it, a
 	 * denied name absent from the view splits nothing (what the agent makes
 	 * there is its layer's: a credential store is whited out, the real one
 	 * out of reach), an existing file whose creation and deletion are

@@ -434,7 +434,7 @@ static int enumerate(struct entries *es, int dirfd, const struct pol_fs_entry *p
 /*
  * A protected object (a credential store) as the host has it, when the
  * rules are built in a session's view where it is absent or another object
- * (userspace/world.h: the home layer whites the stores out): its inode is
+ * (userspace/session/world.h: the home layer whites the stores out): its inode is
  * keyed too, so a hard link to it elsewhere (made before the session, in
  * the workspace) is still refused.
  */
@@ -685,7 +685,7 @@ fail:
 }
 
 /*
- * The agent's /proc is its PID namespace's own instance (userspace/world.h):
+ * The agent's /proc is its PID namespace's own instance (userspace/session/world.h):
  * another superblock, so rules keyed by the host's proc device would never
  * match it.  procfs numbers its fixed entries the same in every instance,
  * so each rule on the FROM device is copied to the TO device.  Called

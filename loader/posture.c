@@ -44,7 +44,7 @@ const char *posture_name(enum posture_level l)
 /*
  * What each missing mechanism costs.  These are the protections the BPF LSM
  * floor provides and the fallback (Landlock + cgroup-bpf + seccomp) cannot,
- * because the mechanism has no hook for them; the README's posture table
+ * because the mechanism has no hook for them; docs/floor.md's posture table
  * says the same.
  */
 static const struct lack no_lsm[] = {
@@ -121,7 +121,7 @@ static void add(struct posture *p, const struct lack *l, size_t n)
 		p->lacks[p->n_lacks++] = &l[i];
 }
 
-/* Found at session start, in the fallback posture (userspace/run.c). */
+/* Found at session start, in the fallback posture (userspace/session/run.c). */
 const struct lack posture_no_unix_gate = {
 	"unix-gate",
 	"pathname Unix sockets kept from the session in the kernel (cgroup "
@@ -131,7 +131,7 @@ const struct lack posture_no_unix_gate = {
 	"kernel reads it, reaches that path unjudged (within the agent's DAC "
 	"rights)" };
 
-/* Found at session start, in any posture (userspace/run.c). */
+/* Found at session start, in any posture (userspace/session/run.c). */
 const struct lack posture_no_exec_recheck = {
 	"exec-recheck",
 	"an exec's argv and binary compared by the kernel with what was judged "

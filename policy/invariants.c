@@ -51,7 +51,7 @@
 /*
  * The credential stores below a home, each once: the invariants below deny
  * them for the agent user, root and every /home user, and the agent's home
- * layer (userspace/home.c) leaves them out of its view.
+ * layer (userspace/session/home.c) leaves them out of its view.
  */
 #define CRED_STORES(X) \
 	X(".ssh") \

@@ -121,7 +121,7 @@ struct pol_credential {
 	/*
 	 * Provider-side tools a request may declare, by type prefix
 	 * ("web_search" admits "web_search_20250305"); none by default
-	 * (userspace/llm_tools.h).
+	 * (userspace/egress/llm_tools.h).
 	 */
 	char **server_tools;
 	size_t n_server_tools;

@@ -1640,7 +1640,7 @@ static int approve_self(const char *sock, const char *id_s)
 
 /*
  * The host's world, reached by the names a session shared with it (the
- * classes userspace/world.h closes).  Each tries every member it is given
+ * classes userspace/session/world.h closes).  Each tries every member it is given
  * and reports the first that got through.
  */
 #include <sys/ipc.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The audit log on a full filesystem (userspace/audit.c, AUDIT_RESERVE): an
+# The audit log on a full filesystem (userspace/audit/audit.c, AUDIT_RESERVE): an
 # agent that fills the filesystem holding the log, its workspace on the
 # same one, must not go on unrecorded.  The log keeps a reserve allocated
 # past its end; once it cannot renew it, the session is stopped, nothing

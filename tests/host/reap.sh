@@ -1,5 +1,5 @@
 #!/bin/sh
-# Sessions whose cordon is gone (userspace/reap.h): the supervisor and its
+# Sessions whose cordon is gone (userspace/session/reap.h): the supervisor and its
 # watchdog both killed with SIGKILL leave the session behind (its cgroup
 # with the agent's daemonised tasks still running, its network floor
 # entries, its run directory).  The next `cordon run` reaps it, tasks

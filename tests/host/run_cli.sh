@@ -97,7 +97,7 @@ in_session --policy "$policy" -- /usr/bin/id -u
 ok "cordon's own errors are never 126/127 (the agent ran: $out)" test "$out" = "$AGENT_UID"
 
 # --- the workspace's git metadata: read-only to the agent ---------------------
-# (userspace/git_guard.h) config and hooks would run as the human at the
+# (userspace/supervisor/git_guard.h) config and hooks would run as the human at the
 # next git status; a new commondir would point git at the agent's own.
 # With git installed (the host) a real repository, and a commit still
 # works; without it (the VM's busybox) one made by hand.
@@ -152,7 +152,7 @@ ok "a commondir the agent planted is held aside at the end, said and recorded" \
     _ "$gws" "$scratch/git.err" "$audit_g"
 ok "  and the host never saw the session's mounts" sh -c '! grep -q " $1/.git" /proc/self/mountinfo' _ "$gws"
 
-# --- the agent's home layer (userspace/home.h) ---------------------------------
+# --- the agent's home layer (userspace/session/home.h) -------------------------
 # A copy-on-write view of its home: it changes and creates files there, they
 # persist for its next session, and the human's home never changes.
 mkdir -p "$AGENT_HOME/.cache" "$AGENT_HOME/.ssh"
@@ -517,7 +517,7 @@ if command -v python3 >/dev/null 2>&1; then
         sh -c 'printf %s "$1" | grep -q "^exit [1-9]" && grep -q "\"approver\":\"timeout\"" "$2"' \
         _ "$o" "$scratch/tty5.jsonl"
 
-    # The agent answers through the terminal (userspace/tty_guard.c): before
+    # The agent answers through the terminal (userspace/supervisor/tty_guard.c): before
     # its push it writes ENQ (answerback "PuTTY"), sets the title to "yes"
     # and asks for it back, has a DECRQSS request echoed with a "y", and
     # turns on mouse tracking (reports whose raw coordinates are "y" and

@@ -32,7 +32,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$BUILD/tests/agents/attack" ] || skip_all "build the rogue agent first (make)"
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
-# Not below /tmp or /var/tmp: a session has its own (userspace/world.h), so
+# Not below /tmp or /var/tmp: a session has its own (userspace/session/world.h), so
 # the harness's files there would be absent rather than refused.
 scratch=$(mktemp -d /var/cordon-redteam.XXXXXX)
 chmod 0755 "$scratch"
@@ -74,7 +74,7 @@ chown -R "$AGENT" "$AGENT_HOME/.ssh" "$AGENT_HOME/.aws" "$AGENT_HOME/.config" "$
     "$AGENT_HOME/.kube" "$AGENT_HOME/.gnupg" 2>/dev/null
 key=$AGENT_HOME/.ssh/id_ed25519
 # The workspace is a git repository: its config and hooks run as the human
-# at the next git status or commit (userspace/git_guard.h).
+# at the next git status or commit (userspace/supervisor/git_guard.h).
 mkdir -p "$WS/.git/hooks" "$WS/.git/objects" "$WS/.git/refs"
 printf 'ref: refs/heads/main\n' >"$WS/.git/HEAD"
 printf '[core]\n\trepositoryformatversion = 0\n' >"$WS/.git/config"
@@ -94,7 +94,7 @@ pids="$pids $victim"
 i=0
 while [ ! -e "$scratch/ports" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 read -r tcp4 tcp6 udp4 abstract <"$scratch/ports"
-# The host's world a session must not see (userspace/world.h): a human's
+# The host's world a session must not see (userspace/session/world.h): a human's
 # tmux server and ssh-agent socket in /tmp, a socket in /var/tmp, files in
 # /dev/shm and /var/tmp, a terminal of the agent's uid in /dev/pts, SysV IPC
 # any uid may use, and a root-opened file on descriptor 7 of the invoker.
@@ -311,7 +311,7 @@ for u in $users; do
     try "$u" "write core.fsmonitor into .git/config (the human's next git status runs it)" \
         "git metadata read-only (mount)" - "EROFS $FS" -- "$a" write "$WS/.git/config"
     # --- code the human's own tools run later, planted in the home -------------------
-    # Writes land in the agent's home layer (userspace/home.h): the human's
+    # Writes land in the agent's home layer (userspace/session/home.h): the human's
     # python, nvm, rustup, npx, pre-commit and Claude Code read the real home.
     uhome=$(awk -F: -v n="$u" '$1 == n { print $6 }' /etc/passwd)
     for f in $persist; do cksum "$uhome/$f" 2>/dev/null || echo "absent $f"; done >"$scratch/persist.before"
@@ -349,7 +349,7 @@ for u in $users; do
     judge "double fork + setsid, outlive the session" "cgroup (session killed whole)" - "*" "$u"
     try "$u" "move itself out of the session's cgroup" "cgroupfs read-only / floor" - "*" -- \
         "$a" cgroup-escape
-    # --- the host's world (userspace/world.h): absent, not denied ------------------------
+    # --- the host's world (userspace/session/world.h): absent, not denied ----------------
     try "$u" "host services in /tmp, /var/tmp, /dev/shm, /run/user, a host terminal" "private world" - \
         "ENOENT" -- "$a" host-paths $host_paths
     try "$u" "a host process by pid: /proc, prlimit, nice, ioprio, affinity, F_SETOWN" \

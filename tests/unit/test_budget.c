@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The pure parts of userspace/budget.c; the kernel parts are tests/host/budget.c. */
+/* The pure parts of userspace/session/budget.c; the kernel parts are tests/host/budget.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The credential proxy's request side (userspace/cred_proxy.c), without
+ * The credential proxy's request side (userspace/egress/cred_proxy.c), without
  * sockets: which requests creds_check lets through, and the exact head
  * creds_upstream_head sends upstream (the sentinel out, the real secret in
  * its configured header and prefix, hop-by-hop and proxy fields dropped,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The keys that run programs, dropped from a git config as git reads it
- * (userspace/git_config_strip.c): a key after a header on its line, a
+ * (userspace/supervisor/git_config_strip.c): a key after a header on its line, a
  * value continued over lines, the deprecated [a.b] form, case, an alias
  * only when it is a shell command, and a file git itself would refuse.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The workspace's git metadata made read-only (userspace/git_guard.c), on
+ * The workspace's git metadata made read-only (userspace/supervisor/git_guard.c), on
  * real directories: what the plan protects (a repository's config and
  * hooks, its linked worktrees' pointers, its submodules' git directories
  * however deep their names; never through a symlink; a .git file itself),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The agent's home layer (userspace/home.c) on real overlay mounts, in a
+ * The agent's home layer (userspace/session/home.c) on real overlay mounts, in a
  * private mount namespace of this process (nothing reaches the host): the
  * real home read through the view, writes landing in the layer only,
  * credential stores absent (not merely denied) and a recreated ~/.ssh

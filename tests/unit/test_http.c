@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The HTTP/1.1 head parser (userspace/http.c): each request form parsed to
+ * The HTTP/1.1 head parser (userspace/egress/http.c): each request form parsed to
  * the fields the proxy acts on; every strictness rule refuses with its
  * status (one test per rule); the classic smuggling spellings are refused;
  * a prefix of a head is never answered differently from the whole; the

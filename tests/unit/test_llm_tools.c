@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Provider-side tools in LLM request bodies (userspace/llm_tools.c): the
+ * Provider-side tools in LLM request bodies (userspace/egress/llm_tools.c): the
  * tools the client runs pass, those the provider runs are refused unless
  * admitted by type prefix, whatever the case or escapes they are spelled
  * in; keys given twice and bodies that are not JSON are not judged; bodies

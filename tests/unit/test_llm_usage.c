@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Token usage of LLM responses (userspace/llm_usage.c): Anthropic and
+ * Token usage of LLM responses (userspace/egress/llm_usage.c): Anthropic and
  * OpenAI bodies and streams as the APIs send them; streamed counts are the
  * maximum seen, not a sum; cache tokens add to input; bad counts are
  * ignored; garbage parses to nothing; what exceeds the bound is flagged;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The streaming masker (userspace/stream_scrub.c): masks keep their
+ * The streaming masker (userspace/egress/stream_scrub.c): masks keep their
  * secret's length; the output equals a naive one-shot reference however the
  * input is split (every split point, byte at a time, random splits over a
  * small alphabet that makes secrets overlap); what a feed holds back is

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The approval prompt's terminal guard (userspace/tty_guard.c): keys typed
+ * The approval prompt's terminal guard (userspace/supervisor/tty_guard.c): keys typed
  * alone answer; no byte of a terminal report does, whatever it carries (the
  * reports the agent can provoke, 7-bit, 8-bit and UTF-8 C1 forms, X10 mouse
  * reports in both encodings, strings that hold CAN, SUB or an 8-bit ST,

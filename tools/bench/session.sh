@@ -69,7 +69,7 @@ if command -v firejail >/dev/null; then
     res+=("$("$BUILD/tools/bench/startlat" $N firejail --quiet --noprofile /bin/true)")
     names+=("firejail")
 fi
-# Before the private world (userspace/world.h: namespaces, /tmp, /dev, /proc,
+# Before the private world (userspace/session/world.h: namespaces, /tmp, /dev, /proc,
 # the home layer): the same start with the last build without it
 # (BENCH_BEFORE, a commit), built once from `git archive` into
 # BUILD/bench-before, and run in a block of its own after a warm-up start

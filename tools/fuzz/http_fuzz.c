@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer target: the HTTP/1.1 head parser and chunked scanner
- * (userspace/http.c), everything the egress broker and the credential
+ * (userspace/egress/http.c), everything the egress broker and the credential
  * proxy read from the agent or an upstream before acting on it.  The same
  * bytes go to http_parse_request, http_parse_response,
  * http_parse_authority and http_chunked_scan.

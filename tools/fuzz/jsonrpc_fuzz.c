@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the MCP proxy's framing (userspace/jsonrpc.c: the line
+ * libFuzzer target: the MCP proxy's framing (userspace/mcp/jsonrpc.c: the line
  * buffer and the JSON-RPC classifier) and the secret scrub
- * (userspace/scrub.c), everything a peer's bytes meet before the proxy
+ * (userspace/egress/scrub.c), everything a peer's bytes meet before the proxy
  * acts on them.
  *
  * Memory safety is for the sanitizers.  Checked here:
