@@ -192,9 +192,11 @@ $(BUILD)/libbase.a: $(BASE_OBJ)
 $(BUILD)/libpolicy.a: $(POLICY_OBJ)
 $(BUILD)/libfloor.a: $(FLOOR_OBJ)
 $(BUILD)/libcordon.a: $(USER_OBJ)
+# q, not r: two folders may hold files of one name (cmd/audit.c and
+# audit/audit.c), and r would keep only the last of two members so named.
 $(LAYER_LIBS):
 	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar qcs $@ $^
 
 $(BUILD)/cordon: $(BUILD)/userspace/cmd/main.o $(LAYER_LIBS)
 	$(call msg,LD,$@)

@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "run.h"
+#include "cmd.h"
 #include "util.h"
 #include <jansson.h>
 

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include "audit.h"
-#include "audit_cmd.h"
+#include "cmd.h"
 #include "util.h"
 
 static void usage(FILE *f)

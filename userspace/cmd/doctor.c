@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <sys/utsname.h>
+#include "cmd.h"
 #include "doctor.h"
 #include "probe.h"
 #include "util.h"

@@ -10,6 +10,4 @@
 json_t *doctor_json(const struct posture *p);
 void doctor_print(FILE *f, const struct posture *p);
 
-int cmd_doctor(int argc, char **argv);
-
 #endif

@@ -4,7 +4,7 @@
  */
 #include <unistd.h>
 #include "floor.h"
-#include "floor_cmd.h"
+#include "cmd.h"
 #include "net.h"
 #include "probe.h"
 #include "reap.h"

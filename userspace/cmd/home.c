@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include "cmd.h"
 #include "home.h"
 #include "util.h"
 

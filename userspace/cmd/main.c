@@ -3,12 +3,9 @@
  * cordon: one binary, subcommands.
  */
 #include <string.h>
-#include "audit_cmd.h"
 #include "doctor.h"
-#include "floor_cmd.h"
 #include "home.h"
-#include "policy_cmd.h"
-#include "run.h"
+#include "cmd.h"
 #include "mcp_proxy.h"
 #include "http_proxy.h"
 #include "unix_connector.h"

@@ -65,7 +65,7 @@
 #include "http_proxy.h"
 #include "policy.h"
 #include "tls_sni.h"
-#include "policy_cmd.h"
+#include "session_policy.h"
 #include "steps.h"
 #include "util.h"
 

@@ -48,7 +48,7 @@
 #include "mcp_proxy.h"
 #include "policy.h"
 #include "scrub.h"
-#include "policy_cmd.h"
+#include "session_policy.h"
 #include "steps.h"
 #include "util.h"
 

@@ -137,7 +137,4 @@ int home_apply(const char *layer_dir, const char *home, const char *path, char *
 /* Empty the layer (upper and workdir), under the lock.  0, or -errno with WHY. */
 int home_discard(const char *layer_dir, char *why, size_t wlen);
 
-/* `cordon home diff | apply | discard` (userspace/cmd/home_cmd.c). */
-int cmd_home(int argc, char **argv);
-
 #endif /* CORDON_HOME_H */

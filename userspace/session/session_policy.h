@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-#ifndef CORDON_POLICY_CMD_H
-#define CORDON_POLICY_CMD_H
+/*
+ * A session's policy, loaded the same way by every process that judges the
+ * session: cordon run, its egress broker and its MCP proxy
+ * (session_policy.c).
+ */
+#ifndef CORDON_SESSION_POLICY_H
+#define CORDON_SESSION_POLICY_H
 
 #include <sys/types.h>
 
@@ -14,8 +19,6 @@ struct session_vars {
 	const char *user;
 	uid_t uid;
 };
-
-int cmd_policy(int argc, char **argv);
 
 /* One --var NAME=VALUE into vars; errors are logged as WHO: ... */
 int policy_var_arg(struct pol_vars *vars, const char *who, const char *arg);
