@@ -2,21 +2,7 @@
 /*
  * The channel between the supervisor and a helper it started outside the
  * session (the MCP proxy, the egress broker and credential proxy): a
- * socketpair of newline-delimited JSON.
- *
- *   helper -> supervisor: {"op":"ready",...} once its configuration is
- *     accepted (anything else it reports at start rides along);
- *     {"op":"record","type":T,"fields":{...}}: its audit records, written
- *     into the session's log (only the types it owns: it cannot forge
- *     lifecycle or seal records); {"op":"escalate","hold":N,"event":E,
- *     "summary":S,"rule":R,"reason":W}: an operation held for the session's
- *     human; {"op":"withdraw","hold":N}: the held operation went away.
- *   supervisor -> helper: {"op":"decision","hold":N,"allow":B,"why":S,...};
- *     to the egress broker, which is started before the session's cgroup
- *     exists, first {"op":"session","cgroup_id":N}: it says ready, and
- *     serves, only after it; later {"op":"grant","grant":N,"pid":P,
- *     "start":T,"ttl_ms":M,"dests":[{"host":H,"port":N}]}: an approved git
- *     push's destinations, for that process only (push_grant.h).
+ * socketpair of newline-delimited JSON, its messages defined in proto.h.
  *
  * A held operation is therefore a pending request like a held exec or
  * connect: the terminal prompt, `cordon pending/approve/deny`, batching of
@@ -37,6 +23,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "proto.h"
 #include "jsonrpc.h"
 #include "sup_state.h"
 #include "helper.h"
@@ -190,7 +177,7 @@ int helper_ready(struct helper *h, json_t **ready)
 	*ready = NULL;
 	/* The helper said why on stderr if it refused its configuration. */
 	r = chan_line(h, READY_TIMEOUT_MS, &msg);
-	if (r <= 0 || strcmp(json_string_value(json_object_get(msg, "op")) ?: "", "ready")) {
+	if (r <= 0 || proto_op(msg) != PROTO_READY) {
 		json_decref(msg);
 		return r == 0 ? -ETIMEDOUT : -EINVAL;
 	}
@@ -237,20 +224,13 @@ static const char *rule_risk(const struct sup *s, const char *rule, const char *
 	return reason && *reason ? reason : "the policy asks a human for this";
 }
 
-static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
+static void on_escalate(struct sup *s, struct helper *hp, const struct proto_msg *m)
 {
-	json_t *hold = json_object_get(msg, "hold"), *event = json_object_get(msg, "event"), *kept;
-	const char *summary = json_string_value(json_object_get(msg, "summary"));
-	const char *rule = json_string_value(json_object_get(msg, "rule"));
-	const char *reason = json_string_value(json_object_get(msg, "reason"));
-	struct held h = { .nr = hp->held, .pid = hp->pid };
+	struct held h = { .nr = hp->held, .pid = hp->pid, .notif = m->hold };
+	const char *rule = m->rule && *m->rule ? m->rule : NULL;
+	json_t *event = m->event, *kept;
 	int r;
 
-	if (!json_is_integer(hold) || !json_is_object(event) || !summary)
-		return;
-	h.notif = (uint64_t)json_integer_value(hold);
-	if (rule && !*rule)
-		rule = NULL;
 	/* The records keep a digest of large arguments; the approver and the key see them whole. */
 	kept = pol_event_kept(event);
 	if (!kept) {
@@ -269,7 +249,8 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "escalation with --approve deny", NULL);
 		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
-	} else if ((r = s->ops->hold(s, &h, event, kept, NULL, summary, rule, rule_risk(s, rule, reason))) < 0) {
+	} else if ((r = s->ops->hold(s, &h, event, kept, NULL, m->summary, rule,
+				     rule_risk(s, rule, m->reason))) < 0) {
 		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
 		helper_decide(s, hp, h.notif, false, sup_hold_error(r), NULL);
 	}
@@ -278,28 +259,34 @@ static void on_escalate(struct sup *s, struct helper *hp, json_t *msg)
 
 static void on_message(struct sup *s, struct helper *h, json_t *msg)
 {
-	const char *op = json_string_value(json_object_get(msg, "op"));
-	const char *type = json_string_value(json_object_get(msg, "type"));
-	json_t *fields = json_object_get(msg, "fields");
+	struct proto_msg m;
 
-	if (!op)
+	if (proto_read(msg, &m) < 0) {
+		log_warn("run: the %s sent a message cordon does not know: ignored", h->what);
 		return;
-	if (!strcmp(op, "record")) {
+	}
+	switch (m.op) {
+	case PROTO_RECORD:
 		/* Only the helper's own record types: it cannot forge lifecycle or seal records. */
-		if (!type || (strcmp(type, "decision") && strcmp(type, h->record_type)) ||
-		    !json_is_object(fields))
+		if (strcmp(m.type, "decision") && strcmp(m.type, h->record_type))
 			return;
 		pthread_mutex_lock(&s->lock);
-		(void)audit_write(s->audit, type, fields);
+		(void)audit_write(s->audit, m.type, m.fields);
 		s->ops->audit_check(s);
 		pthread_mutex_unlock(&s->lock);
-	} else if (!strcmp(op, "escalate")) {
-		on_escalate(s, h, msg);
-	} else if (!strcmp(op, "withdraw")) {
-		json_t *hold = json_object_get(msg, "hold");
-
-		if (json_is_integer(hold))
-			s->ops->withdraw(s, h->held, (uint64_t)json_integer_value(hold));
+		break;
+	case PROTO_ESCALATE:
+		on_escalate(s, h, &m);
+		break;
+	case PROTO_WITHDRAW:
+		s->ops->withdraw(s, h->held, m.hold);
+		break;
+	case PROTO_READY:
+	case PROTO_DECISION:
+	case PROTO_SESSION:
+	case PROTO_GRANT:
+	case PROTO_UNKNOWN:
+		break;
 	}
 }
 
@@ -347,9 +334,7 @@ void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, c
 	 * A full buffer means it is stuck, and a stuck helper is stopped (its
 	 * held operations then fail; none goes through unjudged).
 	 */
-	if (helper_send(h, json_pack("{s:s,s:I,s:b,s:s,s:s?}", "op", "decision", "hold",
-				     (json_int_t)hold, "allow", allow, "why", why, "approver",
-				     approver)) == -EPIPE) {
+	if (helper_send(h, proto_decision(hold, allow, why, approver)) == -EPIPE) {
 		log_err("run: the %s stopped reading its channel: stopped", h->what);
 		(void)kill(h->pid, SIGKILL);
 		helper_gone(s, h);
@@ -378,7 +363,7 @@ void helper_stop(struct sup *s, struct helper *h)
 			if (r < 0)
 				break;
 			/* Records only: the session's approvals are over. */
-			if (r > 0 && !strcmp(json_string_value(json_object_get(msg, "op")) ?: "", "record"))
+			if (r > 0 && proto_op(msg) == PROTO_RECORD)
 				on_message(s, h, msg);
 			json_decref(msg);
 		}

@@ -44,6 +44,7 @@
 #include "cred_proxy.h"
 #include "supervisor.h"
 #include "helper.h"
+#include "proto.h"
 #include "egress_session.h"
 #include "util.h"
 
@@ -168,8 +169,7 @@ int egress_session_start(struct sup *s)
 	const char *k;
 	int r;
 
-	r = helper_send(&s->egress, json_pack("{s:s,s:I}", "op", "session", "cgroup_id",
-					      (json_int_t)s->cgid));
+	r = helper_send(&s->egress, proto_session(s->cgid));
 	r = r ?: helper_ready(&s->egress, &ready);
 	if (r < 0) {
 		json_decref(ready);

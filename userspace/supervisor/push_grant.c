@@ -46,6 +46,7 @@
 #include "push_grant.h"
 #include "sup_state.h"
 #include "helper.h"
+#include "proto.h"
 #include "util.h"
 
 #define GIT_PATH "/usr/bin/git"
@@ -527,10 +528,7 @@ void push_grant(struct sup *s, pid_t pid, const json_t *event, const char *appro
 	if (!why) {
 		uint64_t id = ++next_grant;
 
-		if (helper_send(&s->egress, json_pack("{s:s,s:I,s:i,s:I,s:I,s:O}", "op", "grant",
-						      "grant", (json_int_t)id, "pid", (int)pid,
-						      "start", (json_int_t)st, "ttl_ms",
-						      (json_int_t)PUSH_GRANT_TTL_MS, "dests", grant)) < 0)
+		if (helper_send(&s->egress, proto_grant(id, pid, st, PUSH_GRANT_TTL_MS, grant)) < 0)
 			why = "the egress broker did not take the grant";
 		else
 			grant_record(s, json_pack("{s:I,s:i,s:O,s:O,s:s,s:s?,s:I}", "grant",

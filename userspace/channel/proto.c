@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The supervisor-helper protocol, its one definition (proto.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include "proto.h"
+
+static const char *const names[] = {
+	[PROTO_READY] = "ready",       [PROTO_RECORD] = "record",     [PROTO_ESCALATE] = "escalate",
+	[PROTO_WITHDRAW] = "withdraw", [PROTO_DECISION] = "decision", [PROTO_SESSION] = "session",
+	[PROTO_GRANT] = "grant",
+};
+
+enum proto_op proto_op(const json_t *msg)
+{
+	const char *op = json_string_value(json_object_get(msg, "op"));
+
+	for (size_t i = 1; op && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(op, names[i]))
+			return (enum proto_op)i;
+	return PROTO_UNKNOWN;
+}
+
+json_t *proto_ready(json_t *extra)
+{
+	json_t *m = json_pack("{s:s}", "op", names[PROTO_READY]);
+
+	if (m && extra)
+		json_object_update_missing(m, extra);
+	json_decref(extra);
+	return m;
+}
+
+json_t *proto_record(const char *type, json_t *fields)
+{
+	return json_pack("{s:s,s:s,s:O}", "op", names[PROTO_RECORD], "type", type, "fields", fields);
+}
+
+json_t *proto_escalate(uint64_t hold, json_t *event, const char *summary, const char *rule,
+		       const char *reason)
+{
+	return json_pack("{s:s,s:I,s:O,s:s,s:s?,s:s}", "op", names[PROTO_ESCALATE], "hold",
+			 (json_int_t)hold, "event", event, "summary", summary, "rule", rule,
+			 "reason", reason ?: "");
+}
+
+json_t *proto_withdraw(uint64_t hold, const char *reason)
+{
+	return json_pack("{s:s,s:I,s:s}", "op", names[PROTO_WITHDRAW], "hold", (json_int_t)hold,
+			 "reason", reason ?: "");
+}
+
+json_t *proto_decision(uint64_t hold, bool allow, const char *why, const char *approver)
+{
+	return json_pack("{s:s,s:I,s:b,s:s,s:s?}", "op", names[PROTO_DECISION], "hold",
+			 (json_int_t)hold, "allow", allow, "why", why ?: "", "approver", approver);
+}
+
+json_t *proto_session(uint64_t cgroup_id)
+{
+	return json_pack("{s:s,s:I}", "op", names[PROTO_SESSION], "cgroup_id", (json_int_t)cgroup_id);
+}
+
+json_t *proto_grant(uint64_t grant, pid_t pid, uint64_t start, uint64_t ttl_ms, json_t *dests)
+{
+	return json_pack("{s:s,s:I,s:i,s:I,s:I,s:O}", "op", names[PROTO_GRANT], "grant",
+			 (json_int_t)grant, "pid", (int)pid, "start", (json_int_t)start, "ttl_ms",
+			 (json_int_t)ttl_ms, "dests", dests);
+}
+
+/* An unsigned integer field, or -EINVAL. */
+static int get_u64(const json_t *msg, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(msg, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return -EINVAL;
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+int proto_read(const json_t *msg, struct proto_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->op = proto_op(msg);
+	switch (m->op) {
+	case PROTO_READY:
+	case PROTO_GRANT:       /* read whole by the broker (http_proxy.c, grants) */
+		return 0;
+	case PROTO_RECORD:
+		m->type = json_string_value(json_object_get(msg, "type"));
+		m->fields = json_object_get(msg, "fields");
+		return m->type && json_is_object(m->fields) ? 0 : -EINVAL;
+	case PROTO_ESCALATE:
+		m->event = json_object_get(msg, "event");
+		m->summary = json_string_value(json_object_get(msg, "summary"));
+		m->rule = json_string_value(json_object_get(msg, "rule"));
+		m->reason = json_string_value(json_object_get(msg, "reason"));
+		if (get_u64(msg, "hold", &m->hold) < 0 || !json_is_object(m->event) || !m->summary)
+			return -EINVAL;
+		return 0;
+	case PROTO_WITHDRAW:
+		m->reason = json_string_value(json_object_get(msg, "reason"));
+		return get_u64(msg, "hold", &m->hold);
+	case PROTO_DECISION:
+		m->allow = json_is_true(json_object_get(msg, "allow"));
+		m->why = json_string_value(json_object_get(msg, "why"));
+		m->approver = json_string_value(json_object_get(msg, "approver"));
+		if (!json_is_boolean(json_object_get(msg, "allow")))
+			return -EINVAL;
+		return get_u64(msg, "hold", &m->hold);
+	case PROTO_SESSION:
+		return get_u64(msg, "cgroup_id", &m->cgroup_id);
+	case PROTO_UNKNOWN:
+		break;
+	}
+	return -EINVAL;
+}
