@@ -33,11 +33,21 @@
 # Offline: at start Codex asks github.com and chatgpt.com for its plugin
 #   catalogue; refused under cordon (no rule lists them), unreachable bare:
 #   it goes on without.
+# The model catalogue: --disable api_key_model_discovery.  With an API key
+#   and the default endpoint, Codex fetches its model list from
+#   https://chatgpt.com/backend-api/codex/models, the key in its
+#   Authorization header, before the first turn and again at the turn's
+#   start; cordon refuses the CONNECT (no rule lists chatgpt.com, which is
+#   not the credential's host), Codex takes that for a network failure and
+#   tries each fetch five times with backoff: about 6 s lost (a run of 7.8 s
+#   under cordon, 2.1 s bare; docs/agents/codex.md).  Off, it uses the
+#   catalogue built into it.  Bare, with openai_base_url set, it does not
+#   fetch at all.
 
 _codex_sh='CODEX_API_KEY=$OPENAI_API_KEY; export CODEX_API_KEY
 h=${CODEX_HOME:-$HOME/.codex}; mkdir -p "$h" || exit
 a=$1; shift
-exec node "$a/.bin/codex" exec -m gpt-5.5 -c web_search=disabled \
+exec node "$a/.bin/codex" exec -m gpt-5.5 -c web_search=disabled --disable api_key_model_discovery \
     --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "$@"'
 
 codex_run() {

@@ -132,6 +132,15 @@ session_run() {
     return $_rc
 }
 commits() { git -c safe.directory='*' -C "$REMOTE" rev-list --count main; }
+# asked_again AUDIT: the hosts the session's proxies refused more than
+# twice, with their count.  A CLI that takes a refusal for a network
+# failure retries it with backoff and waits for nothing: Codex asked
+# chatgpt.com for its model catalogue 16 times, about 6 s of a 8 s run,
+# until its driver turned that fetch off (tests/agents/cli_codex.sh).
+asked_again() {
+    grep '"server":"http"' "$1" | grep '"decision":"deny"' | grep -o '"host":"[^"]*"' |
+        sort | uniq -c | awk '$1 > 2'
+}
 
 for cli in claude codex gemini opencode; do
     case $cli in
@@ -186,6 +195,8 @@ for cli in claude codex gemini opencode; do
         sh -c "[ $rc -eq 0 ] && grep -q cordon-agents-done '$d/run.out'"
     ok "$cli under cordon: the real key never entered the session" \
         sh -c "! grep -qF '$REAL' '$d/run/results.jsonl' '$d/run.out' && grep -qF '$REAL' '$d/run/requests.jsonl'"
+    again=$(asked_again "$audit")
+    ok "$cli under cordon: no refused host is asked again and again${again:+ ($(echo $again))}" [ -z "$again" ]
 
     # What the CLI and cordon said, when a row failed.
     [ "${_failed:-0}" -eq "$f0" ] || tail -n 12 "$d/run.out" | sed "s/^/# $cli: /"
