@@ -1,3 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A loaded policy after the load: what cordon adds to it for the session it
+ * runs (its own files never writable, a rule for a resource it creates),
+ * and freeing it.  The contract is policy.h's (pol_protect_path,
+ * pol_grant_path, pol_grant_connect, pol_free).
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include "index.h"
+#include "pctx.h"
+#include "policy.h"
+#include "util.h"
+
 static void free_rule(struct pol_rule *r)
 {
 	free(r->name);
@@ -86,7 +100,7 @@ int pol_protect_path(struct policy *p, const char *path)
 	s = strdup(canon);
 	if (!s)
 		return -ENOMEM;
-	r = push_str(&p->protected, &p->n_protected, s);
+	r = pctx_push_str(&p->protected, &p->n_protected, s);
 	return r ?: pol_index_add_protected(p, canon);
 }
 

@@ -7,18 +7,25 @@
  * The loader collects every error rather than stopping at the first, and
  * returns either a complete policy or none: a policy with an error is never
  * half-applied.
+ *
+ * Its parts, lowest first: pctx.c (reporting where, reading JSON, ${NAME}
+ * and @LIST), parse_rule.c (a rule), parse_cred.c (a credential),
+ * parse_warn.c (warnings about a valid policy), grant.c (what cordon adds
+ * after the load, and pol_free).  Here: the root object, approvals,
+ * budgets, and the load itself.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <limits.h>
-#include <pwd.h>
-#include <stdarg.h>
-#include <strings.h>
 #include "index.h"
 #include "jsonpos.h"
+#include "parse_cred.h"
+#include "parse_rule.h"
+#include "parse_warn.h"
+#include "pctx.h"
 #include "policy.h"
 #include "util.h"
 
+/* --- approvals, budgets --------------------------------------------------------- */
 
 static bool get_duration(struct pctx *c, json_t *v, const char *ptr, uint64_t *out)
 {
@@ -28,7 +35,7 @@ static bool get_duration(struct pctx *c, json_t *v, const char *ptr, uint64_t *o
 	}
 	if (json_is_string(v) && pol_parse_duration(json_string_value(v), out) == 0)
 		return true;
-	err(c, ptr, "bad duration (seconds, or a number with s, m, h or d)");
+	pctx_err(c, ptr, "bad duration (seconds, or a number with s, m, h or d)");
 	return false;
 }
 
@@ -39,21 +46,21 @@ static void parse_approvals(struct pctx *c, struct policy *p, json_t *o, const c
 	char cp[1024];
 	uint64_t secs;
 
-	check_keys(c, o, ptr, "approvals", keys);
+	pctx_check_keys(c, o, ptr, "approvals", keys);
 	if (t) {
-		child(cp, sizeof(cp), ptr, "timeout");
+		pctx_child(cp, sizeof(cp), ptr, "timeout");
 		if (get_duration(c, t, cp, &secs)) {
 			if (secs == 0 || secs > 86400)
-				err(c, cp, "approval timeout must be between 1 s and 1 day");
+				pctx_err(c, cp, "approval timeout must be between 1 s and 1 day");
 			else
 				p->approval_timeout_s = (uint32_t)secs;
 		}
 	}
 	if (ot) {
-		child(cp, sizeof(cp), ptr, "on_timeout");
+		pctx_child(cp, sizeof(cp), ptr, "on_timeout");
 		if (!json_is_string(ot) || (strcmp(json_string_value(ot), "deny") &&
 					    strcmp(json_string_value(ot), "allow")))
-			err(c, cp, "on_timeout must be \"deny\" or \"allow\"");
+			pctx_err(c, cp, "on_timeout must be \"deny\" or \"allow\"");
 		else
 			p->approval_on_timeout = (uint32_t)pol_decision_parse(json_string_value(ot));
 	}
@@ -65,7 +72,7 @@ static void get_size(struct pctx *c, json_t *v, const char *ptr, const char *wha
 	if (json_is_integer(v) && json_integer_value(v) > 0)
 		*out = (uint64_t)json_integer_value(v);
 	else if (!json_is_string(v) || pol_parse_size(json_string_value(v), out) < 0 || *out == 0)
-		err(c, ptr, "bad %s size (bytes, or a number with K, M, G or T)", what);
+		pctx_err(c, ptr, "bad %s size (bytes, or a number with K, M, G or T)", what);
 }
 
 static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
@@ -75,55 +82,55 @@ static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const cha
 	json_t *v;
 	char cp[1024];
 
-	check_keys(c, o, ptr, "budgets", keys);
+	pctx_check_keys(c, o, ptr, "budgets", keys);
 	if ((v = json_object_get(o, "egress_requests"))) {
-		child(cp, sizeof(cp), ptr, "egress_requests");
+		pctx_child(cp, sizeof(cp), ptr, "egress_requests");
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			err(c, cp, "egress_requests must be a positive integer");
+			pctx_err(c, cp, "egress_requests must be a positive integer");
 		else
 			p->budgets.egress_requests = (uint64_t)json_integer_value(v);
 	}
 	if ((v = json_object_get(o, "egress_bytes"))) {
-		child(cp, sizeof(cp), ptr, "egress_bytes");
+		pctx_child(cp, sizeof(cp), ptr, "egress_bytes");
 		get_size(c, v, cp, "egress_bytes", &p->budgets.egress_bytes);
 	}
 	if ((v = json_object_get(o, "audit"))) {
-		child(cp, sizeof(cp), ptr, "audit");
+		pctx_child(cp, sizeof(cp), ptr, "audit");
 		get_size(c, v, cp, "audit", &p->budgets.audit_bytes);
 	}
 	if ((v = json_object_get(o, "llm_tokens"))) {
-		child(cp, sizeof(cp), ptr, "llm_tokens");
+		pctx_child(cp, sizeof(cp), ptr, "llm_tokens");
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			err(c, cp, "llm_tokens must be a positive integer");
+			pctx_err(c, cp, "llm_tokens must be a positive integer");
 		else
 			p->budgets.llm_tokens = (uint64_t)json_integer_value(v);
 	}
 	if ((v = json_object_get(o, "wall_time"))) {
-		child(cp, sizeof(cp), ptr, "wall_time");
+		pctx_child(cp, sizeof(cp), ptr, "wall_time");
 		(void)get_duration(c, v, cp, &p->budgets.wall_time_s);
 	}
 	if ((v = json_object_get(o, "steps"))) {
-		child(cp, sizeof(cp), ptr, "steps");
+		pctx_child(cp, sizeof(cp), ptr, "steps");
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			err(c, cp, "steps must be a positive integer");
+			pctx_err(c, cp, "steps must be a positive integer");
 		else
 			p->budgets.steps = (uint64_t)json_integer_value(v);
 	}
 	if ((v = json_object_get(o, "memory"))) {
-		child(cp, sizeof(cp), ptr, "memory");
+		pctx_child(cp, sizeof(cp), ptr, "memory");
 		get_size(c, v, cp, "memory", &p->budgets.memory_bytes);
 	}
 	if ((v = json_object_get(o, "pids"))) {
-		child(cp, sizeof(cp), ptr, "pids");
+		pctx_child(cp, sizeof(cp), ptr, "pids");
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			err(c, cp, "pids must be a positive integer");
+			pctx_err(c, cp, "pids must be a positive integer");
 		else
 			p->budgets.pids = (uint64_t)json_integer_value(v);
 	}
 	if ((v = json_object_get(o, "cpu"))) {
-		child(cp, sizeof(cp), ptr, "cpu");
+		pctx_child(cp, sizeof(cp), ptr, "cpu");
 		if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 4096)
-			err(c, cp, "cpu must be a positive number of cores");
+			pctx_err(c, cp, "cpu must be a positive number of cores");
 		else
 			p->budgets.cpu = json_number_value(v);
 	}
@@ -139,24 +146,24 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 	char ptr[1024];
 
 	if (!json_is_object(root)) {
-		err(c, "", "a policy is a JSON object, got %s", type_name(root));
+		pctx_err(c, "", "a policy is a JSON object, got %s", pctx_type_name(root));
 		return;
 	}
-	check_keys(c, root, "", "the policy", keys);
+	pctx_check_keys(c, root, "", "the policy", keys);
 	v = json_object_get(root, "cordon_policy");
 	if (!v)
-		err(c, "", "missing \"cordon_policy\": 1 (the language version)");
+		pctx_err(c, "", "missing \"cordon_policy\": 1 (the language version)");
 	else if (!json_is_integer(v) || json_integer_value(v) != 1)
-		err(c, "/cordon_policy", "unsupported policy version (this cordon reads version 1)");
+		pctx_err(c, "/cordon_policy", "unsupported policy version (this cordon reads version 1)");
 	if ((v = json_object_get(root, "name"))) {
 		if (!json_is_string(v))
-			err(c, "/name", "\"name\" must be a string");
+			pctx_err(c, "/name", "\"name\" must be a string");
 		else
 			p->name = strdup(json_string_value(v));
 	}
 	if ((v = json_object_get(root, "description"))) {
 		if (!json_is_string(v))
-			err(c, "/description", "\"description\" must be a string");
+			pctx_err(c, "/description", "\"description\" must be a string");
 		else
 			p->description = strdup(json_string_value(v));
 	}
@@ -166,23 +173,24 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 		json_t *l;
 
 		if (!json_is_object(c->lists)) {
-			err(c, "/lists", "\"lists\" must be an object of arrays");
+			pctx_err(c, "/lists", "\"lists\" must be an object of arrays");
 			c->lists = NULL;
 		} else {
 			json_object_foreach(c->lists, k, l) {
-				child(ptr, sizeof(ptr), "/lists", k);
+				pctx_child(ptr, sizeof(ptr), "/lists", k);
 				if (!json_is_array(l))
-					err(c, ptr, "list \"%s\" must be an array, got %s", k, type_name(l));
-				else if (!valid_ident(k))
-					err_key(c, ptr, "bad list name \"%s\"", k);
+					pctx_err(c, ptr, "list \"%s\" must be an array, got %s", k,
+						 pctx_type_name(l));
+				else if (!pctx_valid_ident(k))
+					pctx_err_key(c, ptr, "bad list name \"%s\"", k);
 			}
 		}
 	}
 	rules = json_object_get(root, "rules");
 	if (!rules) {
-		err(c, "", "missing \"rules\"");
+		pctx_err(c, "", "missing \"rules\"");
 	} else if (!json_is_array(rules)) {
-		err(c, "/rules", "\"rules\" must be an array, got %s", type_name(rules));
+		pctx_err(c, "/rules", "\"rules\" must be an array, got %s", pctx_type_name(rules));
 	} else {
 		size_t i;
 		json_t *r;
@@ -195,14 +203,14 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 
 			ru->id = (uint32_t)p->n_rules;
 			p->n_rules++;
-			child_i(ptr, sizeof(ptr), "/rules", i);
+			pctx_child_i(ptr, sizeof(ptr), "/rules", i);
 			parse_rule(c, ru, r, ptr);
 			for (size_t j = 0; ru->name && j < i; j++)
 				if (p->rules[j].name && !strcmp(p->rules[j].name, ru->name)) {
 					char np[1024];
-					child(np, sizeof(np), ptr, "name");
-					err(c, np, "duplicate rule name \"%s\" (first at line %d)", ru->name,
-					    p->rules[j].pos.line);
+					pctx_child(np, sizeof(np), ptr, "name");
+					pctx_err(c, np, "duplicate rule name \"%s\" (first at line %d)", ru->name,
+						 p->rules[j].pos.line);
 				}
 		}
 	}
@@ -212,21 +220,22 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 		json_t *cr;
 
 		if (!json_is_array(creds)) {
-			err(c, "/credentials", "\"credentials\" must be an array");
+			pctx_err(c, "/credentials", "\"credentials\" must be an array");
 		} else {
 			p->creds = calloc(json_array_size(creds) + 1, sizeof(*p->creds));
 			if (!p->creds)
 				return;
 			json_array_foreach(creds, i, cr) {
-				child_i(ptr, sizeof(ptr), "/credentials", i);
+				pctx_child_i(ptr, sizeof(ptr), "/credentials", i);
 				parse_credential(c, &p->creds[p->n_creds++], cr, ptr);
 			}
 			for (size_t a = 0; a < p->n_creds; a++)
 				for (size_t b = 0; b < a; b++)
 					if (p->creds[a].env && p->creds[b].env &&
 					    !strcmp(p->creds[a].env, p->creds[b].env)) {
-						child_i(ptr, sizeof(ptr), "/credentials", a);
-						err(c, ptr, "two credentials use variable %s", p->creds[a].env);
+						pctx_child_i(ptr, sizeof(ptr), "/credentials", a);
+						pctx_err(c, ptr, "two credentials use variable %s",
+							 p->creds[a].env);
 					}
 		}
 	}
@@ -234,13 +243,13 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 	p->approval_on_timeout = CORDON_DENY;
 	if ((v = json_object_get(root, "approvals"))) {
 		if (!json_is_object(v))
-			err(c, "/approvals", "\"approvals\" must be an object");
+			pctx_err(c, "/approvals", "\"approvals\" must be an object");
 		else
 			parse_approvals(c, p, v, "/approvals");
 	}
 	if ((v = json_object_get(root, "budgets"))) {
 		if (!json_is_object(v))
-			err(c, "/budgets", "\"budgets\" must be an object");
+			pctx_err(c, "/budgets", "\"budgets\" must be an object");
 		else
 			parse_budgets(c, p, v, "/budgets");
 	}
@@ -274,14 +283,14 @@ static int load(const char *text, size_t len, const char *file, const char *real
 				else if (((unsigned char)*q & 0xc0) != 0x80)
 					col++;
 			}
-			diags_addf(diags, POL_ERROR, line, col, "NUL byte in policy text");
+			pctx_diags_addf(diags, POL_ERROR, line, col, "NUL byte in policy text");
 			return -EINVAL;
 		}
 	}
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root) {
-		diags_addf(diags, POL_ERROR, je.line > 0 ? je.line : 1, je.column > 0 ? je.column : 1,
-			   "invalid JSON: %s", je.text);
+		pctx_diags_addf(diags, POL_ERROR, je.line > 0 ? je.line : 1, je.column > 0 ? je.column : 1,
+				"invalid JSON: %s", je.text);
 		return -EINVAL;
 	}
 	r = jpos_scan(text, len, &c.pos);
@@ -289,9 +298,8 @@ static int load(const char *text, size_t len, const char *file, const char *real
 		json_decref(root);
 		if (r == -ENOMEM)
 			return r;
-		diags_addf(diags, POL_ERROR, 1, 1, r == -E2BIG ?
-			   "nested deeper than %d levels" : "invalid JSON (rejected by the position scanner)",
-			   JPOS_MAX_DEPTH);
+		pctx_diags_addf(diags, POL_ERROR, 1, 1, r == -E2BIG ? "nested deeper than %d levels" :
+				"invalid JSON (rejected by the position scanner)", JPOS_MAX_DEPTH);
 		return -EINVAL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -307,8 +315,8 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	parse_root(&c, root, p);
 	pol_canon_memo_free(&c.canon);
 	if (!diags->n_errors && warnings) {
-		warn_shadowed(&c, p);
-		warn_uncredentialed(&c, p);
+		parse_warn_shadowed(&c, p);
+		parse_warn_uncredentialed(&c, p);
 	}
 	json_decref(root);
 	jpos_free(c.pos);

@@ -1,4 +1,17 @@
-/* --- credentials, approvals, budgets --------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The credentials of a policy: what the credential proxy puts into a
+ * request, for which hosts and endpoints, and the upstream it may be
+ * redirected to (the policy's "upstream", or --upstream).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <strings.h>
+#include "jsonpos.h"
+#include "parse_cred.h"
+#include "pctx.h"
+#include "policy.h"
+#include "util.h"
 
 static bool valid_env_name(const char *s)
 {
@@ -15,17 +28,17 @@ static char *req_string(struct pctx *c, json_t *o, const char *ptr, const char *
 	json_t *v = json_object_get(o, key);
 	char cp[1024];
 
-	child(cp, sizeof(cp), ptr, key);
+	pctx_child(cp, sizeof(cp), ptr, key);
 	if (!v) {
 		if (required)
-			err(c, ptr, "missing \"%s\"", key);
+			pctx_err(c, ptr, "missing \"%s\"", key);
 		return NULL;
 	}
 	if (!json_is_string(v)) {
-		err(c, cp, "\"%s\" must be a string, got %s", key, type_name(v));
+		pctx_err(c, cp, "\"%s\" must be a string, got %s", key, pctx_type_name(v));
 		return NULL;
 	}
-	return expand(c, json_string_value(v), cp);
+	return pctx_expand(c, json_string_value(v), cp);
 }
 
 struct strs_ctx {
@@ -39,22 +52,22 @@ static int cred_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 	static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
 					       "OPTIONS", NULL };
 	struct strs_ctx *sc = ctx;
-	char *s = string_item(c, item, ptr, sc->kind == 2 ? "a server tool type" :
-			      sc->kind ? "an endpoint" : "a host");
+	char *s = pctx_string_item(c, item, ptr, sc->kind == 2 ? "a server tool type" :
+				   sc->kind ? "an endpoint" : "a host");
 	struct pol_host h;
 
 	if (!s)
 		return -1;
 	if (sc->kind == 2) {
 		if (!s[0] || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s)) {
-			err(c, ptr, "server tool type \"%s\" must be a tool type or its prefix "
-			    "(lower-case letters, digits and '_', such as \"web_search\")", s);
+			pctx_err(c, ptr, "server tool type \"%s\" must be a tool type or its prefix "
+				 "(lower-case letters, digits and '_', such as \"web_search\")", s);
 			free(s);
 			return -1;
 		}
 	} else if (sc->kind == 0) {
 		if (pol_host_parse(s, &h) < 0 || h.kind != POL_HOST_NAME) {
-			err(c, ptr, "credential host \"%s\" must be a DNS name", s);
+			pctx_err(c, ptr, "credential host \"%s\" must be a DNS name", s);
 			free(h.name);
 			free(s);
 			return -1;
@@ -68,13 +81,13 @@ static int cred_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 		for (int i = 0; sp && methods[i] && !ok; i++)
 			ok = strlen(methods[i]) == (size_t)(sp - s) && !strncmp(s, methods[i], (size_t)(sp - s));
 		if (!ok || sp[1] != '/' || strchr(sp + 1, ' ')) {
-			err(c, ptr, "endpoint \"%s\" must be \"METHOD /path\" (METHOD one of GET, POST, "
-			    "PUT, PATCH, DELETE, HEAD, OPTIONS)", s);
+			pctx_err(c, ptr, "endpoint \"%s\" must be \"METHOD /path\" (METHOD one of GET, POST, "
+				 "PUT, PATCH, DELETE, HEAD, OPTIONS)", s);
 			free(s);
 			return -1;
 		}
 	}
-	return push_str(sc->out, sc->n, s);
+	return pctx_push_str(sc->out, sc->n, s);
 }
 
 int pol_credential_set_upstream(struct pol_credential *cr, const char *url, const char *ca,
@@ -193,17 +206,17 @@ static void parse_upstream(struct pctx *c, struct pol_credential *cr, json_t *o,
 	char cp[1024], why[512];
 
 	if (ca && !url) {
-		child(cp, sizeof(cp), ptr, "upstream_ca");
-		err(c, cp, "\"upstream_ca\" needs \"upstream\"");
+		pctx_child(cp, sizeof(cp), ptr, "upstream_ca");
+		pctx_err(c, cp, "\"upstream_ca\" needs \"upstream\"");
 	} else if (url && pol_credential_set_upstream(cr, url, ca, why, sizeof(why)) < 0) {
-		child(cp, sizeof(cp), ptr, "upstream");
-		err(c, cp, "%s", why);
+		pctx_child(cp, sizeof(cp), ptr, "upstream");
+		pctx_err(c, cp, "%s", why);
 	}
 	free(url);
 	free(ca);
 }
 
-static void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *o, const char *ptr)
+void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *o, const char *ptr)
 {
 	static const char *const keys[] = { "name", "env", "source", "hosts", "header", "prefix",
 					    "endpoints", "server_tools", "upstream", "upstream_ca", NULL };
@@ -214,50 +227,50 @@ static void parse_credential(struct pctx *c, struct pol_credential *cr, json_t *
 	if (jpos_get(c->pos, ptr, false, &cr->pos.line, &cr->pos.col) < 0)
 		cr->pos.line = cr->pos.col = 1;
 	if (!json_is_object(o)) {
-		err(c, ptr, "a credential must be an object, got %s", type_name(o));
+		pctx_err(c, ptr, "a credential must be an object, got %s", pctx_type_name(o));
 		return;
 	}
-	check_keys(c, o, ptr, "a credential", keys);
+	pctx_check_keys(c, o, ptr, "a credential", keys);
 	cr->name = req_string(c, o, ptr, "name", true);
 	cr->env = req_string(c, o, ptr, "env", true);
 	if (cr->env && !valid_env_name(cr->env)) {
-		child(cp, sizeof(cp), ptr, "env");
-		err(c, cp, "\"%s\" is not a valid environment variable name", cr->env);
+		pctx_child(cp, sizeof(cp), ptr, "env");
+		pctx_err(c, cp, "\"%s\" is not a valid environment variable name", cr->env);
 	}
 	cr->header = req_string(c, o, ptr, "header", true);
 	cr->prefix = req_string(c, o, ptr, "prefix", false);
 	src = json_object_get(o, "source");
-	child(cp, sizeof(cp), ptr, "source");
+	pctx_child(cp, sizeof(cp), ptr, "source");
 	if (!src || !json_is_object(src)) {
-		err(c, src ? cp : ptr, "credential needs \"source\": {\"env\": NAME} or {\"file\": PATH}");
+		pctx_err(c, src ? cp : ptr, "credential needs \"source\": {\"env\": NAME} or {\"file\": PATH}");
 	} else {
-		check_keys(c, src, cp, "a credential source", skeys);
+		pctx_check_keys(c, src, cp, "a credential source", skeys);
 		cr->source_env = req_string(c, src, cp, "env", false);
 		cr->source_file = req_string(c, src, cp, "file", false);
 		if (!!cr->source_env == !!cr->source_file)
-			err(c, cp, "source has exactly one of \"env\" and \"file\"");
+			pctx_err(c, cp, "source has exactly one of \"env\" and \"file\"");
 		if (cr->source_file && cr->source_file[0] != '/')
-			err(c, cp, "source file must be an absolute path");
+			pctx_err(c, cp, "source file must be an absolute path");
 	}
 	arr = json_object_get(o, "hosts");
-	child(cp, sizeof(cp), ptr, "hosts");
+	pctx_child(cp, sizeof(cp), ptr, "hosts");
 	if (!arr)
-		err(c, ptr, "credential needs \"hosts\"");
-	else if (each_item(c, arr, cp, cred_str_item,
-			   &(struct strs_ctx){ &cr->hosts, &cr->n_hosts, 0 }) == 0)
-		err(c, cp, "\"hosts\" is empty");
+		pctx_err(c, ptr, "credential needs \"hosts\"");
+	else if (pctx_each_item(c, arr, cp, cred_str_item,
+				&(struct strs_ctx){ &cr->hosts, &cr->n_hosts, 0 }) == 0)
+		pctx_err(c, cp, "\"hosts\" is empty");
 	arr = json_object_get(o, "endpoints");
-	child(cp, sizeof(cp), ptr, "endpoints");
+	pctx_child(cp, sizeof(cp), ptr, "endpoints");
 	if (!arr)
-		err(c, ptr, "credential needs \"endpoints\" (the allowed \"METHOD /path\")");
-	else if (each_item(c, arr, cp, cred_str_item,
-			   &(struct strs_ctx){ &cr->endpoints, &cr->n_endpoints, 1 }) == 0)
-		err(c, cp, "\"endpoints\" is empty");
+		pctx_err(c, ptr, "credential needs \"endpoints\" (the allowed \"METHOD /path\")");
+	else if (pctx_each_item(c, arr, cp, cred_str_item,
+				&(struct strs_ctx){ &cr->endpoints, &cr->n_endpoints, 1 }) == 0)
+		pctx_err(c, cp, "\"endpoints\" is empty");
 	arr = json_object_get(o, "server_tools");
-	child(cp, sizeof(cp), ptr, "server_tools");
+	pctx_child(cp, sizeof(cp), ptr, "server_tools");
 	if (arr)
-		(void)each_item(c, arr, cp, cred_str_item,
-				&(struct strs_ctx){ &cr->server_tools, &cr->n_server_tools, 2 });
+		(void)pctx_each_item(c, arr, cp, cred_str_item,
+				     &(struct strs_ctx){ &cr->server_tools, &cr->n_server_tools, 2 });
 	parse_upstream(c, cr, o, ptr);
 }
 

@@ -1,3 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * One rule of a policy: its name, decision and its one subject (fs, net or
+ * tool, with a tool's argument conditions), validated, paths canonical.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <limits.h>
+#include "jsonpos.h"
+#include "parse_rule.h"
+#include "pctx.h"
+#include "policy.h"
+#include "util.h"
+
 /* --- fs ------------------------------------------------------------------------ */
 
 struct paths_ctx {
@@ -9,13 +23,13 @@ static int fs_path_item(struct pctx *c, json_t *item, const char *ptr, void *ctx
 {
 	struct paths_ctx *pc = ctx;
 	char canon[PATH_MAX];
-	char *s = string_item(c, item, ptr, "a path");
+	char *s = pctx_string_item(c, item, ptr, "a path");
 	int r;
 
 	if (!s)
 		return -1;
 	if (s[0] != '/') {
-		err(c, ptr, "path \"%s\" is relative: paths must be absolute (use ${WORKSPACE}/...)", s);
+		pctx_err(c, ptr, "path \"%s\" is relative: paths must be absolute (use ${WORKSPACE}/...)", s);
 		free(s);
 		return -1;
 	}
@@ -30,11 +44,11 @@ static int fs_path_item(struct pctx *c, json_t *item, const char *ptr, void *ctx
 		r = pol_canon_path_memo(&c->canon, s, canon, sizeof(canon));
 	free(s);
 	if (r < 0) {
-		err(c, ptr, "cannot canonicalise path: %s", strerror(-r));
+		pctx_err(c, ptr, "cannot canonicalise path: %s", strerror(-r));
 		return -1;
 	}
 	s = strdup(canon);
-	return s ? push_str(pc->out, pc->n, s) : -ENOMEM;
+	return s ? pctx_push_str(pc->out, pc->n, s) : -ENOMEM;
 }
 
 static int right_item(struct pctx *c, json_t *item, const char *ptr, void *ctx)
@@ -44,17 +58,17 @@ static int right_item(struct pctx *c, json_t *item, const char *ptr, void *ctx)
 	uint32_t *rights = ctx, bit;
 
 	if (!json_is_string(item)) {
-		err(c, ptr, "a right must be a string, got %s", type_name(item));
+		pctx_err(c, ptr, "a right must be a string, got %s", pctx_type_name(item));
 		return -1;
 	}
 	if (pol_right_parse(json_string_value(item), &bit) < 0) {
-		const char *m = did_you_mean(json_string_value(item), names);
+		const char *m = pctx_did_you_mean(json_string_value(item), names);
 		if (m)
-			err(c, ptr, "unknown right \"%s\" (did you mean \"%s\"?)",
-			    json_string_value(item), m);
+			pctx_err(c, ptr, "unknown right \"%s\" (did you mean \"%s\"?)",
+				 json_string_value(item), m);
 		else
-			err(c, ptr, "unknown right \"%s\" (read, write, create, delete, exec, chmod, all)",
-			    json_string_value(item));
+			pctx_err(c, ptr, "unknown right \"%s\" (read, write, create, delete, exec, chmod, all)",
+				 json_string_value(item));
 		return -1;
 	}
 	*rights |= bit;
@@ -68,16 +82,17 @@ static void parse_fs(struct pctx *c, struct pol_rule *r, json_t *o, const char *
 	struct paths_ctx pc = { &r->fs.paths, &r->fs.n_paths };
 	char cp[1024];
 
-	check_keys(c, o, ptr, "an fs subject", keys);
+	pctx_check_keys(c, o, ptr, "an fs subject", keys);
 	if (!paths)
-		err(c, ptr, "fs subject needs \"paths\"");
-	else if (each_item(c, paths, (child(cp, sizeof(cp), ptr, "paths"), cp), fs_path_item, &pc) == 0)
-		err(c, cp, "\"paths\" is empty");
+		pctx_err(c, ptr, "fs subject needs \"paths\"");
+	else if (pctx_each_item(c, paths, (pctx_child(cp, sizeof(cp), ptr, "paths"), cp),
+				fs_path_item, &pc) == 0)
+		pctx_err(c, cp, "\"paths\" is empty");
 	if (!rights)
-		err(c, ptr, "fs subject needs \"rights\"");
-	else if (each_item(c, rights, (child(cp, sizeof(cp), ptr, "rights"), cp), right_item,
-			   &r->fs.rights) == 0)
-		err(c, cp, "\"rights\" is empty");
+		pctx_err(c, ptr, "fs subject needs \"rights\"");
+	else if (pctx_each_item(c, rights, (pctx_child(cp, sizeof(cp), ptr, "rights"), cp), right_item,
+				&r->fs.rights) == 0)
+		pctx_err(c, cp, "\"rights\" is empty");
 }
 
 /* --- net ----------------------------------------------------------------------- */
@@ -86,13 +101,13 @@ static int host_item(struct pctx *c, json_t *item, const char *ptr, void *ctx)
 {
 	struct pol_rule *r = ctx;
 	struct pol_host h, *nh;
-	char *s = string_item(c, item, ptr, "a host");
+	char *s = pctx_string_item(c, item, ptr, "a host");
 
 	if (!s)
 		return -1;
 	if (pol_host_parse(s, &h) < 0) {
-		err(c, ptr, strchr(s, '/') ? "bad CIDR \"%s\"" :
-		    "bad host \"%s\" (a DNS name, *.name, an IP address or a CIDR)", s);
+		pctx_err(c, ptr, strchr(s, '/') ? "bad CIDR \"%s\"" :
+			 "bad host \"%s\" (a DNS name, *.name, an IP address or a CIDR)", s);
 		free(s);
 		return -1;
 	}
@@ -115,7 +130,7 @@ static int port_item(struct pctx *c, json_t *item, const char *ptr, void *ctx)
 	if (json_is_integer(item)) {
 		json_int_t v = json_integer_value(item);
 		if (v < 1 || v > 65535) {
-			err(c, ptr, "port %lld out of range (1-65535)", (long long)v);
+			pctx_err(c, ptr, "port %lld out of range (1-65535)", (long long)v);
 			return -1;
 		}
 		pr.lo = pr.hi = (uint16_t)v;
@@ -125,14 +140,15 @@ static int port_item(struct pctx *c, json_t *item, const char *ptr, void *ctx)
 
 		if (sscanf(json_string_value(item), "%u-%u%c", &lo, &hi, &tail) != 2 ||
 		    lo < 1 || hi > 65535 || lo > hi) {
-			err(c, ptr, "bad port range \"%s\" (LOW-HIGH within 1-65535)",
-			    json_string_value(item));
+			pctx_err(c, ptr, "bad port range \"%s\" (LOW-HIGH within 1-65535)",
+				 json_string_value(item));
 			return -1;
 		}
 		pr.lo = (uint16_t)lo;
 		pr.hi = (uint16_t)hi;
 	} else {
-		err(c, ptr, "a port must be a number or a \"LOW-HIGH\" string, got %s", type_name(item));
+		pctx_err(c, ptr, "a port must be a number or a \"LOW-HIGH\" string, got %s",
+			 pctx_type_name(item));
 		return -1;
 	}
 	np = realloc(r->net.ports, (r->net.n_ports + 1) * sizeof(*np));
@@ -152,13 +168,13 @@ static void parse_net(struct pctx *c, struct pol_rule *r, json_t *o, const char 
 	bool names = false, addrs = false;
 	char cp[1024];
 
-	check_keys(c, o, ptr, "a net subject", keys);
+	pctx_check_keys(c, o, ptr, "a net subject", keys);
 	if (!hosts)
-		err(c, ptr, "net subject needs \"hosts\"");
+		pctx_err(c, ptr, "net subject needs \"hosts\"");
 	else
-		(void)each_item(c, hosts, (child(cp, sizeof(cp), ptr, "hosts"), cp), host_item, r);
+		(void)pctx_each_item(c, hosts, (pctx_child(cp, sizeof(cp), ptr, "hosts"), cp), host_item, r);
 	if (ports)
-		(void)each_item(c, ports, (child(cp, sizeof(cp), ptr, "ports"), cp), port_item, r);
+		(void)pctx_each_item(c, ports, (pctx_child(cp, sizeof(cp), ptr, "ports"), cp), port_item, r);
 	for (size_t i = 0; i < r->net.n_hosts; i++) {
 		if (r->net.hosts[i].kind == POL_HOST_NAME || r->net.hosts[i].kind == POL_HOST_SUFFIX)
 			names = true;
@@ -167,9 +183,9 @@ static void parse_net(struct pctx *c, struct pol_rule *r, json_t *o, const char 
 	}
 	r->net.via = names ? POL_VIA_EGRESS : POL_VIA_DIRECT;
 	if (via) {
-		child(cp, sizeof(cp), ptr, "via");
+		pctx_child(cp, sizeof(cp), ptr, "via");
 		if (!json_is_string(via)) {
-			err(c, cp, "\"via\" must be a string, got %s", type_name(via));
+			pctx_err(c, cp, "\"via\" must be a string, got %s", pctx_type_name(via));
 		} else if (!strcmp(json_string_value(via), "direct")) {
 			r->net.via = POL_VIA_DIRECT;
 		} else if (!strcmp(json_string_value(via), "egress")) {
@@ -177,16 +193,16 @@ static void parse_net(struct pctx *c, struct pol_rule *r, json_t *o, const char 
 		} else if (!strcmp(json_string_value(via), "credential-proxy")) {
 			r->net.via = POL_VIA_CRED_PROXY;
 		} else {
-			const char *m = did_you_mean(json_string_value(via), vias);
-			err(c, cp, "unknown via \"%s\"%s%s%s", json_string_value(via),
-			    m ? " (did you mean \"" : " (direct, egress, credential-proxy)",
-			    m ? m : "", m ? "\"?)" : "");
+			const char *m = pctx_did_you_mean(json_string_value(via), vias);
+			pctx_err(c, cp, "unknown via \"%s\"%s%s%s", json_string_value(via),
+				 m ? " (did you mean \"" : " (direct, egress, credential-proxy)",
+				 m ? m : "", m ? "\"?)" : "");
 		}
 		r->net.via_set = true;
 	}
 	if (r->net.via == POL_VIA_DIRECT && names)
-		err(c, ptr, "host names cannot be \"direct\": the kernel sees only addresses; "
-		    "use \"via\": \"egress\" or \"credential-proxy\"");
+		pctx_err(c, ptr, "host names cannot be \"direct\": the kernel sees only addresses; "
+			 "use \"via\": \"egress\" or \"credential-proxy\"");
 	(void)addrs;
 }
 
@@ -208,7 +224,7 @@ static int cond_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 	if (cs->path)
 		return fs_path_item(c, item, ptr, &(struct paths_ctx){ &cs->cond->strs,
 								       &cs->cond->n_strs });
-	s = string_item(c, item, ptr, "a domain");
+	s = pctx_string_item(c, item, ptr, "a domain");
 	if (!s)
 		return -1;
 	{
@@ -216,7 +232,7 @@ static int cond_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 
 		if (pol_host_parse(s, &h) < 0 || (h.kind != POL_HOST_NAME && h.kind != POL_HOST_SUFFIX &&
 						  h.kind != POL_HOST_CIDR4 && h.kind != POL_HOST_CIDR6)) {
-			err(c, ptr, "bad domain \"%s\"", s);
+			pctx_err(c, ptr, "bad domain \"%s\"", s);
 			free(s);
 			return -1;
 		}
@@ -236,7 +252,7 @@ static int cond_str_item(struct pctx *c, json_t *item, const char *ptr, void *ct
 static json_t *expand_value(struct pctx *c, json_t *v, const char *ptr)
 {
 	if (json_is_string(v)) {
-		char *s = expand(c, json_string_value(v), ptr);
+		char *s = pctx_expand(c, json_string_value(v), ptr);
 		json_t *r = s ? json_string(s) : NULL;
 		free(s);
 		return r;
@@ -252,25 +268,25 @@ static void parse_cond(struct pctx *c, struct pol_cond *cond, json_t *o, const c
 	int n = 0;
 
 	if (!json_is_object(o)) {
-		err(c, ptr, "a condition must be an object such as {\"within\": [...]}, got %s",
-		    type_name(o));
+		pctx_err(c, ptr, "a condition must be an object such as {\"within\": [...]}, got %s",
+			 pctx_type_name(o));
 		return;
 	}
-	check_keys(c, o, ptr, "a condition", cond_names);
+	pctx_check_keys(c, o, ptr, "a condition", cond_names);
 	json_object_foreach(o, k, v) {
-		child(cp, sizeof(cp), ptr, k);
+		pctx_child(cp, sizeof(cp), ptr, k);
 		n++;
 		if (!strcmp(k, "any")) {
 			cond->kind = POL_COND_ANY;
 			if (!json_is_true(v))
-				err(c, cp, "\"any\" must be true");
+				pctx_err(c, cp, "\"any\" must be true");
 		} else if (!strcmp(k, "equals")) {
 			cond->kind = POL_COND_EQUALS;
 			cond->value = expand_value(c, v, cp);
 		} else if (!strcmp(k, "in")) {
 			cond->kind = POL_COND_IN;
 			if (!json_is_array(v)) {
-				err(c, cp, "\"in\" must be an array, got %s", type_name(v));
+				pctx_err(c, cp, "\"in\" must be an array, got %s", pctx_type_name(v));
 			} else {
 				size_t i;
 				json_t *e;
@@ -279,7 +295,7 @@ static void parse_cond(struct pctx *c, struct pol_cond *cond, json_t *o, const c
 				json_array_foreach(v, i, e) {
 					char ep[1024];
 
-					child_i(ep, sizeof(ep), cp, i);
+					pctx_child_i(ep, sizeof(ep), cp, i);
 					json_array_append_new(cond->value, expand_value(c, e, ep));
 				}
 			}
@@ -287,19 +303,20 @@ static void parse_cond(struct pctx *c, struct pol_cond *cond, json_t *o, const c
 			struct cond_strs cs = { cond, k[0] == 'w' };
 
 			cond->kind = cs.path ? POL_COND_WITHIN : POL_COND_DOMAIN_IN;
-			if (each_item(c, v, cp, cond_str_item, &cs) == 0)
-				err(c, cp, "\"%s\" is empty", k);
+			if (pctx_each_item(c, v, cp, cond_str_item, &cs) == 0)
+				pctx_err(c, cp, "\"%s\" is empty", k);
 		} else if (!strcmp(k, "prefix") || !strcmp(k, "glob")) {
 			char *s;
 
 			cond->kind = k[0] == 'p' ? POL_COND_PREFIX : POL_COND_GLOB;
-			s = string_item(c, v, cp, k[0] == 'p' ? "a prefix" : "a glob");
+			s = pctx_string_item(c, v, cp, k[0] == 'p' ? "a prefix" : "a glob");
 			if (s)
-				(void)push_str(&cond->strs, &cond->n_strs, s);
+				(void)pctx_push_str(&cond->strs, &cond->n_strs, s);
 		}
 	}
 	if (n != 1)
-		err(c, ptr, "a condition has exactly one of: any, equals, in, within, domain_in, prefix, glob");
+		pctx_err(c, ptr, "a condition has exactly one of: any, equals, in, within, "
+			 "domain_in, prefix, glob");
 }
 
 static bool valid_name_part(const char *s, size_t n)
@@ -320,17 +337,17 @@ static void parse_tool(struct pctx *c, struct pol_rule *r, json_t *o, const char
 	json_t *name = json_object_get(o, "name"), *args = json_object_get(o, "args");
 	char cp[1024];
 
-	check_keys(c, o, ptr, "a tool subject", keys);
-	child(cp, sizeof(cp), ptr, "name");
+	pctx_check_keys(c, o, ptr, "a tool subject", keys);
+	pctx_child(cp, sizeof(cp), ptr, "name");
 	if (!name || !json_is_string(name)) {
-		err(c, name ? cp : ptr, "tool subject needs \"name\": \"SERVER.TOOL\"");
+		pctx_err(c, name ? cp : ptr, "tool subject needs \"name\": \"SERVER.TOOL\"");
 	} else {
 		const char *s = json_string_value(name), *dot = strchr(s, '.');
 
 		if (!dot || !valid_name_part(s, (size_t)(dot - s)) ||
 		    !valid_name_part(dot + 1, strlen(dot + 1))) {
-			err(c, cp, "bad tool name \"%.200s\": SERVER.TOOL, each part a name "
-			    "(letters, digits, _ and -, at most 128) or *", s);
+			pctx_err(c, cp, "bad tool name \"%.200s\": SERVER.TOOL, each part a name "
+				 "(letters, digits, _ and -, at most 128) or *", s);
 		} else {
 			r->tool.server = strndup(s, (size_t)(dot - s));
 			r->tool.tool = strdup(dot + 1);
@@ -340,9 +357,10 @@ static void parse_tool(struct pctx *c, struct pol_rule *r, json_t *o, const char
 		const char *k;
 		json_t *v;
 
-		child(cp, sizeof(cp), ptr, "args");
+		pctx_child(cp, sizeof(cp), ptr, "args");
 		if (!json_is_object(args)) {
-			err(c, cp, "\"args\" must be an object of conditions, got %s", type_name(args));
+			pctx_err(c, cp, "\"args\" must be an object of conditions, got %s",
+				 pctx_type_name(args));
 			return;
 		}
 		r->tool.conds = calloc(json_object_size(args) + 1, sizeof(*r->tool.conds));
@@ -353,7 +371,7 @@ static void parse_tool(struct pctx *c, struct pol_rule *r, json_t *o, const char
 			struct pol_cond *cond = &r->tool.conds[r->tool.n_conds++];
 
 			cond->key = strdup(k);
-			child(ap, sizeof(ap), cp, k);
+			pctx_child(ap, sizeof(ap), cp, k);
 			parse_cond(c, cond, v, ap);
 		}
 	}
@@ -361,7 +379,7 @@ static void parse_tool(struct pctx *c, struct pol_rule *r, json_t *o, const char
 
 /* --- rules ------------------------------------------------------------------------ */
 
-static void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char *ptr)
+void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char *ptr)
 {
 	static const char *const keys[] = { "name", "decision", "description", "fs", "net", "tool",
 					    NULL };
@@ -373,36 +391,38 @@ static void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char
 	if (jpos_get(c->pos, ptr, false, &r->pos.line, &r->pos.col) < 0)
 		r->pos.line = r->pos.col = 1;
 	if (!json_is_object(o)) {
-		err(c, ptr, "a rule must be an object, got %s", type_name(o));
+		pctx_err(c, ptr, "a rule must be an object, got %s", pctx_type_name(o));
 		return;
 	}
-	check_keys(c, o, ptr, "a rule", keys);
+	pctx_check_keys(c, o, ptr, "a rule", keys);
 	name = json_object_get(o, "name");
-	child(cp, sizeof(cp), ptr, "name");
+	pctx_child(cp, sizeof(cp), ptr, "name");
 	if (!name)
-		err(c, ptr, "rule needs a \"name\"");
-	else if (!json_is_string(name) || !valid_ident(json_string_value(name)))
-		err(c, cp, "rule name must be a string of letters, digits and _-.: (at most 128)");
+		pctx_err(c, ptr, "rule needs a \"name\"");
+	else if (!json_is_string(name) || !pctx_valid_ident(json_string_value(name)))
+		pctx_err(c, cp, "rule name must be a string of letters, digits and _-.: (at most 128)");
 	else
 		r->name = strdup(json_string_value(name));
 	dec = json_object_get(o, "decision");
-	child(cp, sizeof(cp), ptr, "decision");
+	pctx_child(cp, sizeof(cp), ptr, "decision");
 	if (!dec) {
-		err(c, ptr, "rule needs a \"decision\" (allow, escalate or deny)");
+		pctx_err(c, ptr, "rule needs a \"decision\" (allow, escalate or deny)");
 	} else if (!json_is_string(dec) || pol_decision_parse(json_string_value(dec)) < 0) {
-		const char *m = json_is_string(dec) ? did_you_mean(json_string_value(dec), decisions) : NULL;
+		const char *m = json_is_string(dec) ?
+				pctx_did_you_mean(json_string_value(dec), decisions) : NULL;
 		if (m)
-			err(c, cp, "unknown decision \"%s\" (did you mean \"%s\"?)", json_string_value(dec), m);
+			pctx_err(c, cp, "unknown decision \"%s\" (did you mean \"%s\"?)",
+				 json_string_value(dec), m);
 		else
-			err(c, cp, "decision must be \"allow\", \"escalate\" or \"deny\"");
+			pctx_err(c, cp, "decision must be \"allow\", \"escalate\" or \"deny\"");
 	} else {
 		r->decision = (uint32_t)pol_decision_parse(json_string_value(dec));
 	}
 	desc = json_object_get(o, "description");
 	if (desc) {
-		child(cp, sizeof(cp), ptr, "description");
+		pctx_child(cp, sizeof(cp), ptr, "description");
 		if (!json_is_string(desc))
-			err(c, cp, "\"description\" must be a string");
+			pctx_err(c, cp, "\"description\" must be a string");
 		else
 			r->description = strdup(json_string_value(desc));
 	}
@@ -414,28 +434,28 @@ static void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char
 		   !!json_object_get(o, "tool");
 	if (subjects == 1 && json_object_get(o, "fs")) {
 		r->kind = POL_FS;
-		child(cp, sizeof(cp), ptr, "fs");
+		pctx_child(cp, sizeof(cp), ptr, "fs");
 		if (json_is_object(json_object_get(o, "fs")))
 			parse_fs(c, r, json_object_get(o, "fs"), cp);
 		else
-			err(c, cp, "\"fs\" must be an object");
+			pctx_err(c, cp, "\"fs\" must be an object");
 	} else if (subjects == 1 && json_object_get(o, "net")) {
 		r->kind = POL_NET;
-		child(cp, sizeof(cp), ptr, "net");
+		pctx_child(cp, sizeof(cp), ptr, "net");
 		if (json_is_object(json_object_get(o, "net")))
 			parse_net(c, r, json_object_get(o, "net"), cp);
 		else
-			err(c, cp, "\"net\" must be an object");
+			pctx_err(c, cp, "\"net\" must be an object");
 	} else if (subjects == 1) {
 		r->kind = POL_TOOL;
-		child(cp, sizeof(cp), ptr, "tool");
+		pctx_child(cp, sizeof(cp), ptr, "tool");
 		if (json_is_object(json_object_get(o, "tool")))
 			parse_tool(c, r, json_object_get(o, "tool"), cp);
 		else
-			err(c, cp, "\"tool\" must be an object");
+			pctx_err(c, cp, "\"tool\" must be an object");
 	}
 	if (subjects != 1)
-		err(c, ptr, "a rule has exactly one subject: \"fs\", \"net\" or \"tool\" (found %d)",
-		    subjects);
+		pctx_err(c, ptr, "a rule has exactly one subject: \"fs\", \"net\" or \"tool\" (found %d)",
+			 subjects);
 }
 

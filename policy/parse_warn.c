@@ -1,3 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Warnings about a policy that loads: what it says that cannot be what its
+ * author meant.
+ */
+#include "parse_warn.h"
+#include "pctx.h"
+#include "policy.h"
+#include "util.h"
+
 /* --- shadowing ---------------------------------------------------------------------- */
 
 static bool host_covers(const struct pol_host *b, const struct pol_host *a)
@@ -77,7 +87,7 @@ static bool covers(const struct pol_rule *b, const struct pol_rule *a)
 	return false;
 }
 
-static void warn_shadowed(struct pctx *c, struct policy *p)
+void parse_warn_shadowed(struct pctx *c, struct policy *p)
 {
 	for (size_t i = 0; i < p->n_rules; i++)
 		for (size_t j = 0; j < p->n_rules; j++) {
@@ -87,10 +97,10 @@ static void warn_shadowed(struct pctx *c, struct policy *p)
 			if (i == j || b->decision <= a->decision || !covers(b, a))
 				continue;
 			snprintf(ptr, sizeof(ptr), "/rules/%zu", i);
-			diag(c, POL_WARNING, ptr, 0,
-			     "rule '%s' (%s) is shadowed by rule '%s' (%s, line %d): it can never decide",
-			     a->name, pol_decision_name(a->decision), b->name,
-			     pol_decision_name(b->decision), b->pos.line);
+			pctx_diag(c, POL_WARNING, ptr, 0,
+				  "rule '%s' (%s) is shadowed by rule '%s' (%s, line %d): it can never decide",
+				  a->name, pol_decision_name(a->decision), b->name,
+				  pol_decision_name(b->decision), b->pos.line);
 			break;
 		}
 }
@@ -104,7 +114,7 @@ static void warn_shadowed(struct pctx *c, struct policy *p)
  * the policy is written.  Suffix patterns are judged by their literal
  * name (a credential's hosts are exact names).
  */
-static void warn_uncredentialed(struct pctx *c, struct policy *p)
+void parse_warn_uncredentialed(struct pctx *c, struct policy *p)
 {
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct pol_rule *r = &p->rules[i];
@@ -124,10 +134,10 @@ static void warn_uncredentialed(struct pctx *c, struct policy *p)
 			if (named)
 				continue;
 			snprintf(ptr, sizeof(ptr), "/rules/%zu", i);
-			diag(c, POL_WARNING, ptr, 0,
-			     "rule '%s' sends %s%s through the credential proxy, and no credential "
-			     "names it: every request to it is refused", r->name,
-			     ho->kind == POL_HOST_SUFFIX ? "*" : "", ho->name);
+			pctx_diag(c, POL_WARNING, ptr, 0,
+				  "rule '%s' sends %s%s through the credential proxy, and no credential "
+				  "names it: every request to it is refused", r->name,
+				  ho->kind == POL_HOST_SUFFIX ? "*" : "", ho->name);
 		}
 	}
 }

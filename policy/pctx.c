@@ -1,3 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The parse context: diagnostics at FILE:LINE:COL and the helpers every part
+ * of the policy loader reads JSON with (pctx.h says what each does).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdarg.h>
+#include "jsonpos.h"
+#include "pctx.h"
+#include "policy.h"
+#include "util.h"
+
 /* --- diagnostics -------------------------------------------------------------- */
 
 static void diags_add(struct pol_diags *ds, enum pol_severity sev, int line, int col,
@@ -22,9 +35,8 @@ static void diags_add(struct pol_diags *ds, enum pol_severity sev, int line, int
 		ds->n_errors++;
 }
 
-__attribute__((format(printf, 5, 6)))
-static void diags_addf(struct pol_diags *ds, enum pol_severity sev, int line, int col,
-		       const char *fmt, ...)
+void pctx_diags_addf(struct pol_diags *ds, enum pol_severity sev, int line, int col,
+		     const char *fmt, ...)
 {
 	va_list ap;
 
@@ -79,39 +91,36 @@ static void vreport(struct pctx *c, enum pol_severity sev, const char *ptr, bool
 	va_end(ap); \
 } while (0)
 
-__attribute__((format(printf, 5, 6)))
-static void diag(struct pctx *c, enum pol_severity sev, const char *ptr, int extra_col,
-		 const char *fmt, ...)
+void pctx_diag(struct pctx *c, enum pol_severity sev, const char *ptr, int extra_col,
+	       const char *fmt, ...)
 {
 	REPORT(c, sev, ptr, false, extra_col, fmt);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void err(struct pctx *c, const char *ptr, const char *fmt, ...)
+void pctx_err(struct pctx *c, const char *ptr, const char *fmt, ...)
 {
 	REPORT(c, POL_ERROR, ptr, false, 0, fmt);
 }
 
 /* Error at a member's name rather than its value. */
-__attribute__((format(printf, 3, 4)))
-static void err_key(struct pctx *c, const char *ptr, const char *fmt, ...)
+void pctx_err_key(struct pctx *c, const char *ptr, const char *fmt, ...)
 {
 	REPORT(c, POL_ERROR, ptr, true, 0, fmt);
 }
 
-static void child(char *out, size_t size, const char *ptr, const char *key)
+void pctx_child(char *out, size_t size, const char *ptr, const char *key)
 {
 	snprintf(out, size, "%s", ptr);
 	(void)jpos_push(out, size, key);
 }
 
-static void child_i(char *out, size_t size, const char *ptr, size_t i)
+void pctx_child_i(char *out, size_t size, const char *ptr, size_t i)
 {
 	snprintf(out, size, "%s", ptr);
 	(void)jpos_push_index(out, size, i);
 }
 
-static const char *type_name(const json_t *v)
+const char *pctx_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -157,7 +166,7 @@ static size_t lev(const char *a, const char *b)
 	return d[lb];
 }
 
-static const char *did_you_mean(const char *word, const char *const *choices)
+const char *pctx_did_you_mean(const char *word, const char *const *choices)
 {
 	const char *best = NULL;
 	size_t bd = 99;
@@ -173,8 +182,8 @@ static const char *did_you_mean(const char *word, const char *const *choices)
 }
 
 /* Report members of obj not in `allowed`.  Returns the number found. */
-static int check_keys(struct pctx *c, json_t *obj, const char *ptr, const char *what,
-		      const char *const *allowed)
+int pctx_check_keys(struct pctx *c, json_t *obj, const char *ptr, const char *what,
+		    const char *const *allowed)
 {
 	const char *k;
 	json_t *v;
@@ -188,13 +197,14 @@ static int check_keys(struct pctx *c, json_t *obj, const char *ptr, const char *
 			ok = !strcmp(k, allowed[i]);
 		if (ok)
 			continue;
-		child(cp, sizeof(cp), ptr, k);
+		pctx_child(cp, sizeof(cp), ptr, k);
 		{
-			const char *m = did_you_mean(k, allowed);
+			const char *m = pctx_did_you_mean(k, allowed);
 			if (m)
-				err_key(c, cp, "unknown key \"%s\" in %s (did you mean \"%s\"?)", k, what, m);
+				pctx_err_key(c, cp, "unknown key \"%s\" in %s (did you mean \"%s\"?)",
+					     k, what, m);
 			else
-				err_key(c, cp, "unknown key \"%s\" in %s", k, what);
+				pctx_err_key(c, cp, "unknown key \"%s\" in %s", k, what);
 		}
 		bad++;
 	}
@@ -205,7 +215,7 @@ static int check_keys(struct pctx *c, json_t *obj, const char *ptr, const char *
  * Expand ${NAME} in s.  Unknown names are errors at the column of the "${"
  * (exact when the string holds no JSON escapes before it).
  */
-static char *expand(struct pctx *c, const char *s, const char *ptr)
+char *pctx_expand(struct pctx *c, const char *s, const char *ptr)
 {
 	size_t cap = strlen(s) + 256, o = 0;
 	char *out = malloc(cap);
@@ -232,21 +242,21 @@ static char *expand(struct pctx *c, const char *s, const char *ptr)
 		close = strchr(p + 2, '}');
 		n = close ? (size_t)(close - p - 2) : 0;
 		if (!close || n == 0 || n >= sizeof(name)) {
-			diag(c, POL_ERROR, ptr, (int)(p - s) + 1, "unterminated or empty ${...}");
+			pctx_diag(c, POL_ERROR, ptr, (int)(p - s) + 1, "unterminated or empty ${...}");
 			free(out);
 			return NULL;
 		}
 		memcpy(name, p + 2, n);
 		name[n] = 0;
 		if (!var_known(c->vars, name)) {
-			diag(c, POL_ERROR, ptr, (int)(p - s) + 1, "unknown variable ${%s}", name);
+			pctx_diag(c, POL_ERROR, ptr, (int)(p - s) + 1, "unknown variable ${%s}", name);
 			free(out);
 			return NULL;
 		}
 		val = pol_vars_get(c->vars, name);
 		if (!val) {
-			diag(c, POL_ERROR, ptr, (int)(p - s) + 1,
-			     "variable ${%s} has no value (give it with --var %s=VALUE)", name, name);
+			pctx_diag(c, POL_ERROR, ptr, (int)(p - s) + 1,
+				  "variable ${%s} has no value (give it with --var %s=VALUE)", name, name);
 			free(out);
 			return NULL;
 		}
@@ -275,7 +285,7 @@ static char *expand(struct pctx *c, const char *s, const char *ptr)
  * it came from one).  Returns the number of items.
  */
 
-static int each_item(struct pctx *c, json_t *arr, const char *ptr, item_fn fn, void *ctx)
+int pctx_each_item(struct pctx *c, json_t *arr, const char *ptr, item_fn fn, void *ctx)
 {
 	size_t i, j;
 	json_t *it, *e;
@@ -283,17 +293,17 @@ static int each_item(struct pctx *c, json_t *arr, const char *ptr, item_fn fn, v
 	char ip[1024], lp[1024];
 
 	if (!json_is_array(arr)) {
-		err(c, ptr, "expected an array, got %s", type_name(arr));
+		pctx_err(c, ptr, "expected an array, got %s", pctx_type_name(arr));
 		return -1;
 	}
 	json_array_foreach(arr, i, it) {
-		child_i(ip, sizeof(ip), ptr, i);
+		pctx_child_i(ip, sizeof(ip), ptr, i);
 		if (json_is_string(it) && json_string_value(it)[0] == '@') {
 			const char *name = json_string_value(it) + 1;
 			json_t *list = c->lists ? json_object_get(c->lists, name) : NULL;
 
 			if (!list || !json_is_array(list)) {
-				err(c, ip, "unknown list \"@%s\"", name);
+				pctx_err(c, ip, "unknown list \"@%s\"", name);
 				continue;
 			}
 			json_array_foreach(list, j, e) {
@@ -301,7 +311,7 @@ static int each_item(struct pctx *c, json_t *arr, const char *ptr, item_fn fn, v
 				(void)jpos_push(lp, sizeof(lp), name);
 				(void)jpos_push_index(lp, sizeof(lp), j);
 				if (json_is_string(e) && json_string_value(e)[0] == '@') {
-					err(c, lp, "lists cannot refer to other lists");
+					pctx_err(c, lp, "lists cannot refer to other lists");
 					continue;
 				}
 				fn(c, e, lp, ctx);
@@ -315,7 +325,7 @@ static int each_item(struct pctx *c, json_t *arr, const char *ptr, item_fn fn, v
 	return count;
 }
 
-static int push_str(char ***arr, size_t *n, char *s)
+int pctx_push_str(char ***arr, size_t *n, char *s)
 {
 	char **na = realloc(*arr, (*n + 1) * sizeof(char *));
 
@@ -329,16 +339,16 @@ static int push_str(char ***arr, size_t *n, char *s)
 }
 
 /* A string item, variables expanded.  NULL after reporting. */
-static char *string_item(struct pctx *c, json_t *item, const char *ptr, const char *what)
+char *pctx_string_item(struct pctx *c, json_t *item, const char *ptr, const char *what)
 {
 	if (!json_is_string(item)) {
-		err(c, ptr, "%s must be a string, got %s", what, type_name(item));
+		pctx_err(c, ptr, "%s must be a string, got %s", what, pctx_type_name(item));
 		return NULL;
 	}
-	return expand(c, json_string_value(item), ptr);
+	return pctx_expand(c, json_string_value(item), ptr);
 }
 
-static bool valid_ident(const char *s)
+bool pctx_valid_ident(const char *s)
 {
 	if (!*s || strlen(s) > 128)
 		return false;
