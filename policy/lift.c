@@ -11,6 +11,11 @@
  * much is safe and reading too little is not.  An exec meaning more events
  * than POL_MAX_LIFTED has none and is refused.
  *
+ * Here the entry point (pol_lift_exec, policy.h) picks the recogniser by
+ * the program's name: lift_git.c, lift_pkg.c (npm, pip, python and the
+ * publishers), lift_fetch.c (curl, wget).  They read argv with scan.c and
+ * add what they find through lifted.c; event strings go through text.c.
+ *
  * Every way to push or publish, and what judges it:
  *
  *   way                                       lifted to, or refused by
@@ -71,16 +76,12 @@
  * speaking the protocol, the floor and the network layer are the
  * containment: each is judged by what it writes and whom it reaches.
  */
-#define _GNU_SOURCE
-#include <ctype.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <openssl/evp.h>
+#include "lift_fetch.h"
+#include "lift_git.h"
+#include "lift_pkg.h"
+#include "lifted.h"
 #include "policy.h"
-#include "util.h"
 
 /* --- the entry point ----------------------------------------------------------- */
 
@@ -96,25 +97,24 @@ int pol_lift_exec(const char *const *argv, const char *cwd, const char *workspac
 	if (argv)
 		for (; argv[argc]; argc++)
 			json_array_append_new(av, pol_json_text(argv[argc]));
-	add(&L, "shell", "exec",
-	    json_pack("{s:o,s:o}", "argv", av, "cwd", pol_json_text(cwd ? cwd : "")));
+	lifted_add(&L, "shell", "exec",
+		   json_pack("{s:o,s:o}", "argv", av, "cwd", pol_json_text(cwd ? cwd : "")));
 	if (L.n == 0)
 		return 0;
 	if (argc == 0)
 		return L.n;
-	prog = base(argv[0]);
+	prog = lifted_base(argv[0]);
 	if (!strcmp(prog, "git") || !strncmp(prog, "git-", 4))
 		lift_git(&L, prog, argv, argc);
 	else if (!strcmp(prog, "npm") || !strcmp(prog, "pnpm") || !strcmp(prog, "yarn") ||
 		 !strcmp(prog, "bun"))
-		subcommands(&L, prog, argv, argc, 1, &npm_set, npm_sub_cb, NULL);
+		lift_pkg_npm(&L, prog, argv, argc);
 	else if (!strncmp(prog, "pip", 3))
-		subcommands(&L, "pip", argv, argc, 1, &pip_set, pip_sub_cb, NULL);
+		lift_pkg_pip(&L, argv, argc);
 	else if (!strncmp(prog, "python", 6))
-		lift_python(&L, argv, argc);
-	else if (is_publisher(prog))
-		subcommands(&L, prog, argv, argc, !strcmp(prog, "cargo") && argc > 1 && argv[1][0] == '+' ? 2 : 1,
-			    &cargo_set, publisher_cb, NULL);
+		lift_pkg_python(&L, argv, argc);
+	else if (lift_pkg_is_publisher(prog))
+		lift_pkg_publisher(&L, prog, argv, argc);
 	else if (!strcmp(prog, "curl") || !strcmp(prog, "wget"))
 		lift_fetch(&L, prog, argv, argc);
 	if (L.overflow) {
@@ -129,8 +129,8 @@ bool pol_lift_known(const char *prog)
 {
 	static const char *const exact[] = { "npm", "pnpm", "yarn", "bun", "curl", "wget", NULL };
 
-	prog = base(prog);
-	return in_list(prog, exact) || is_publisher(prog) || !strcmp(prog, "git") ||
+	prog = lifted_base(prog);
+	return lifted_in_list(prog, exact) || lift_pkg_is_publisher(prog) || !strcmp(prog, "git") ||
 	       !strncmp(prog, "git-", 4) || !strncmp(prog, "pip", 3) || !strncmp(prog, "python", 6);
 }
 

@@ -1,4 +1,18 @@
-/* --- curl and wget ----------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * curl and wget: each URL they would fetch, as http.fetch {url, method}
+ * (lift_fetch.h).
+ */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lift_fetch.h"
+#include "lifted.h"
+#include "policy.h"
+#include "scan.h"
+#include "util.h"
 
 enum { C_URL = 1, C_METHOD, C_POST, C_PUT, C_GET, C_HEAD, C_CONFIG, C_PROTO_DEFAULT, C_GLOBOFF,
        C_INPUT };
@@ -274,13 +288,13 @@ static void fetch_event(struct lift *L, const char *url, const char *method, boo
 			snprintf(full, sizeof(full), "%s://%s", proto_default ? proto_default : "http", u);
 			u = full;
 		}
-		add(L, "http", "fetch", json_pack("{s:o,s:o}", "url", pol_json_text(u), "method",
-						  pol_json_text(method)));
+		lifted_add(L, "http", "fetch", json_pack("{s:o,s:o}", "url", pol_json_text(u), "method",
+							 pol_json_text(method)));
 	}
 	free(urls);
 }
 
-static void lift_fetch(struct lift *L, const char *prog, const char *const *argv, int argc)
+void lift_fetch(struct lift *L, const char *prog, const char *const *argv, int argc)
 {
 	bool curl = !strcmp(prog, "curl"), globbing = curl, get = false, head = false;
 	const char *method = NULL, *implied = NULL, *proto_default = NULL;
@@ -317,7 +331,7 @@ static void lift_fetch(struct lift *L, const char *prog, const char *const *argv
 				const char *u = t.k == T_ARG ? t.arg : t.val;
 
 				if (tag == C_URL && u[0] == '@') {
-					add(L, "http", "fetch", json_pack("{s:o,s:o}", "url_file",
+					lifted_add(L, "http", "fetch", json_pack("{s:o,s:o}", "url_file",
 						pol_json_text(u + 1), "method", pol_json_text(m)));
 					continue;
 				}
@@ -325,11 +339,10 @@ static void lift_fetch(struct lift *L, const char *prog, const char *const *argv
 				k++;
 			} else if (tag == C_CONFIG || tag == C_INPUT) {
 				/* URLs from a file or a wgetrc command: argv cannot show them. */
-				add(L, "http", "fetch", json_pack("{s:o,s:o}", "url_file",
+				lifted_add(L, "http", "fetch", json_pack("{s:o,s:o}", "url_file",
 					pol_json_text(t.val ? t.val : ""), "method", pol_json_text(m)));
 			}
 		}
 	}
 	(void)k;
 }
-

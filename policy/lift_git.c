@@ -1,4 +1,18 @@
-/* --- git ------------------------------------------------------------------ */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * git: what a git command line means (lift_git.h).  lift.c's table says
+ * which ways to push lift here and which the floor judges.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <limits.h>
+#include <string.h>
+#include <strings.h>
+#include "lift_git.h"
+#include "lifted.h"
+#include "policy.h"
+#include "scan.h"
+#include "util.h"
 
 enum { G_C = 1, G_CFG, G_CFGENV, G_GITDIR, G_WORKTREE, G_BARE };
 
@@ -298,7 +312,7 @@ static void git_transfer(struct lift *L, struct git_ctx *g, const char *sub,
 
 		if (args && !push && !send && source)
 			json_object_set_new(args, "source", pol_json_text(source));
-		add(L, "git", "push", args);
+		lifted_add(L, "git", "push", args);
 	}
 }
 
@@ -372,7 +386,7 @@ static void git_expand_alias(struct lift *L, struct git_ctx *g, const char *valu
 	nw = copy ? split_words(copy, words, 64) : -1;
 	if (nw <= 0 || argc - i > 192 - nw - 1 || L->depth > 4) {
 		free(copy);
-		add(L, "git", "push", git_push_event(NULL, NULL, false, "alias"));
+		lifted_add(L, "git", "push", git_push_event(NULL, NULL, false, "alias"));
 		return;
 	}
 	for (int w = 1; w < nw; w++)
@@ -392,12 +406,12 @@ static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 	const char *alias;
 
 	/* git runs its own command of that name first: an alias never shadows one. */
-	alias = in_list(sub, git_commands) ? NULL : git_alias(g, sub);
+	alias = lifted_in_list(sub, git_commands) ? NULL : git_alias(g, sub);
 	if (alias) {
 		git_expand_alias(L, g, alias, argv, argc, i);
 		return;
 	}
-	if (!in_list(sub, git_commands)) {
+	if (!lifted_in_list(sub, git_commands)) {
 		/*
 		 * Not one of git's commands: an alias from configuration argv does
 		 * not show (an included file, GIT_CONFIG_* in the environment,
@@ -413,18 +427,18 @@ static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 
 		if (args)
 			json_object_set_new(args, "command", pol_json_text(sub));
-		add(L, "git", "push", args);
+		lifted_add(L, "git", "push", args);
 		return;
 	}
-	if (!strcmp(sub, "push") || !strcmp(sub, "send-pack") || in_list(sub, git_fetchlike)) {
+	if (!strcmp(sub, "push") || !strcmp(sub, "send-pack") || lifted_in_list(sub, git_fetchlike)) {
 		git_transfer(L, g, sub, argv, argc, i);
 		return;
 	}
-	if (in_list(sub, git_sendlike) ||
+	if (lifted_in_list(sub, git_sendlike) ||
 	    (!strcmp(sub, "svn") && i < argc && (!strcmp(argv[i], "dcommit") ||
 						 !strcmp(argv[i], "set-tree"))) ||
 	    (!strcmp(sub, "p4") && i < argc && !strcmp(argv[i], "submit"))) {
-		add(L, "git", "push", git_push_event(NULL, NULL, false, sub));
+		lifted_add(L, "git", "push", git_push_event(NULL, NULL, false, sub));
 		return;
 	}
 	if (!strcmp(sub, "commit")) {
@@ -475,7 +489,7 @@ static void lift_git_sub(struct lift *L, struct git_ctx *g, const char *sub,
 		if (args && msg)
 			json_object_set_new(args, "message", pol_json_text(msg));
 		free(msg);
-		add(L, "git", "commit", args);
+		lifted_add(L, "git", "commit", args);
 	}
 }
 
@@ -503,7 +517,7 @@ static void git_sub_cb(struct lift *L, const char *prog, const char *sub,
 	lift_git_sub(L, g, sub, argv, argc, next);
 }
 
-static void lift_git(struct lift *L, const char *prog, const char *const *argv, int argc)
+void lift_git(struct lift *L, const char *prog, const char *const *argv, int argc)
 {
 	struct git_ctx *g = calloc(1, sizeof(*g));
 
@@ -517,8 +531,7 @@ static void lift_git(struct lift *L, const char *prog, const char *const *argv, 
 		/* /usr/lib/git-core/git-push: the dashed form, no global options. */
 		git_sub_cb(L, prog, prog + 4, argv, argc, 1, g);
 	} else {
-		subcommands(L, prog, argv, argc, 1, &git_global_set, git_sub_cb, g);
+		scan_subcommands(L, prog, argv, argc, 1, &git_global_set, git_sub_cb, g);
 	}
 	free(g);
 }
-

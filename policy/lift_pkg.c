@@ -1,4 +1,14 @@
-/* --- package managers --------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Package managers and publishers: installs, and every way to publish or
+ * change a published package (lift_pkg.h).
+ */
+#include <string.h>
+#include "lift_pkg.h"
+#include "lifted.h"
+#include "policy.h"
+#include "scan.h"
+#include "util.h"
 
 /*
  * npm's, pnpm's, yarn's and bun's options that take a value (npm's config
@@ -59,7 +69,7 @@ static const char *npm_publish_action(const char *sub, const char *const *argv, 
 	for (scan_next(&s, &t); t.k != T_END && !first; scan_next(&s, &t))
 		if (t.k == T_ARG)
 			first = t.arg;
-	return first && in_list(first, writes) ? sub : NULL;
+	return first && lifted_in_list(first, writes) ? sub : NULL;
 }
 
 static void npm_sub_cb(struct lift *L, const char *prog, const char *sub,
@@ -68,7 +78,7 @@ static void npm_sub_cb(struct lift *L, const char *prog, const char *sub,
 	const char *action;
 
 	(void)ctx;
-	if (in_list(sub, npm_install_cmds)) {
+	if (lifted_in_list(sub, npm_install_cmds)) {
 		json_t *pk = json_array();
 		struct scan s;
 		struct tok t;
@@ -77,20 +87,21 @@ static void npm_sub_cb(struct lift *L, const char *prog, const char *sub,
 		for (scan_next(&s, &t); pk && t.k != T_END; scan_next(&s, &t))
 			if (t.k == T_ARG)
 				json_array_append_new(pk, pol_json_text(t.arg));
-		add(L, "npm", "install", pk ? json_pack("{s:o,s:s}", "packages", pk, "manager", prog)
-					    : NULL);
+		lifted_add(L, "npm", "install",
+			   pk ? json_pack("{s:o,s:s}", "packages", pk, "manager", prog) : NULL);
 		return;
 	}
 	/* yarn 2+: yarn npm publish, yarn npm tag add. */
 	if (!strcmp(sub, "npm") && !strcmp(prog, "yarn") && L->depth < 2) {
 		L->depth++;
-		subcommands(L, prog, argv, argc, next, &npm_set, npm_sub_cb, NULL);
+		scan_subcommands(L, prog, argv, argc, next, &npm_set, npm_sub_cb, NULL);
 		L->depth--;
 		return;
 	}
 	action = npm_publish_action(sub, argv, argc, next, &npm_set);
 	if (action)
-		add(L, "npm", "publish", json_pack("{s:s,s:s}", "manager", prog, "action", action));
+		lifted_add(L, "npm", "publish",
+			   json_pack("{s:s,s:s}", "manager", prog, "action", action));
 }
 
 /* pip's general and install options (optparse: prefixes, values, -r/-e...). */
@@ -145,7 +156,7 @@ static void pip_sub_cb(struct lift *L, const char *prog, const char *sub,
 	for (scan_next(&s, &t); pk && t.k != T_END; scan_next(&s, &t))
 		if (t.k == T_ARG || (t.o && t.o->tag == PIP_EDITABLE && t.val))
 			json_array_append_new(pk, pol_json_text(t.k == T_ARG ? t.arg : t.val));
-	add(L, "pip", "install", pk ? json_pack("{s:o}", "packages", pk) : NULL);
+	lifted_add(L, "pip", "install", pk ? json_pack("{s:o}", "packages", pk) : NULL);
 }
 
 /*
@@ -184,16 +195,16 @@ static void publisher_cb(struct lift *L, const char *prog, const char *sub,
 {
 	(void)ctx;
 	if (!strcmp(prog, "uv") && !strcmp(sub, "pip")) {
-		subcommands(L, prog, argv, argc, next, &pip_set, pip_sub_cb, NULL);
+		scan_subcommands(L, prog, argv, argc, next, &pip_set, pip_sub_cb, NULL);
 		return;
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(publishers); k++)
 		if (!strcmp(prog, publishers[k].prog) && !strcmp(sub, publishers[k].sub))
-			add(L, publishers[k].server, "publish",
-			    json_pack("{s:s,s:s}", "via", prog, "action", sub));
+			lifted_add(L, publishers[k].server, "publish",
+				   json_pack("{s:s,s:s}", "via", prog, "action", sub));
 }
 
-static bool is_publisher(const char *prog)
+bool lift_pkg_is_publisher(const char *prog)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(publishers); k++)
 		if (!strcmp(prog, publishers[k].prog))
@@ -220,7 +231,7 @@ static const struct opt python_opts[] = {
 };
 static const struct optset python_set = OPTSET(python_opts, 0);
 
-static void lift_python(struct lift *L, const char *const *argv, int argc)
+void lift_pkg_python(struct lift *L, const char *const *argv, int argc)
 {
 	struct scan s;
 	struct tok t;
@@ -234,19 +245,19 @@ static void lift_python(struct lift *L, const char *const *argv, int argc)
 			int next = s.i;
 
 			if (!strcmp(m, "pip"))
-				subcommands(L, "pip", argv, argc, next, &pip_set, pip_sub_cb, NULL);
-			else if (is_publisher(m))
-				subcommands(L, m, argv, argc, next, &cargo_set, publisher_cb, NULL);
+				scan_subcommands(L, "pip", argv, argc, next, &pip_set, pip_sub_cb, NULL);
+			else if (lift_pkg_is_publisher(m))
+				scan_subcommands(L, m, argv, argc, next, &cargo_set, publisher_cb, NULL);
 			if (!t.maybe && !s.unknown)
 				return;
 			continue;
 		}
 		if (t.k == T_ARG) {
 			/* setup.py upload / register: distutils' own publishing. */
-			if (!strcmp(base(t.arg), "setup.py"))
+			if (!strcmp(lifted_base(t.arg), "setup.py"))
 				for (int j = t.idx + 1; j < argc; j++)
 					if (!strcmp(argv[j], "upload") || !strcmp(argv[j], "register"))
-						add(L, "pip", "publish", json_pack("{s:s,s:s}", "via",
+						lifted_add(L, "pip", "publish", json_pack("{s:s,s:s}", "via",
 							"setup.py", "action", argv[j]));
 			if (!t.maybe)
 				return;
@@ -254,3 +265,20 @@ static void lift_python(struct lift *L, const char *const *argv, int argc)
 	}
 }
 
+void lift_pkg_npm(struct lift *L, const char *prog, const char *const *argv, int argc)
+{
+	scan_subcommands(L, prog, argv, argc, 1, &npm_set, npm_sub_cb, NULL);
+}
+
+void lift_pkg_pip(struct lift *L, const char *const *argv, int argc)
+{
+	scan_subcommands(L, "pip", argv, argc, 1, &pip_set, pip_sub_cb, NULL);
+}
+
+void lift_pkg_publisher(struct lift *L, const char *prog, const char *const *argv, int argc)
+{
+	/* cargo +TOOLCHAIN SUB: the toolchain comes first. */
+	scan_subcommands(L, prog, argv, argc,
+			 !strcmp(prog, "cargo") && argc > 1 && argv[1][0] == '+' ? 2 : 1,
+			 &cargo_set, publisher_cb, NULL);
+}

@@ -1,14 +1,19 @@
-static const char *base(const char *s)
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What a recogniser makes: events, deduplicated, bounded (lifted.h).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "lifted.h"
+
+const char *lifted_base(const char *s)
 {
 	const char *slash = strrchr(s, '/');
 
 	return slash ? slash + 1 : s;
 }
 
-/* --- what a recogniser makes: events, deduplicated, bounded ----------------- */
-
-
-static void add(struct lift *L, const char *server, const char *tool, json_t *args)
+void lifted_add(struct lift *L, const char *server, const char *tool, json_t *args)
 {
 	if (!args) {            /* out of memory: no event is an event lost, so refuse */
 		L->overflow = true;
@@ -30,11 +35,10 @@ static void add(struct lift *L, const char *server, const char *tool, json_t *ar
 	L->out[L->n++].args = args;
 }
 
-static bool in_list(const char *s, const char *const *list)
+bool lifted_in_list(const char *s, const char *const *list)
 {
 	for (; *list; list++)
 		if (!strcmp(s, *list))
 			return true;
 	return false;
 }
-

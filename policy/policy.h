@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 #include "cordon.h"
+#include "text.h"        /* pol_json_text, pol_json_kept, pol_printable... */
 
 /* Decisions are cordon.h's: CORDON_ALLOW < CORDON_ESCALATE < CORDON_DENY. */
 const char *pol_decision_name(uint32_t d);

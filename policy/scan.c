@@ -1,4 +1,12 @@
-static void scan_init(struct scan *s, const char *const *argv, int argc, int i,
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reading argv the way the program does: one scanner for every option
+ * table (scan.h says how, and what it does with an option it does not know).
+ */
+#include <string.h>
+#include "scan.h"
+
+void scan_init(struct scan *s, const char *const *argv, int argc, int i,
 		      const struct optset *set)
 {
 	memset(s, 0, sizeof(*s));
@@ -45,7 +53,7 @@ static const struct opt *find_short(const struct optset *set, char c)
 	return NULL;
 }
 
-static void scan_next(struct scan *s, struct tok *t)
+void scan_next(struct scan *s, struct tok *t)
 {
 	const char *a;
 
@@ -124,8 +132,8 @@ cluster:
 	t->idx = s->i - 1;
 }
 
-static void subcommands(struct lift *L, const char *prog, const char *const *argv, int argc,
-			int i, const struct optset *set, sub_fn fn, void *ctx)
+void scan_subcommands(struct lift *L, const char *prog, const char *const *argv, int argc,
+			     int i, const struct optset *set, sub_fn fn, void *ctx)
 {
 	struct scan s;
 	struct tok t;
@@ -139,4 +147,3 @@ static void subcommands(struct lift *L, const char *prog, const char *const *arg
 			break;
 	}
 }
-

@@ -1,4 +1,14 @@
-/* --- reading argv the way the program does ----------------------------------- */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Reading argv the way the program does (scan.c), for the recognisers
+ * (lift_git.c, lift_pkg.c, lift_fetch.c).  Pure.
+ */
+#ifndef CORDON_POLICY_SCAN_H
+#define CORDON_POLICY_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "util.h"
 
 /*
  * An option table is data: each program's options as its own parser knows
@@ -61,6 +71,8 @@ struct scan {
 	bool ended, maybe, unknown;
 };
 
+struct lift;
+
 /*
  * The subcommand candidates of a program whose options come first: the
  * first positional, and while a candidate may be an unknown option's value,
@@ -69,3 +81,13 @@ struct scan {
 typedef void (*sub_fn)(struct lift *L, const char *prog, const char *sub,
 		       const char *const *argv, int argc, int next, void *ctx);
 
+/* Scan argv[i..argc) with the option table set. */
+void scan_init(struct scan *s, const char *const *argv, int argc, int i,
+	       const struct optset *set);
+/* The next token into t: an option (with its value), an argument, or T_END. */
+void scan_next(struct scan *s, struct tok *t);
+/* Call fn for each subcommand candidate of argv[i..argc) (above). */
+void scan_subcommands(struct lift *L, const char *prog, const char *const *argv, int argc,
+		      int i, const struct optset *set, sub_fn fn, void *ctx);
+
+#endif

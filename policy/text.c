@@ -1,3 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Bytes from a task as JSON, as the audit keeps them, as a human sees them
+ * (text.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+#include "text.h"
+#include "util.h"
+
 /*
  * Attack: a task passes bytes that are not UTF-8 (an argument, a file or
  * directory name); JSON cannot hold them, and a string jansson refuses
@@ -195,4 +207,3 @@ void pol_printable(char *out, size_t len, const char *s)
 	if (*p && o + SHOWN_TAIL < len)
 		snprintf(out + o, len - o, " ...[+%zu bytes]", strlen((const char *)p));
 }
-

@@ -1,3 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Bytes from a task made fit for what reads them (text.c): a JSON string
+ * (the policy, the approver and the audit see every byte), an audit record
+ * of bounded size that still names exactly what was judged, and text shown
+ * to a human that no byte can steer.  Pure; policy.h includes this header.
+ */
+#ifndef CORDON_POLICY_TEXT_H
+#define CORDON_POLICY_TEXT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
 /*
  * Bytes from a task (an argument, a path, a comm) as a JSON string, always:
  * valid UTF-8 as it is, else each byte that is not part of a valid
@@ -28,3 +41,5 @@ json_t *pol_event_kept(json_t *event);
  * " ...[+N bytes]", so a cut is never silent.
  */
 void pol_printable(char *out, size_t len, const char *s);
+
+#endif
