@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Warnings about a valid policy (parse_warn.c), reported in c by the loader
+ * (parse.c) when it has no error and warnings are wanted.  Never errors:
+ * the policy means what it says.
+ */
+#ifndef CORDON_POLICY_PARSE_WARN_H
+#define CORDON_POLICY_PARSE_WARN_H
+
+#include "pctx.h"
+#include "policy.h"
+
+/*
+ * A rule that a stronger rule matching every request it matches makes
+ * unable to decide.  O(rules^2): skipped with pol_diags.no_warnings.
+ */
+void parse_warn_shadowed(struct pctx *c, struct policy *p);
+/* An allowed host sent through the credential proxy that no credential names. */
+void parse_warn_uncredentialed(struct pctx *c, struct policy *p);
+
+#endif
