@@ -128,6 +128,7 @@ struct conn {
 	char up_why[640];               /* said inside the tunnel to its first request */
 	uint64_t inode;                 /* the client's socket (sock_diag), for grants */
 	uint64_t grant;                 /* the grant that admitted it, or 0 */
+	bool grant_ssh;                 /* ... for an ssh remote: the tunnel carries SSH, not TLS */
 	bool inner;                     /* past the request that opened it (grants: outer only) */
 };
 
@@ -660,6 +661,60 @@ static void do_connect(struct conn *c, size_t head, json_t *event)
 	       "reason", c->why[0] ? c->why : NULL);
 }
 
+/*
+ * A CONNECT admitted by an ssh remote's grant: the tunnel carries SSH, which
+ * has no server name to check against the CONNECT host (the fronting rule
+ * above is TLS's); what is checked is that it is SSH at all: the client's
+ * identification string ("SSH-2.0-", RFC 4253 4.2; an OpenSSH client sends
+ * it first, without waiting for the server's), within the hello timeout.
+ * Attack: the approved push's tree using its grant for another protocol
+ * to the approved host:port (it still reaches only that host and port).
+ */
+static void do_ssh_tunnel(struct conn *c, size_t head, json_t *event)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	static const char id[] = "SSH-2.0-";
+	uint64_t deadline = mono_ms() + (uint64_t)c->hp->hello_timeout_ms;
+	size_t have = c->len - head;
+	const char *why = NULL;
+
+	memmove(c->buf, c->buf + head, have);
+	c->len = have;
+	if (send_all(c->fd, ok, sizeof(ok) - 1) < 0)
+		return;
+	while (c->len < sizeof(id) - 1) {
+		ssize_t n;
+
+		if (memcmp(c->buf, id, c->len))
+			break;
+		if (wait_readable(c->fd, deadline) <= 0) {
+			why = "no SSH identification string in time";
+			break;
+		}
+		n = recv(c->fd, c->buf + c->len, sizeof(id) - 1 - c->len, 0);
+		if (n <= 0) {
+			why = "the client left before its SSH identification string";
+			break;
+		}
+		c->len += (size_t)n;
+	}
+	if (!why && memcmp(c->buf, id, sizeof(id) - 1))
+		why = "the tunnel of an ssh remote's grant does not begin with \"SSH-2.0-\"";
+	if (why) {
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", why);
+		return;
+	}
+	if (conn_send(c, true, c->buf, c->len) == 0)
+		relay(c);
+	RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
+	       (json_int_t)c->id, "event", event, "outcome",
+	       c->why[0] ? "cut" : "tunnel closed", "protocol", "ssh", "addr", c->addr,
+	       "bytes_up", (json_int_t)c->up_bytes, "bytes_down",
+	       (json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms),
+	       "reason", c->why[0] ? c->why : NULL);
+}
+
 /* Hop-by-hop and proxy fields never go upstream. */
 static bool hop_header(const struct http_header *h)
 {
@@ -824,6 +879,7 @@ struct grant {
 	struct {
 		char host[256];
 		uint16_t port;
+		bool ssh;               /* an ssh remote: a CONNECT tunnel carrying SSH */
 	} d[GRANT_MAX_DESTS];
 };
 
@@ -854,6 +910,7 @@ static void grant_add(struct hp *hp, json_t *m)
 		    g->n >= GRANT_MAX_DESTS)
 			continue;
 		snprintf(g->d[g->n].host, sizeof(g->d[0].host), "%s", h);
+		g->d[g->n].ssh = json_is_true(json_object_get(d, "ssh"));
 		g->d[g->n++].port = (uint16_t)port;
 	}
 	g->next = hp->grants;
@@ -1012,7 +1069,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			char *why, size_t wlen)
 {
 	struct hp *hp = c->hp;
-	struct { uint64_t id; pid_t pid; unsigned long long start; } cand[8];
+	struct { uint64_t id; pid_t pid; unsigned long long start; bool ssh; } cand[8];
 	pid_t holders[HOLDERS_MAX];
 	int n_cand = 0, n_hold;
 
@@ -1023,6 +1080,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			if (g->d[i].port == port && !strcasecmp(g->d[i].host, host)) {
 				cand[n_cand].id = g->id;
 				cand[n_cand].pid = g->pid;
+				cand[n_cand].ssh = g->d[i].ssh;
 				cand[n_cand++].start = g->start;
 				break;
 			}
@@ -1042,6 +1100,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			;
 		if (h == n_hold) {
 			*gid = cand[k].id;
+			c->grant_ssh = cand[k].ssh;
 			pthread_mutex_lock(&hp->chan_lock);
 			for (struct grant *g = hp->grants; g; g = g->next)
 				if (g->id == cand[k].id)
@@ -2167,6 +2226,12 @@ static void serve(struct conn *c)
 		goto out;
 	}
 	c->inner = true;
+	if (c->grant_ssh && c->req.form != HTTP_AUTHORITY_FORM) {
+		snprintf(why, sizeof(why), "%s:%u is granted to an ssh push: CONNECT only",
+			 c->req.host, c->req.port);
+		reply(c, 403, why);
+		goto out;
+	}
 	if (res.via == POL_VIA_CRED_PROXY) {
 		/* A credential host is reached only with its sentinel, through TLS cordon terminates. */
 		ci = creds_for_host(c->hp->creds, c->req.host);
@@ -2216,6 +2281,8 @@ static void serve(struct conn *c)
 	c->up = r;
 	if (ci >= 0)
 		do_credential(c, (size_t)head, event, ci);
+	else if (c->grant_ssh)
+		do_ssh_tunnel(c, (size_t)head, event);
 	else if (c->req.form == HTTP_AUTHORITY_FORM)
 		do_connect(c, (size_t)head, event);
 	else
