@@ -58,6 +58,7 @@
 #include "audit.h"
 #include "cred_proxy.h"
 #include "llm_tools.h"
+#include "ssh_agent.h"
 #include "llm_usage.h"
 #include "stream_scrub.h"
 #include "http.h"
@@ -1113,6 +1114,66 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			 (int)cand[k].pid, (int)holders[h]);
 	}
 	return -EACCES;
+}
+
+/*
+ * The session's ssh-agent relay (ssh_agent.h): may the client whose end of
+ * the connection is Unix socket PEER have a signature?  Only when every
+ * process holding it is the approved process of a live grant for an ssh
+ * remote, or one of its descendants: the rule grant_admits applies to a
+ * CONNECT.
+ */
+static int agent_may_sign(void *ctx, uint64_t peer, uint64_t *gid, char *why, size_t wlen)
+{
+	struct hp *hp = ctx;
+	struct { uint64_t id; pid_t pid; unsigned long long start; } cand[8];
+	pid_t holders[HOLDERS_MAX];
+	int n_cand = 0, n_hold;
+
+	grants_sweep(hp);
+	pthread_mutex_lock(&hp->chan_lock);
+	for (struct grant *g = hp->grants; g && n_cand < (int)ARRAY_SIZE(cand); g = g->next)
+		for (size_t i = 0; i < g->n; i++)
+			if (g->d[i].ssh) {
+				cand[n_cand].id = g->id;
+				cand[n_cand].pid = g->pid;
+				cand[n_cand++].start = g->start;
+				break;
+			}
+	pthread_mutex_unlock(&hp->chan_lock);
+	if (!n_cand) {
+		snprintf(why, wlen, "no ssh push is approved now");
+		return -ENOENT;
+	}
+	n_hold = peer ? socket_holders(peer, holders, HOLDERS_MAX) : -ENOENT;
+	if (n_hold <= 0) {
+		snprintf(why, wlen, "no process could be found holding the client's socket");
+		return -EACCES;
+	}
+	for (int k = 0; k < n_cand; k++) {
+		int h;
+
+		for (h = 0; h < n_hold && descends(holders[h], cand[k].pid, cand[k].start); h++)
+			;
+		if (h == n_hold) {
+			*gid = cand[k].id;
+			return 0;
+		}
+		snprintf(why, wlen, "an ssh push is approved for process %d and its descendants; "
+			 "the client's socket is held by process %d", (int)cand[k].pid,
+			 (int)holders[h]);
+	}
+	return -EACCES;
+}
+
+static void agent_record(void *ctx, json_t *fields)
+{
+	struct hp *hp = ctx;
+
+	if (recording(hp))
+		record(hp, "ssh-agent", fields);
+	else
+		json_decref(fields);
 }
 
 /*
@@ -2687,6 +2748,8 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "steps-fd", required_argument, NULL, 'N' },
 		/* For cordon run (not in the usage): a listening socket it bound. */
 		{ "listen-fd", required_argument, NULL, 'L' },
+		{ "ssh-agent-fd", required_argument, NULL, 'A' },
+		{ "ssh-auth-sock", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -2699,7 +2762,10 @@ int cmd_http_proxy(int argc, char **argv)
 	const char *upstream_ca = NULL, *ca_out = NULL, *sentinels_out = NULL;
 	char *listen_spec = NULL, *portfile = NULL, ws[PATH_MAX];
 	const char *vars[32], *gateways[32];
-	int n_vars = 0, n_gateways = 0, o, r, ret = 125, listen_fd = -1;
+	int n_vars = 0, n_gateways = 0, o, r, ret = 125, listen_fd = -1, agent_fd = -1;
+	const char *agent_up = NULL;
+	static struct ssh_agent_hooks agent_hooks = { .may_sign = agent_may_sign,
+						      .record = agent_record };
 	struct passwd *pw;
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -2708,6 +2774,8 @@ int cmd_http_proxy(int argc, char **argv)
 		switch (o) {
 		case 'l': listen_spec = optarg; break;
 		case 'L': listen_fd = atoi(optarg); break;
+		case 'A': agent_fd = atoi(optarg); break;
+		case 'K': agent_up = optarg; break;
 		case 'P': portfile = optarg; break;
 		case 'p': policy = optarg; break;
 		case 'w': workspace = optarg; break;
@@ -2869,6 +2937,16 @@ int cmd_http_proxy(int argc, char **argv)
 		if (pthread_create(&reader, NULL, chan_reader, &hp) != 0 ||
 		    chan_send(&hp, json_pack("{s:s,s:o}", "op", "ready", "sentinels", sent)) < 0) {
 			log_err("http-proxy: the supervisor's channel: %m");
+			goto out;
+		}
+	}
+	/* After the session is known: the relay judges its clients by the grants. */
+	if (agent_fd >= 0 && agent_up) {
+		(void)fcntl(agent_fd, F_SETFD, FD_CLOEXEC);
+		agent_hooks.ctx = &hp;
+		r = ssh_agent_start(agent_fd, agent_up, &agent_hooks);
+		if (r < 0) {
+			log_err("http-proxy: the session's ssh-agent relay: %s", strerror(-r));
 			goto out;
 		}
 	}

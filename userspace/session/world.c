@@ -86,6 +86,24 @@ static bool below(const char *path, const char *dir)
 }
 
 /*
+ * The running binary (the kernel's object behind /proc/self/exe, not a
+ * path looked up again), read-only, without set-id or devices, on AT.
+ */
+static int bind_self(const char *at)
+{
+	struct mount_attr ma = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					     MOUNT_ATTR_NODEV };
+	_cleanup_close_ int t = (int)syscall(SYS_open_tree, AT_FDCWD, "/proc/self/exe",
+					      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (t < 0)
+		return -errno;
+	if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+		return -errno;
+	return attach(t, at);
+}
+
+/*
  * /dev: a tmpfs with the host's harmless nodes bound in by descriptor, the
  * usual links, a devpts instance of the session's own (no host terminal
  * has a name there) and a /dev/shm of its own.
@@ -214,6 +232,8 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 		if (r < 0)
 			return fail(why, wlen, r, "binding the workspace back onto", p->workspace);
 	}
+	if (p->self_at && (r = bind_self(p->self_at)) < 0)
+		return fail(why, wlen, r, "binding cordon's binary onto", p->self_at);
 	/* The workspace's git metadata, read-only (a further copy of this view). */
 	if (p->git && (r = git_guard_apply(p->git, why, wlen)) < 0)
 		return r;
