@@ -1171,7 +1171,7 @@ static void agent_record(void *ctx, json_t *fields)
 	struct hp *hp = ctx;
 
 	if (recording(hp))
-		record(hp, "ssh-agent", fields);
+		record(hp, "http", fields);     /* the broker's own type (helper.c) */
 	else
 		json_decref(fields);
 }

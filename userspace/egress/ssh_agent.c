@@ -27,11 +27,14 @@
 #define MSG_MAX (256 * 1024)
 #define CLIENTS_MAX 32
 #define IDLE_MS (5 * 60 * 1000)
+#define HOSTBOUND "publickey-hostbound-v00@openssh.com"
+#define SESSION_BIND "session-bind@openssh.com"
 
 enum {
 	AGENT_FAILURE = 5,
 	AGENTC_REQUEST_IDENTITIES = 11,
 	AGENTC_SIGN_REQUEST = 13,
+	AGENTC_EXTENSION = 27,
 	MSG_USERAUTH_REQUEST = 50,
 };
 
@@ -130,6 +133,7 @@ static const char *sign_shape(const unsigned char *b, uint32_t n, const unsigned
 			      uint32_t *klen, char *user, size_t ulen)
 {
 	const unsigned char *p = b, *end = b + n, *data, *d, *dend, *s;
+	bool hostbound = false;
 	uint32_t dlen, sl;
 
 	if (!ssh_string(&p, end, key, klen) || !ssh_string(&p, end, &data, &dlen) || end - p != 4)
@@ -145,13 +149,29 @@ static const char *sign_shape(const unsigned char *b, uint32_t n, const unsigned
 	for (size_t i = 0; user[i]; i++)
 		if ((unsigned char)user[i] < 0x20 || (unsigned char)user[i] == 0x7f)
 			user[i] = '?';
+	/* OpenSSH's host-bound method adds the server's host key after the user's. */
 	if (!ssh_string(&d, dend, &s, &sl) || !str_is(s, sl, "ssh-connection") ||
-	    !ssh_string(&d, dend, &s, &sl) || !str_is(s, sl, "publickey") || d == dend ||
-	    *d++ != 1 || !ssh_string(&d, dend, &s, &sl) || !ssh_string(&d, dend, &s, &sl))
+	    !ssh_string(&d, dend, &s, &sl) ||
+	    !(str_is(s, sl, "publickey") || (hostbound = str_is(s, sl, HOSTBOUND))) ||
+	    d == dend || *d++ != 1 || !ssh_string(&d, dend, &s, &sl) ||
+	    !ssh_string(&d, dend, &s, &sl))
 		return "the data to sign is not a public-key authentication request";
-	if (sl != *klen || memcmp(s, *key, sl) || d != dend)
+	if (sl != *klen || memcmp(s, *key, sl))
 		return "the data to sign names another key than the one asked to sign";
+	if (hostbound && !ssh_string(&d, dend, &s, &sl))
+		return "the data to sign is not a public-key authentication request";
+	if (d != dend)
+		return "the data to sign has more than an authentication request";
 	return NULL;
+}
+
+/* An EXTENSION message (after its type) naming session-bind@openssh.com. */
+static bool session_bind(const unsigned char *b, uint32_t n)
+{
+	const unsigned char *p = b, *s;
+	uint32_t sl;
+
+	return ssh_string(&p, b + n, &s, &sl) && str_is(s, sl, SESSION_BIND);
 }
 
 /* "SHA256:..." as ssh-keygen -l prints it. */
@@ -226,7 +246,7 @@ static void *serve_client(void *arg)
 		if (m[0] == AGENTC_REQUEST_IDENTITIES && len == 1) {
 			r = pass(c, m, len);
 			if (r < 0)
-				h->record(h->ctx, json_pack("{s:I,s:s,s:s,s:s}", "client",
+				h->record(h->ctx, json_pack("{s:I,s:s,s:s,s:s}", "ssh_agent",
 							    (json_int_t)c->id, "request", "identities",
 							    "outcome", "failed", "reason",
 							    "the invoker's agent did not answer"));
@@ -243,7 +263,7 @@ static void *serve_client(void *arg)
 				why = whybuf;
 			if (!why) {
 				r = pass(c, m, len);
-				h->record(h->ctx, json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s*}", "client",
+				h->record(h->ctx, json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s*}", "ssh_agent",
 							    (json_int_t)c->id, "request", "sign",
 							    "key", fp, "user", user, "grant",
 							    (json_int_t)grant, "outcome",
@@ -251,6 +271,15 @@ static void *serve_client(void *arg)
 							    "reason", r < 0 ?
 							    "the invoker's agent did not answer" : NULL));
 			}
+		} else if (m[0] == AGENTC_EXTENSION && session_bind(m + 1, len - 1)) {
+			/*
+			 * OpenSSH's session binding (its PROTOCOL.agent): the server's
+			 * host key and the session id, signed by that host, told to
+			 * the invoker's agent, which then signs only for that session
+			 * (and applies its own destination constraints).  It only
+			 * narrows what a signature can serve.
+			 */
+			r = pass(c, m, len);
 		} else {
 			snprintf(whybuf, sizeof(whybuf), "agent protocol message %u is not relayed "
 				 "(only the key list and signatures for an approved ssh push are)",
@@ -258,7 +287,7 @@ static void *serve_client(void *arg)
 			why = whybuf;
 		}
 		if (why) {
-			h->record(h->ctx, json_pack("{s:I,s:s,s:s*,s:s*,s:s,s:s}", "client",
+			h->record(h->ctx, json_pack("{s:I,s:s,s:s*,s:s*,s:s,s:s}", "ssh_agent",
 						    (json_int_t)c->id, "request",
 						    m[0] == AGENTC_SIGN_REQUEST ? "sign" : "other",
 						    "key", fp[0] ? fp : NULL, "user",

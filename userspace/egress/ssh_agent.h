@@ -12,8 +12,11 @@
  *     and the hooks' may_sign admits the client: every process holding the
  *     client's end of the connection belongs to a live grant's tree for an
  *     ssh remote (http_proxy.c, the broker's grant rule);
- *   - anything else (add or remove keys, lock, unlock, extensions, the
- *     SSH-1 messages): SSH_AGENT_FAILURE, never relayed.
+ *     (or OpenSSH's host-bound variant, which adds the server's key);
+ *   - the session-bind@openssh.com extension: relayed (it only narrows
+ *     what the invoker's agent will sign: that session, that host);
+ *   - anything else (add or remove keys, lock, unlock, other extensions,
+ *     the SSH-1 messages): SSH_AGENT_FAILURE, never relayed.
  * Each sign request and each refusal is recorded.
  *
  * Attack closed: a process of the session that the human did not approve
