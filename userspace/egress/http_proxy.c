@@ -20,7 +20,9 @@
  *   - Fronting: inside a CONNECT tunnel the first bytes must be a TLS
  *     ClientHello whose server name is the CONNECT host (no name, another
  *     name, or no TLS at all: the tunnel is closed before a byte reaches the
- *     server).
+ *     server); a tunnel admitted by an ssh remote's grant carries SSH
+ *     instead, and must begin with its identification string
+ *     (do_ssh_tunnel).
  *   - Ambiguous HTTP (request smuggling, obs-fold, bare CR, absolute-form
  *     host differing from Host): refused by the strict parser (http.c) with
  *     a plain status; slowloris: a head must arrive whole within
@@ -1311,11 +1313,12 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 
 		if (g == 0) {
 			c->grant = gid;
-			RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:I,s:s,s:s}", "raw", "http-proxy",
-			       "conn", (json_int_t)c->id, "event", event, "decision", "allow",
-			       "grant", (json_int_t)gid, "reason",
+			RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:I,s:s,s:s,s:s*}", "raw",
+			       "http-proxy", "conn", (json_int_t)c->id, "event", event, "decision",
+			       "allow", "grant", (json_int_t)gid, "reason",
 			       "the destination of a git push a human approved, for that process",
-			       "outcome", "allowed by grant");
+			       "outcome", "allowed by grant", "protocol",
+			       c->grant_ssh ? "ssh" : NULL);
 			return true;
 		}
 		if (g == -EACCES) {

@@ -23,6 +23,8 @@
  *     socket path and the keys stay outside.
  * Attack closed: the known-hosts file planted by the agent to accept a
  * man-in-the-middle key (it is root's, read-only, outside the workspace).
+ * The binary in the view runs with the agent's rights only (no set-id, no
+ * new privileges): it gives the agent nothing it could not build itself.
  * What it cannot close: the copy shows the agent which hosts the invoker
  * knows (unless ~/.ssh/known_hosts is hashed); an agent that sets its own
  * GIT_SSH_COMMAND loses the ProxyCommand and cannot connect at all.
@@ -33,11 +35,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "reap.h"
 #include "ssh_session.h"
 #include "supervisor.h"
 #include "util.h"
 
-#define SSH_DIR "/run/cordon-ssh"
+#define SSH_DIR CORDON_RUN_SSH_DIR
 #define KNOWN_MAX (1 << 20)
 
 /* The invoking user's known_hosts: SUDO_UID's home, or $HOME when cordon was started as root. */
