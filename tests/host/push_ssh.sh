@@ -1,9 +1,10 @@
 #!/bin/bash
 # An approved `git push` over ssh reaches the remote the human approved, and
-# only it (userspace/ssh_session.c, ssh_agent.h, http_proxy.c's grants): a
-# real git and ssh against an sshd of the test's own on 127.0.0.1 (a free
-# port, its own host key, a throwaway account whose authorized key is a
-# throwaway key held by an ssh-agent the test starts as the invoker's), the
+# only it (userspace/session/ssh_session.c, userspace/egress/ssh_agent.h and
+# http_proxy.c's grants): a real git and ssh against an sshd of the test's
+# own on 127.0.0.1 (a free port, its own host key, a throwaway account whose
+# authorized key is a throwaway key held by an ssh-agent the test starts as
+# the invoker's), the
 # shipped profile, approvals through `cordon approve/deny`.
 #   - held and denied: nothing reaches sshd or the bare repository;
 #   - approved: ssh goes through `cordon connect` and the broker on the
