@@ -5,6 +5,10 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -258,4 +262,40 @@ uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+unsigned unix_peer(unsigned ino)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct unix_diag_req r;
+	} q = {
+		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			.nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_ino = ino, .udiag_show = UDIAG_SHOW_PEER,
+		       .udiag_cookie = { ~0U, ~0U } },
+	};
+	char buf[1024];
+	unsigned peer = 0;
+	ssize_t n;
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	if (nl < 0)
+		return 0;
+	if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q) &&
+	    (n = recv(nl, buf, sizeof(buf), 0)) > 0) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (NLMSG_OK(h, (size_t)n) && h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+			struct unix_diag_msg *m = NLMSG_DATA(h);
+			struct rtattr *a = (struct rtattr *)(m + 1);
+			int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+
+			for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+				if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(unsigned))
+					memcpy(&peer, RTA_DATA(a), sizeof(peer));
+		}
+	}
+	close(nl);
+	return peer;
 }

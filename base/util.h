@@ -78,6 +78,9 @@ int write_all(int fd, const void *buf, size_t n);
  */
 int unix_listen(const char *path, unsigned owner);
 
+/* The inode of the peer of connected Unix socket inode INO, from sock_diag; 0 if none. */
+unsigned unix_peer(unsigned ino);
+
 /*
  * The peer of an accepted Unix stream socket: its credentials as the
  * kernel captured them at connect (SO_PEERCRED) and the text of its

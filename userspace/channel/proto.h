@@ -19,7 +19,9 @@
  *                                    broker, which starts before it exists:
  *                                    it says ready, and serves, only after)
  *     grant     {op, grant, pid, start, ttl_ms, dests}
- *                                    an approved git push's destinations,
+ *                                    an approved git push's destinations
+ *                                    ({host, port, ssh}: ssh true for an
+ *                                    ssh remote's, a tunnel carrying SSH),
  *                                    for that process only (push_grant.h)
  *
  * Builders return a new reference (NULL when memory ran out; the senders

@@ -26,5 +26,11 @@ int cmd_floor(int argc, char **argv);
 int cmd_home(int argc, char **argv);
 /* `cordon policy check | explain | test | compile` */
 int cmd_policy(int argc, char **argv);
+/*
+ * `cordon connect HOST PORT` (cmd/connect.c): inside a session, stdin and
+ * stdout to HOST:PORT through the egress broker (ssh's ProxyCommand).
+ * Exit 0 when the stream ends, 1 refused or unreachable, 2 bad usage.
+ */
+int cmd_connect(int argc, char **argv);
 
 #endif

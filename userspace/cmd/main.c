@@ -33,6 +33,7 @@ static const struct command commands[] = {
 	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
 	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy" },
 	{ "http-proxy", cmd_http_proxy, "the egress broker: allowlisted hosts only, judged by policy" },
+	{ "connect", cmd_connect, "inside a session: stdin/stdout to HOST PORT via the egress broker" },
 	{ "unix-connector", cmd_unix_connector, "(started by run) a session's Unix connects, as its agent" },
 };
 

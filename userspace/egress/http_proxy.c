@@ -20,7 +20,9 @@
  *   - Fronting: inside a CONNECT tunnel the first bytes must be a TLS
  *     ClientHello whose server name is the CONNECT host (no name, another
  *     name, or no TLS at all: the tunnel is closed before a byte reaches the
- *     server).
+ *     server); a tunnel admitted by an ssh remote's grant carries SSH
+ *     instead, and must begin with its identification string
+ *     (do_ssh_tunnel).
  *   - Ambiguous HTTP (request smuggling, obs-fold, bare CR, absolute-form
  *     host differing from Host): refused by the strict parser (http.c) with
  *     a plain status; slowloris: a head must arrive whole within
@@ -58,6 +60,7 @@
 #include "audit.h"
 #include "cred_proxy.h"
 #include "llm_tools.h"
+#include "ssh_agent.h"
 #include "llm_usage.h"
 #include "stream_scrub.h"
 #include "http.h"
@@ -128,6 +131,7 @@ struct conn {
 	char up_why[640];               /* said inside the tunnel to its first request */
 	uint64_t inode;                 /* the client's socket (sock_diag), for grants */
 	uint64_t grant;                 /* the grant that admitted it, or 0 */
+	bool grant_ssh;                 /* ... for an ssh remote: the tunnel carries SSH, not TLS */
 	bool inner;                     /* past the request that opened it (grants: outer only) */
 };
 
@@ -660,6 +664,60 @@ static void do_connect(struct conn *c, size_t head, json_t *event)
 	       "reason", c->why[0] ? c->why : NULL);
 }
 
+/*
+ * A CONNECT admitted by an ssh remote's grant: the tunnel carries SSH, which
+ * has no server name to check against the CONNECT host (the fronting rule
+ * above is TLS's); what is checked is that it is SSH at all: the client's
+ * identification string ("SSH-2.0-", RFC 4253 4.2; an OpenSSH client sends
+ * it first, without waiting for the server's), within the hello timeout.
+ * Attack: the approved push's tree using its grant for another protocol
+ * to the approved host:port (it still reaches only that host and port).
+ */
+static void do_ssh_tunnel(struct conn *c, size_t head, json_t *event)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	static const char id[] = "SSH-2.0-";
+	uint64_t deadline = mono_ms() + (uint64_t)c->hp->hello_timeout_ms;
+	size_t have = c->len - head;
+	const char *why = NULL;
+
+	memmove(c->buf, c->buf + head, have);
+	c->len = have;
+	if (send_all(c->fd, ok, sizeof(ok) - 1) < 0)
+		return;
+	while (c->len < sizeof(id) - 1) {
+		ssize_t n;
+
+		if (memcmp(c->buf, id, c->len))
+			break;
+		if (wait_readable(c->fd, deadline) <= 0) {
+			why = "no SSH identification string in time";
+			break;
+		}
+		n = recv(c->fd, c->buf + c->len, sizeof(id) - 1 - c->len, 0);
+		if (n <= 0) {
+			why = "the client left before its SSH identification string";
+			break;
+		}
+		c->len += (size_t)n;
+	}
+	if (!why && memcmp(c->buf, id, sizeof(id) - 1))
+		why = "the tunnel of an ssh remote's grant does not begin with \"SSH-2.0-\"";
+	if (why) {
+		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
+		       event, "outcome", "refused", "reason", why);
+		return;
+	}
+	if (conn_send(c, true, c->buf, c->len) == 0)
+		relay(c);
+	RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s,s:s,s:I,s:I,s:I,s:s*}", "conn",
+	       (json_int_t)c->id, "event", event, "outcome",
+	       c->why[0] ? "cut" : "tunnel closed", "protocol", "ssh", "addr", c->addr,
+	       "bytes_up", (json_int_t)c->up_bytes, "bytes_down",
+	       (json_int_t)c->down_bytes, "ms", (json_int_t)(mono_ms() - c->t0_ms),
+	       "reason", c->why[0] ? c->why : NULL);
+}
+
 /* Hop-by-hop and proxy fields never go upstream. */
 static bool hop_header(const struct http_header *h)
 {
@@ -824,6 +882,7 @@ struct grant {
 	struct {
 		char host[256];
 		uint16_t port;
+		bool ssh;               /* an ssh remote: a CONNECT tunnel carrying SSH */
 	} d[GRANT_MAX_DESTS];
 };
 
@@ -854,6 +913,7 @@ static void grant_add(struct hp *hp, json_t *m)
 		    g->n >= GRANT_MAX_DESTS)
 			continue;
 		snprintf(g->d[g->n].host, sizeof(g->d[0].host), "%s", h);
+		g->d[g->n].ssh = json_is_true(json_object_get(d, "ssh"));
 		g->d[g->n++].port = (uint16_t)port;
 	}
 	g->next = hp->grants;
@@ -1012,7 +1072,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			char *why, size_t wlen)
 {
 	struct hp *hp = c->hp;
-	struct { uint64_t id; pid_t pid; unsigned long long start; } cand[8];
+	struct { uint64_t id; pid_t pid; unsigned long long start; bool ssh; } cand[8];
 	pid_t holders[HOLDERS_MAX];
 	int n_cand = 0, n_hold;
 
@@ -1023,6 +1083,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			if (g->d[i].port == port && !strcasecmp(g->d[i].host, host)) {
 				cand[n_cand].id = g->id;
 				cand[n_cand].pid = g->pid;
+				cand[n_cand].ssh = g->d[i].ssh;
 				cand[n_cand++].start = g->start;
 				break;
 			}
@@ -1042,6 +1103,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			;
 		if (h == n_hold) {
 			*gid = cand[k].id;
+			c->grant_ssh = cand[k].ssh;
 			pthread_mutex_lock(&hp->chan_lock);
 			for (struct grant *g = hp->grants; g; g = g->next)
 				if (g->id == cand[k].id)
@@ -1054,6 +1116,66 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
 			 (int)cand[k].pid, (int)holders[h]);
 	}
 	return -EACCES;
+}
+
+/*
+ * The session's ssh-agent relay (ssh_agent.h): may the client whose end of
+ * the connection is Unix socket PEER have a signature?  Only when every
+ * process holding it is the approved process of a live grant for an ssh
+ * remote, or one of its descendants: the rule grant_admits applies to a
+ * CONNECT.
+ */
+static int agent_may_sign(void *ctx, uint64_t peer, uint64_t *gid, char *why, size_t wlen)
+{
+	struct hp *hp = ctx;
+	struct { uint64_t id; pid_t pid; unsigned long long start; } cand[8];
+	pid_t holders[HOLDERS_MAX];
+	int n_cand = 0, n_hold;
+
+	grants_sweep(hp);
+	pthread_mutex_lock(&hp->chan_lock);
+	for (struct grant *g = hp->grants; g && n_cand < (int)ARRAY_SIZE(cand); g = g->next)
+		for (size_t i = 0; i < g->n; i++)
+			if (g->d[i].ssh) {
+				cand[n_cand].id = g->id;
+				cand[n_cand].pid = g->pid;
+				cand[n_cand++].start = g->start;
+				break;
+			}
+	pthread_mutex_unlock(&hp->chan_lock);
+	if (!n_cand) {
+		snprintf(why, wlen, "no ssh push is approved now");
+		return -ENOENT;
+	}
+	n_hold = peer ? socket_holders(peer, holders, HOLDERS_MAX) : -ENOENT;
+	if (n_hold <= 0) {
+		snprintf(why, wlen, "no process could be found holding the client's socket");
+		return -EACCES;
+	}
+	for (int k = 0; k < n_cand; k++) {
+		int h;
+
+		for (h = 0; h < n_hold && descends(holders[h], cand[k].pid, cand[k].start); h++)
+			;
+		if (h == n_hold) {
+			*gid = cand[k].id;
+			return 0;
+		}
+		snprintf(why, wlen, "an ssh push is approved for process %d and its descendants; "
+			 "the client's socket is held by process %d", (int)cand[k].pid,
+			 (int)holders[h]);
+	}
+	return -EACCES;
+}
+
+static void agent_record(void *ctx, json_t *fields)
+{
+	struct hp *hp = ctx;
+
+	if (recording(hp))
+		record(hp, "http", fields);     /* the broker's own type (helper.c) */
+	else
+		json_decref(fields);
 }
 
 /*
@@ -1191,11 +1313,12 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 
 		if (g == 0) {
 			c->grant = gid;
-			RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:I,s:s,s:s}", "raw", "http-proxy",
-			       "conn", (json_int_t)c->id, "event", event, "decision", "allow",
-			       "grant", (json_int_t)gid, "reason",
+			RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:I,s:s,s:s,s:s*}", "raw",
+			       "http-proxy", "conn", (json_int_t)c->id, "event", event, "decision",
+			       "allow", "grant", (json_int_t)gid, "reason",
 			       "the destination of a git push a human approved, for that process",
-			       "outcome", "allowed by grant");
+			       "outcome", "allowed by grant", "protocol",
+			       c->grant_ssh ? "ssh" : NULL);
 			return true;
 		}
 		if (g == -EACCES) {
@@ -2167,6 +2290,12 @@ static void serve(struct conn *c)
 		goto out;
 	}
 	c->inner = true;
+	if (c->grant_ssh && c->req.form != HTTP_AUTHORITY_FORM) {
+		snprintf(why, sizeof(why), "%s:%u is granted to an ssh push: CONNECT only",
+			 c->req.host, c->req.port);
+		reply(c, 403, why);
+		goto out;
+	}
 	if (res.via == POL_VIA_CRED_PROXY) {
 		/* A credential host is reached only with its sentinel, through TLS cordon terminates. */
 		ci = creds_for_host(c->hp->creds, c->req.host);
@@ -2216,6 +2345,8 @@ static void serve(struct conn *c)
 	c->up = r;
 	if (ci >= 0)
 		do_credential(c, (size_t)head, event, ci);
+	else if (c->grant_ssh)
+		do_ssh_tunnel(c, (size_t)head, event);
 	else if (c->req.form == HTTP_AUTHORITY_FORM)
 		do_connect(c, (size_t)head, event);
 	else
@@ -2620,6 +2751,8 @@ int cmd_http_proxy(int argc, char **argv)
 		{ "steps-fd", required_argument, NULL, 'N' },
 		/* For cordon run (not in the usage): a listening socket it bound. */
 		{ "listen-fd", required_argument, NULL, 'L' },
+		{ "ssh-agent-fd", required_argument, NULL, 'A' },
+		{ "ssh-auth-sock", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -2632,7 +2765,10 @@ int cmd_http_proxy(int argc, char **argv)
 	const char *upstream_ca = NULL, *ca_out = NULL, *sentinels_out = NULL;
 	char *listen_spec = NULL, *portfile = NULL, ws[PATH_MAX];
 	const char *vars[32], *gateways[32];
-	int n_vars = 0, n_gateways = 0, o, r, ret = 125, listen_fd = -1;
+	int n_vars = 0, n_gateways = 0, o, r, ret = 125, listen_fd = -1, agent_fd = -1;
+	const char *agent_up = NULL;
+	static struct ssh_agent_hooks agent_hooks = { .may_sign = agent_may_sign,
+						      .record = agent_record };
 	struct passwd *pw;
 	struct sigaction sa = { .sa_handler = on_signal };
 
@@ -2641,6 +2777,8 @@ int cmd_http_proxy(int argc, char **argv)
 		switch (o) {
 		case 'l': listen_spec = optarg; break;
 		case 'L': listen_fd = atoi(optarg); break;
+		case 'A': agent_fd = atoi(optarg); break;
+		case 'K': agent_up = optarg; break;
 		case 'P': portfile = optarg; break;
 		case 'p': policy = optarg; break;
 		case 'w': workspace = optarg; break;
@@ -2802,6 +2940,16 @@ int cmd_http_proxy(int argc, char **argv)
 		if (pthread_create(&reader, NULL, chan_reader, &hp) != 0 ||
 		    chan_send(&hp, json_pack("{s:s,s:o}", "op", "ready", "sentinels", sent)) < 0) {
 			log_err("http-proxy: the supervisor's channel: %m");
+			goto out;
+		}
+	}
+	/* After the session is known: the relay judges its clients by the grants. */
+	if (agent_fd >= 0 && agent_up) {
+		(void)fcntl(agent_fd, F_SETFD, FD_CLOEXEC);
+		agent_hooks.ctx = &hp;
+		r = ssh_agent_start(agent_fd, agent_up, &agent_hooks);
+		if (r < 0) {
+			log_err("http-proxy: the session's ssh-agent relay: %s", strerror(-r));
 			goto out;
 		}
 	}

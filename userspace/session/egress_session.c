@@ -130,9 +130,9 @@ int egress_session_listen(struct sup *s)
  */
 int egress_session_spawn(struct sup *s)
 {
-	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", sfd[4];
-	const char *argv[34 + 4 * RUN_MAX_ENV];
-	int fds[3] = { s->egress_listen }, n_fds = 1, n, chan_arg, r;
+	char self[PATH_MAX], lfd[] = "3", cfd[] = "4", sfd[4], afd[4];
+	const char *argv[38 + 4 * RUN_MAX_ENV];
+	int fds[4] = { s->egress_listen }, n_fds = 1, n, chan_arg, r;
 
 	n = helper_argv_start(argv, self, "http-proxy");
 	if (n < 0) {
@@ -150,6 +150,14 @@ int egress_session_spawn(struct sup *s)
 	fds[n_fds++] = s->steps.fd;
 	argv[n++] = "--steps-fd";
 	argv[n++] = sfd;
+	if (s->ssh_agent_listen >= 0) {
+		snprintf(afd, sizeof(afd), "%d", 3 + n_fds);
+		fds[n_fds++] = s->ssh_agent_listen;
+		argv[n++] = "--ssh-agent-fd";
+		argv[n++] = afd;
+		argv[n++] = "--ssh-auth-sock";
+		argv[n++] = s->ssh_upstream;
+	}
 	n = helper_argv_session(s, argv, n);
 	n = helper_argv_vars(s, argv, n);
 	n = helper_argv_upstreams(s, argv, n);
@@ -196,6 +204,9 @@ int egress_session_start(struct sup *s)
 	creds_wipe_sources(s->pol);
 	close(s->egress_listen);
 	s->egress_listen = -1;
+	if (s->ssh_agent_listen >= 0)
+		close(s->ssh_agent_listen);
+	s->ssh_agent_listen = -1;
 	if (s->egress_ca >= 0)
 		close(s->egress_ca);
 	s->egress_ca = -1;

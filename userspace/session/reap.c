@@ -214,6 +214,10 @@ static int reap_one(const char *name, const char *parent, struct net *net)
 	budget_reap(name);
 	snprintf(p, sizeof(p), CORDON_RUN_MCP_DIR "/%s.sock", name);
 	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_SSH_DIR "/%s.agent", name);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_SSH_DIR "/%s.known_hosts", name);
+	(void)unlink(p);
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
 	(void)unlink(p);
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);

@@ -30,6 +30,7 @@
 
 #define CORDON_RUN_DIR     "/run/cordon"
 #define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
+#define CORDON_RUN_SSH_DIR "/run/cordon-ssh"   /* ssh_session.c */
 
 /*
  * Open logs: one file per session (its name), holding the log's path and

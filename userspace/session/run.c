@@ -56,6 +56,7 @@
 #include "approve.h"
 #include "helper.h"
 #include "egress_session.h"
+#include "ssh_session.h"
 #include "mcp_session.h"
 #include "unix_connector.h"
 #include "util.h"
@@ -703,6 +704,9 @@ static char **build_env(const struct sup *s)
 	for (int i = 0; i < s->opt->n_env; i++) {
 		const char *v = getenv(s->opt->env[i]);
 
+		/* The relay stands in for the invoker's agent: its path stays outside. */
+		if (s->ssh_agent[0] && !strcmp(s->opt->env[i], "SSH_AUTH_SOCK"))
+			continue;
 		if (v)
 			PUT("%s=%s", s->opt->env[i], v);
 	}
@@ -716,6 +720,13 @@ static char **build_env(const struct sup *s)
 	PUT("CORDON_SESSION=%s", s->name);
 	if (s->mcp_path[0])
 		PUT("CORDON_MCP_SOCKET=%s", s->mcp_path);
+	if (ssh_session_command(s, buf + 16, sizeof(buf) - 16)) {
+		memcpy(buf, "GIT_SSH_COMMAND=", 16);
+		if (n < cap)
+			env[n++] = strdup(buf);
+	}
+	if (s->ssh_agent[0])
+		PUT("SSH_AUTH_SOCK=%s", s->ssh_agent);
 	if (s->egress_port) {
 		/* Both spellings: curl reads the lower case, others the upper. */
 		PUT("HTTPS_PROXY=http://127.0.0.1:%u", s->egress_port);
@@ -1530,7 +1541,8 @@ static void *prepare_view(void *arg)
 		static const char *const probed[][2] = { { "/run/nscd", "/run/nscd/socket" } };
 		const char *absent[ARRAY_SIZE(probed) + 1] = { NULL };
 		struct world_plan plan = { .git = &s->git, .home_fd = -1, .home = s->home,
-					   .workspace = s->workspace, .absent = absent };
+					   .workspace = s->workspace, .absent = absent,
+					   .self_at = s->ssh_self[0] ? s->ssh_self : NULL };
 		size_t n_absent = 0;
 		int r;
 
@@ -1713,7 +1725,7 @@ int cmd_run(int argc, char **argv)
 			 .term.pty_out = STDOUT_FILENO, .term.term_fd = -1, .ap.approve_sock = -1, .ap.events_sock = -1,
 			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1, .host_fd = -1 },
 			 .home_layer = { .lock_fd = -1 },
-			 .mcp_listen = -1, .egress_listen = -1, .egress_ca = -1, .conn.chan = -1,
+			 .mcp_listen = -1, .egress_listen = -1, .ssh_agent_listen = -1, .egress_ca = -1, .conn.chan = -1,
 			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
 				  .held = HELD_MCP, .chan = -1 },
 			 .egress = { .what = "egress broker", .raw_name = "http-proxy",
@@ -1836,7 +1848,8 @@ int cmd_run(int argc, char **argv)
 	 * told the session's cgroup and waited for before the agent is forked.
 	 */
 	if (egress_session_wanted(&s) &&
-	    (egress_session_listen(&s) < 0 || egress_session_spawn(&s) < 0))
+	    (egress_session_listen(&s) < 0 || ssh_session_prepare(&s) < 0 ||
+	     egress_session_spawn(&s) < 0))
 		goto out;
 	/*
 	 * When the posture cache says this host has no BPF LSM, the fallback's
@@ -2053,6 +2066,7 @@ out:
 	/* The proxy's last records go into the log before it is sealed. */
 	mcp_session_stop(&s);
 	egress_session_stop(&s);
+	ssh_session_stop(&s);
 	if (s.listener >= 0)
 		git_quarantine(&s);       /* only after an agent ran, and is gone */
 	phase("teardown starts");

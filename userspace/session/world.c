@@ -86,6 +86,33 @@ static bool below(const char *path, const char *dir)
 }
 
 /*
+ * The running binary (the kernel's object behind /proc/self/exe, not a
+ * path looked up again), cloned before the view's namespace exists (a
+ * mount of another namespace cannot be cloned), read-only, without set-id
+ * or devices: a detached tree to attach, or -errno.
+ */
+static int clone_self(void)
+{
+	struct mount_attr ma = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					     MOUNT_ATTR_NODEV };
+	_cleanup_close_ int exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+	int t;
+
+	if (exe < 0)
+		return -errno;
+	t = (int)syscall(SYS_open_tree, exe, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (t < 0)
+		return -errno;
+	if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
+		int e = -errno;
+
+		close(t);
+		return e;
+	}
+	return t;
+}
+
+/*
  * /dev: a tmpfs with the host's harmless nodes bound in by descriptor, the
  * usual links, a devpts instance of the session's own (no host terminal
  * has a name there) and a /dev/shm of its own.
@@ -157,10 +184,13 @@ bool world_private(const char *path, const char *workspace)
 int world_build(const struct world_plan *p, struct world *w, char *why, size_t wlen)
 {
 	_cleanup_close_ int ws = -1;
+	_cleanup_close_ int self = -1;
 	bool ws_covered = false;
 	int r;
 
 	w->ns_fd = -1;
+	if (p->self_at && (self = clone_self()) < 0)
+		return fail(why, wlen, self, "holding", "cordon's binary (/proc/self/exe)");
 	w->host_fd = open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	if (w->host_fd < 0)
 		return fail(why, wlen, -errno, "holding", "the host's mount namespace");
@@ -214,6 +244,8 @@ int world_build(const struct world_plan *p, struct world *w, char *why, size_t w
 		if (r < 0)
 			return fail(why, wlen, r, "binding the workspace back onto", p->workspace);
 	}
+	if (self >= 0 && (r = attach(self, p->self_at)) < 0)
+		return fail(why, wlen, r, "binding cordon's binary onto", p->self_at);
 	/* The workspace's git metadata, read-only (a further copy of this view). */
 	if (p->git && (r = git_guard_apply(p->git, why, wlen)) < 0)
 		return r;

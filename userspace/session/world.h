@@ -51,6 +51,12 @@ struct world_plan {
 	 * NULL-terminated, or NULL.
 	 */
 	const char *const *absent;
+	/*
+	 * An empty file (root's) the view binds cordon's own binary onto,
+	 * read-only, or NULL: `cordon connect` at a fixed path inside the
+	 * session (ssh_session.c).
+	 */
+	const char *self_at;
 };
 
 struct world {

@@ -505,13 +505,20 @@ void push_grant(struct sup *s, pid_t pid, const json_t *event, const char *appro
 	json_array_foreach(dest, i, d) {
 		const char *scheme = json_string_value(json_object_get(d, "scheme"));
 
-		/* Through the broker: https (CONNECT) and http (absolute-form) only. */
-		if (scheme && (!strcmp(scheme, "https") || !strcmp(scheme, "http")))
-			json_array_append_new(grant, json_pack("{s:O,s:O}", "host",
+		bool ssh = scheme && (!strcmp(scheme, "ssh") || !strcmp(scheme, "git+ssh") ||
+				      !strcmp(scheme, "ssh+git"));
+
+		/*
+		 * Through the broker: https (CONNECT), http (absolute-form), and
+		 * ssh (CONNECT from `cordon connect`, the agent's ssh ProxyCommand,
+		 * carrying SSH: http_proxy.c, do_ssh_tunnel).
+		 */
+		if (scheme && (ssh || !strcmp(scheme, "https") || !strcmp(scheme, "http")))
+			json_array_append_new(grant, json_pack("{s:O,s:O,s:b}", "host",
 							       json_object_get(d, "host"), "port",
-							       json_object_get(d, "port")));
+							       json_object_get(d, "port"), "ssh", ssh));
 		else if (scheme)
-			why = "ssh and git:// remotes do not go through the egress broker: not granted";
+			why = "git:// remotes do not go through the egress broker: not granted";
 	}
 	if (!json_array_size(grant)) {
 		if (json_array_size(dest))

@@ -278,6 +278,12 @@ struct sup {
 	char ca_path[PATH_MAX];         /* the bundle the agent trusts; "" if none */
 	char *sentinels;                /* "ENV=SENTINEL" lines for the agent, or NULL */
 	struct helper egress;
+	/* A git push over ssh through the broker (ssh_session.c); "" / -1: not wired. */
+	char ssh_self[PATH_MAX];        /* cordon's binary in the view (ProxyCommand) */
+	char ssh_known[PATH_MAX];       /* the invoker's known host keys, for the agent's ssh */
+	char ssh_agent[PATH_MAX];       /* the relayed ssh-agent socket the agent is given */
+	char ssh_upstream[PATH_MAX];    /* the invoker's SSH_AUTH_SOCK (the broker's only) */
+	int ssh_agent_listen;           /* its listening socket, until handed to the broker */
 	struct exec_recheck recheck;
 };
 

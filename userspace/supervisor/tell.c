@@ -51,43 +51,7 @@
 #include <unistd.h>
 
 #include "tell.h"
-
-/* The inode of the peer of Unix socket `ino`, from sock_diag; 0 if none. */
-static unsigned unix_peer(unsigned ino)
-{
-	struct {
-		struct nlmsghdr nh;
-		struct unix_diag_req r;
-	} q = {
-		.nh = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
-			.nlmsg_flags = NLM_F_REQUEST },
-		.r = { .sdiag_family = AF_UNIX, .udiag_ino = ino, .udiag_show = UDIAG_SHOW_PEER,
-		       .udiag_cookie = { ~0U, ~0U } },
-	};
-	char buf[1024];
-	unsigned peer = 0;
-	ssize_t n;
-	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-
-	if (nl < 0)
-		return 0;
-	if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q) &&
-	    (n = recv(nl, buf, sizeof(buf), 0)) > 0) {
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-
-		if (NLMSG_OK(h, (size_t)n) && h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr *a = (struct rtattr *)(m + 1);
-			int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-
-			for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
-				if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(unsigned))
-					memcpy(&peer, RTA_DATA(a), sizeof(peer));
-		}
-	}
-	close(nl);
-	return peer;
-}
+#include "util.h"
 
 /* Does a process of the session's cgroup hold socket inode `ino`? */
 static bool held_in_cgroup(const char *cgroup, unsigned ino)
