@@ -1,4 +1,17 @@
-/* --- the floor's events --------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kernel floors' events of the session (floor_events.h): what the
+ * floor and the network floor decided and enforced, recorded as the
+ * kernel's decisions, and the count of those their rings lost.
+ */
+#define _GNU_SOURCE
+
+#include "audit.h"
+#include "floor.h"
+#include "floor_events.h"
+#include "net.h"
+#include "sup_record.h"
+#include "util.h"
 
 static int on_floor_event(void *ctx, const struct cordon_event *e)
 {
@@ -28,7 +41,7 @@ static int on_floor_event(void *ctx, const struct cordon_event *e)
 		break;
 	}
 	if (tool && e->decision == CORDON_ALLOW)
-		step(s);
+		sup_record_step(s);
 	raw = json_pack("{s:s,s:o,s:i}", "op", floor_op_name(e->op), "path", pol_json_text(path),
 			"err", e->err);
 	event = tool ? pol_event_fs(tool, path, NULL) : pol_event_kernel(floor_op_name(e->op), path);
@@ -73,6 +86,12 @@ static void floor_drops(struct sup *s)
 		drops_seen(s, "lsm", d, &s->floor_dropped);
 }
 
+void floor_events_drain(struct sup *s)
+{
+	(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
+	floor_drops(s);
+}
+
 /*
  * The network floor's events (bpf/net.bpf.c), from the session's own ring:
  * every refusal by cgroup-bpf.  Most of them the supervisor never saw: a
@@ -102,9 +121,9 @@ static int on_net_event(void *ctx, const struct cordon_net_event *e)
 		rule = "cordon";
 	raw = json_pack("{s:s,s:o,s:i}", "op", op, "object", pol_json_text(obj), "uid", (int)e->uid);
 	event = pol_event_kernel(op, obj);
-	record_as(s, (pid_t)e->pid, comm, "net-floor", raw, event,
-		  e->decision == CORDON_ALLOW ? "allow" : "deny", rule,
-		  net_reason_name(e->reason), NULL);
+	sup_record_as(s, (pid_t)e->pid, comm, "net-floor", raw, event,
+		      e->decision == CORDON_ALLOW ? "allow" : "deny", rule,
+		      net_reason_name(e->reason), NULL);
 	json_decref(raw);
 	json_decref(event);
 	return 0;
@@ -119,7 +138,7 @@ static void net_drops(struct sup *s)
 		drops_seen(s, "net", d, &s->net_dropped);
 }
 
-static void drain_net(struct sup *s)
+void floor_events_drain_net(struct sup *s)
 {
 	(void)net_ring_poll(s->nring, 0, on_net_event, s);
 	net_drops(s);

@@ -1,4 +1,36 @@
-/* --- connect -------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The supervisor's side of a connect (sup_connect.h), Unix and inet.
+ *
+ * What a decision may rest on (seccomp_unotify(2)): the task's memory can
+ * change after the supervisor reads it.
+ *   - connect (inet): an allow is CONTINUEd because the cgroup-bpf program
+ *     judges the address the kernel receives.  An approved escalation (which
+ *     the kernel floor denies, as it cannot wait for a human) is performed by
+ *     the supervisor on a pidfd_getfd copy of the socket with the address it
+ *     read and judged, and the result is returned to the task.
+ *   - connect (unix): the floor judges pathname sockets by object (BPF LSM)
+ *     and abstract ones by scope (Landlock ABI >= 6 in the fallback); the
+ *     supervisor lifts and audits.  In the fallback it judges a pathname
+ *     socket by its canonical path and performs the connect itself, and
+ *     the network floor's unix gate keeps the session from naming one in
+ *     the kernel (an address rewritten after the check is refused there).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include "sup_connect.h"
+#include "sup_held.h"
+#include "sup_record.h"
+#include "task_path.h"
+#include "unix_connector.h"
+#include "util.h"
 
 /*
  * A pathname Unix socket in the fallback posture, where no LSM judges it by
@@ -84,7 +116,7 @@ static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
 		free(e);
 		return r;
 	}
-	if (spawn_detached(unix_worker, e) < 0) {
+	if (sup_held_spawn(unix_worker, e) < 0) {
 		close(e->dirfd);
 		close(e->sock);
 		free(e);
@@ -113,7 +145,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 		snprintf(name, sizeof(name), "%.*s", (int)strnlen(un->sun_path, plen), un->sun_path);
 	if (!notify_valid(s->listener, req->id))
 		return;
-	step(s);
+	sup_record_step(s);
 	event = pol_event_unix(name, abstract);
 	raw = json_pack("{s:i,s:o}", "fd", (int)req->args[0], "unix", pol_json_text(name));
 	/*
@@ -123,14 +155,14 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	 * /run/nscd/socket for every user and group lookup, so each `ls`,
 	 * `git` and `id` left two denials.  Nothing is hidden: no object was
 	 * refused (the path names none, and the agent could stat it: see
-	 * agent_sees_absent), and a socket that exists is judged and
+	 * task_path_absent), and a socket that exists is judged and
 	 * recorded as ever.  In the full posture too: answered here, not
 	 * continued, so a socket made after this look is not reached unseen.
 	 */
 	if (!abstract && name[0]) {
-		r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
+		r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 		r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
-		if (r == 0 && agent_sees_absent(s, canon)) {
+		if (r == 0 && task_path_absent(s, canon)) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 			s->stats.n_unix_absent++;
 			goto out;
@@ -150,7 +182,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 		(void)notify_continue(s->listener, req->id);
 		goto out;
 	}
-	r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
+	r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 	r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
 	if (r < 0) {
 		sup_record(s, req->pid, "connect", raw, event, "deny", NULL,
@@ -162,11 +194,12 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	pr.path = canon;
 	pol_eval(s->pol, &pr, &res);
 	if (res.decision != CORDON_ALLOW) {
-		sup_record(s, req->pid, "connect", raw, event, "deny", rule_name(&res), res.reason, NULL);
+		sup_record(s, req->pid, "connect", raw, event, "deny", sup_record_rule(&res),
+			   res.reason, NULL);
 		(void)notify_return(s->listener, req->id, 0, EACCES);
 		goto out;
 	}
-	sup_record(s, req->pid, "connect", raw, event, "allow", rule_name(&res),
+	sup_record(s, req->pid, "connect", raw, event, "allow", sup_record_rule(&res),
 		   "emulated by the supervisor (the fallback has no kernel check)", NULL);
 	r = emulate_unix(s, h, canon);
 	if (r < 0)
@@ -176,7 +209,7 @@ out:
 	json_decref(event);
 }
 
-static void handle_connect(struct sup *s, const struct notify_req *req)
+void sup_connect_handle(struct sup *s, const struct notify_req *req)
 {
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
 	struct sockaddr_storage ss;
@@ -245,7 +278,7 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	}
 	if (!notify_valid(s->listener, req->id))
 		return;
-	step(s);
+	sup_record_step(s);
 	pr.host = host;
 	pr.port = port;
 	pol_eval_event(s->pol, &pr, &res, &event);
@@ -253,29 +286,29 @@ static void handle_connect(struct sup *s, const struct notify_req *req)
 	snprintf(summary, sizeof(summary), "connect to %s%s%s port %u",
 		 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
 	if (res.decision == CORDON_ESCALATE && sup_session_approved(s, event, NULL)) {
-		sup_record(s, req->pid, "connect", raw, event, "allow", rule_name(&res),
+		sup_record(s, req->pid, "connect", raw, event, "allow", sup_record_rule(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);
 	} else if (res.decision == CORDON_ESCALATE && sup_human_denied(s, event)) {
-		tell_refused_again(s, req->pid, summary);
+		sup_held_tell_refused(s, req->pid, summary);
 		sup_apply(s, &h, false, false, REFUSED_AGAIN);
-		sup_record(s, req->pid, "connect", raw, event, "deny", rule_name(&res), REFUSED_AGAIN,
+		sup_record(s, req->pid, "connect", raw, event, "deny", sup_record_rule(&res), REFUSED_AGAIN,
 			   NULL);
 	} else if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
-		sup_record(s, req->pid, "connect", raw, event, "escalate", rule_name(&res),
+		sup_record(s, req->pid, "connect", raw, event, "escalate", sup_record_rule(&res),
 			   res.reason, NULL);
-		escalate(s, &h, "connect", event, NULL, NULL, summary, &res);
+		sup_held_escalate(s, &h, "connect", event, NULL, NULL, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
 		char comm[32];
 
-		comm_of(req->pid, comm, sizeof(comm));
+		sup_record_comm(req->pid, comm, sizeof(comm));
 		sup_apply(s, &h, allow, false, NULL);   /* answer first, as for exec */
-		answered();
-		record_as(s, req->pid, comm, "connect", raw, event, allow ? "allow" : "deny",
-			   rule_name(&res), res.decision == CORDON_ESCALATE ?
-			   "escalation with --approve deny" : res.reason, NULL);
+		sup_record_answered(s);
+		sup_record_as(s, req->pid, comm, "connect", raw, event, allow ? "allow" : "deny",
+			      sup_record_rule(&res), res.decision == CORDON_ESCALATE ?
+			      "escalation with --approve deny" : res.reason, NULL);
 	}
 	json_decref(raw);
 	json_decref(event);

@@ -1,3 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The supervisor's side of an exec (sup_exec.h): the path, the argv and the
+ * working directory read from the task, the decision (exec_decide.c) asked
+ * of them, the answer, and the records.
+ *
+ * What a decision may rest on (seccomp_unotify(2)): the task's memory can
+ * change after the supervisor reads it.  An allow is answered CONTINUE
+ * because the floor judges the binary the kernel actually opens (BPF LSM
+ * bprm_check / Landlock EXECUTE) and the exec recheck
+ * (bpf/exec_recheck.bpf.c) has the kernel compare the argv, the path and
+ * the binary it received with what was judged, killing the exec before it
+ * runs if they differ.  Where the recheck cannot load, an allow that
+ * depends on argv (git, npm, curl...: the recognisers) is refused while
+ * another task shares the caller's memory (a MAP_SHARED page is then not
+ * caught: declared).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <openssl/evp.h>
+
+#include "exec_decide.h"
+#include "net.h"
+#include "notify.h"
+#include "push_grant.h"
+#include "sup_exec.h"
+#include "sup_held.h"
+#include "sup_record.h"
+#include "task_path.h"
+#include "util.h"
+
 /*
  * The largest argv an exec can carry is the kernel's: its strings and
  * pointers (with the environment's) may take a quarter of the stack
@@ -9,8 +42,6 @@
  */
 #define MAX_ARG_BYTES (6u << 20)
 #define MAX_ARGS (MAX_ARG_BYTES / (sizeof(char *) + 1))
-
-/* --- exec ----------------------------------------------------------------- */
 
 int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why)
 {
@@ -69,7 +100,7 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 	if (comm)
 		snprintf(a->comm, sizeof(a->comm), "%s", comm);
 	else
-		comm_of(h->pid, a->comm, sizeof(a->comm));
+		sup_record_comm(h->pid, a->comm, sizeof(a->comm));
 	snprintf(a->summary, sizeof(a->summary), "%s", h->summary);   /* shown text already */
 	return 0;
 }
@@ -80,7 +111,7 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
  * gone).  One that failed (ENOENT on a PATH search) waits, in the kernel and
  * here, for the thread's next exec or its exit.
  */
-static void sweep_armed(struct sup *s)
+void sup_exec_sweep(struct sup *s)
 {
 	for (int i = 0; i < s->recheck.n;) {
 		struct armed_exec *a = &s->recheck.armed[i];
@@ -89,9 +120,9 @@ static void sweep_armed(struct sup *s)
 		if (r == 1) {
 			json_t *raw = json_pack("{s:o}", "argv", pol_json_text(a->summary));
 
-			record_as(s, a->tid, a->comm, "execve", raw, NULL, "deny", NULL,
-				  "killed by the kernel at exec: the argv or binary it received is not "
-				  "what was judged (rewritten after the check)", NULL);
+			sup_record_as(s, a->tid, a->comm, "execve", raw, NULL, "deny", NULL,
+				      "killed by the kernel at exec: the argv or binary it received is not "
+				      "what was judged (rewritten after the check)", NULL);
 			json_decref(raw);
 		}
 		if (r != 0) {
@@ -314,7 +345,7 @@ static bool ask_missing(void *ctx)
 	return stat(io->canon, &st) < 0 && errno == ENOENT;
 }
 
-static void handle_exec(struct sup *s, const struct notify_req *req)
+void sup_exec_handle(struct sup *s, const struct notify_req *req)
 {
 	bool at = req->nr == SYS_execveat;
 	int dirfd = at ? (int)req->args[0] : AT_FDCWD;
@@ -340,15 +371,15 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (r == 0)
 		r = notify_read_argv(req->pid, argv_addr, MAX_ARGS, MAX_ARG_BYTES, &argv);
 	if (r >= 0)
-		r = fd_path(req->pid, AT_FDCWD, cwd, sizeof(cwd));
+		r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 	if (r >= 0) {
 		char own[PATH_MAX];
 
 		if (at && (flags & AT_EMPTY_PATH) && !path[0])
-			r = fd_path(req->pid, dirfd, canon, sizeof(canon));
-		else if (path[0] == '/' && (r = as_task(req->pid, path, own, sizeof(own))) == 0)
+			r = task_path_fd(req->pid, dirfd, canon, sizeof(canon));
+		else if (path[0] == '/' && (r = task_path_own(req->pid, path, own, sizeof(own))) == 0)
 			r = pol_canon_path(own, "/", canon, sizeof(canon));
-		else if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0)
+		else if ((r = task_path_fd(req->pid, dirfd, base, sizeof(base))) == 0)
 			r = pol_canon_path(path, base, canon, sizeof(canon));
 	}
 	if (r < 0) {
@@ -361,7 +392,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 		if (!notify_valid(s->listener, req->id))
 			return;
 		(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
-		answered();
+		sup_record_answered(s);
 		raw = json_pack("{s:o*}", "path", path_read ? pol_json_text(path) : NULL);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, NULL, "deny", NULL,
 			   r == -E2BIG ? "the arguments are more than an exec may carry (E2BIG)" :
@@ -373,7 +404,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	}
 	if (!notify_valid(s->listener, req->id))
 		return;
-	step(s);
+	sup_record_step(s);
 	/*
 	 * No file there (in the session's view): answered as the kernel
 	 * would (ENOENT), counted for the end record ("exec_absent"), not
@@ -383,13 +414,13 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	 * as ever, and this answer, not a CONTINUE, keeps a file made after
 	 * this look from running unjudged.
 	 */
-	if (agent_sees_absent(s, canon)) {
+	if (task_path_absent(s, canon)) {
 		(void)notify_return(s->listener, req->id, 0, ENOENT);
-		answered();
+		sup_record_answered(s);
 		s->stats.n_exec_absent++;
 		return;
 	}
-	comm_of(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
+	sup_record_comm(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
 	{
@@ -406,7 +437,7 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	why = v.why;
 	session_ok = v.session_ok;
 	if (v.refused_again)
-		tell_refused_again(s, req->pid, h.summary);
+		sup_held_tell_refused(s, req->pid, h.summary);
 	if (summary && dest_shown && dest_shown[0]) {
 		char *both = NULL;
 
@@ -420,9 +451,9 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
 		exec_records(canon, argv, event, &raw, &kept);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
-			   rule_name(&res), res.reason, NULL);
-		escalate(s, &h, at ? "execveat" : "execve", event, kept, canon,
-			 summary ? summary : "(no memory)", &res);
+			   sup_record_rule(&res), res.reason, NULL);
+		sup_held_escalate(s, &h, at ? "execveat" : "execve", event, kept, canon,
+				  summary ? summary : "(no memory)", &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
 
@@ -442,12 +473,12 @@ static void handle_exec(struct sup *s, const struct notify_req *req)
 				push_grant(s, req->pid, event, "approved for this session");
 			sup_apply(s, &h, allow, false, NULL);
 		}
-		answered();
+		sup_record_answered(s);
 		exec_records(canon, argv, event, &raw, &kept);
-		record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
-			  allow ? "allow" : "deny", rule_name(&res),
-			  why ? why : res.decision == CORDON_ESCALATE ?
-			  "escalation with --approve deny" : res.reason, NULL);
+		sup_record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
+			      allow ? "allow" : "deny", sup_record_rule(&res),
+			      why ? why : res.decision == CORDON_ESCALATE ?
+			      "escalation with --approve deny" : res.reason, NULL);
 	}
 	json_decref(raw);
 	json_decref(kept);

@@ -1,5 +1,27 @@
-/* Run fn(arg) on a detached thread; -errno if it cannot start (arg is the caller's then). */
-static int spawn_detached(void *(*fn)(void *), void *arg)
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The operations the supervisor holds or answers on the task's behalf
+ * (sup_held.h): a call let go on, refused, or performed by the supervisor
+ * itself on what it judged (a connect on a copy of the task's socket, an
+ * open injected into the task), and the requests held for a human, with
+ * the session's approvals and denials that answer them again.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include "approve.h"
+#include "notify.h"
+#include "sup_held.h"
+#include "sup_record.h"
+#include "tell.h"
+#include "util.h"
+
+int sup_held_spawn(void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t at;
 	pthread_t t;
@@ -57,7 +79,7 @@ static int emulate_connect(struct sup *s, const struct held *h)
 	e->s = s;
 	e->h = *h;
 	e->sock = sock;
-	if (spawn_detached(connect_worker, e) < 0) {
+	if (sup_held_spawn(connect_worker, e) < 0) {
 		close(sock);
 		free(e);
 		return -EAGAIN;
@@ -135,7 +157,7 @@ static int emulate_open(struct sup *s, const struct held *h)
 		return -ENOMEM;
 	e->s = s;
 	e->h = *h;
-	if (spawn_detached(open_worker, e) < 0) {
+	if (sup_held_spawn(open_worker, e) < 0) {
 		free(e);
 		return -EAGAIN;
 	}
@@ -172,7 +194,7 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 	(void)notify_continue(s->listener, h->notif);
 }
 
-/* The identity of a request (supervisor.h: what "the same request" means). */
+/* The identity of a request (sup_held.h: what "the same request" means). */
 static int request_key(json_t *event, const char *binary, char key[65])
 {
 	json_t *id;
@@ -238,18 +260,18 @@ int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, c
 }
 
 /* Why sup_hold refused, for the record. */
-static void escalate(struct sup *s, const struct held *h, const char *raw_name, json_t *event,
-		     json_t *kept, const char *binary, const char *summary,
-		     const struct pol_result *res)
+void sup_held_escalate(struct sup *s, const struct held *h, const char *raw_name, json_t *event,
+		       json_t *kept, const char *binary, const char *summary,
+		       const struct pol_result *res)
 {
 	char risk[512];
 	int r;
 
-	risk_of(res, risk, sizeof(risk));
-	r = sup_hold(s, h, event, kept, binary, summary, rule_name(res), risk);
+	sup_record_risk(res, risk, sizeof(risk));
+	r = sup_hold(s, h, event, kept, binary, summary, sup_record_rule(res), risk);
 	if (r < 0) {
 		(void)notify_return(s->listener, h->notif, 0, EPERM);
-		sup_record(s, h->pid, raw_name, NULL, kept ?: event, "deny", rule_name(res),
+		sup_record(s, h->pid, raw_name, NULL, kept ?: event, "deny", sup_record_rule(res),
 			   sup_hold_error(r), NULL);
 	}
 }
@@ -262,10 +284,7 @@ bool sup_session_approved(struct sup *s, json_t *event, const char *binary)
 	       approve_session_allowed(s, key);
 }
 
-/* What a caller refused unasked is told (tell), and the human on cordon's terminal. */
-#define REFUSED_AGAIN EXEC_REFUSED_AGAIN
-
-static void tell_refused_again(struct sup *s, pid_t pid, const char *summary)
+void sup_held_tell_refused(struct sup *s, pid_t pid, const char *summary)
 {
 	char shown[512];
 

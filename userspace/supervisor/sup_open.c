@@ -1,6 +1,23 @@
-/* --- open (only when the policy escalates file access) ------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The supervisor's side of an open (sup_open.h), notified only when the
+ * policy escalates some file access: anything but an escalation is the
+ * floor's to judge; an escalation is held for a human, and an approved
+ * open is performed by the supervisor (sup_held.c).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
-static void handle_open(struct sup *s, const struct notify_req *req)
+#include "sup_held.h"
+#include "sup_open.h"
+#include "sup_record.h"
+#include "task_path.h"
+#include "util.h"
+
+void sup_open_handle(struct sup *s, const struct notify_req *req)
 {
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
 	char path[PATH_MAX], base[PATH_MAX], joined[PATH_MAX], own[PATH_MAX];
@@ -46,13 +63,13 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	 */
 	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
 	if (r == 0 && path[0] != '/') {
-		if ((r = fd_path(req->pid, dirfd, base, sizeof(base))) == 0 &&
+		if ((r = task_path_fd(req->pid, dirfd, base, sizeof(base))) == 0 &&
 		    (size_t)snprintf(joined, sizeof(joined), "%s/%s", base, path) >= sizeof(joined))
 			r = -ENAMETOOLONG;
 	} else if (r == 0) {
 		snprintf(joined, sizeof(joined), "%s", path);
 	}
-	if (r == 0 && (r = as_task(req->pid, joined, own, sizeof(own))) == 0)
+	if (r == 0 && (r = task_path_own(req->pid, joined, own, sizeof(own))) == 0)
 		r = pol_canon_path(own, "/", h.path, sizeof(h.path));
 	if (r < 0) {
 		if (notify_valid(s->listener, req->id))
@@ -81,7 +98,7 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	}
 	if (!notify_valid(s->listener, req->id))
 		return;
-	step(s);
+	sup_record_step(s);
 	h.oflags = flags;
 	h.omode = mode;
 	/*
@@ -103,22 +120,24 @@ static void handle_open(struct sup *s, const struct notify_req *req)
 	 */
 	if (pol_path_within(h.path, "/proc") || pol_path_within(h.path, "/sys") ||
 	    pol_path_within(h.path, "/dev")) {
-		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
+		sup_record(s, req->pid, "open", raw, event, "deny", sup_record_rule(&res),
 			   "cordon does not open /proc, /sys or /dev files on the agent's behalf", NULL);
 		(void)notify_return(s->listener, req->id, 0, EACCES);
 	} else if (sup_human_denied(s, event)) {
-		tell_refused_again(s, req->pid, summary);
-		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res), REFUSED_AGAIN, NULL);
+		sup_held_tell_refused(s, req->pid, summary);
+		sup_record(s, req->pid, "open", raw, event, "deny", sup_record_rule(&res),
+			   REFUSED_AGAIN, NULL);
 		(void)notify_return(s->listener, req->id, 0, EACCES);
 	} else if (sup_session_approved(s, event, NULL)) {
-		sup_record(s, req->pid, "open", raw, event, "allow", rule_name(&res),
+		sup_record(s, req->pid, "open", raw, event, "allow", sup_record_rule(&res),
 			   "approved for this session", NULL);
 		sup_apply(s, &h, true, true, NULL);
 	} else if (s->opt->approve != APPROVE_DENY) {
-		sup_record(s, req->pid, "open", raw, event, "escalate", rule_name(&res), res.reason, NULL);
-		escalate(s, &h, "open", event, NULL, NULL, summary, &res);
+		sup_record(s, req->pid, "open", raw, event, "escalate", sup_record_rule(&res),
+			   res.reason, NULL);
+		sup_held_escalate(s, &h, "open", event, NULL, NULL, summary, &res);
 	} else {
-		sup_record(s, req->pid, "open", raw, event, "deny", rule_name(&res),
+		sup_record(s, req->pid, "open", raw, event, "deny", sup_record_rule(&res),
 			   "escalation with --approve deny", NULL);
 		(void)notify_return(s->listener, req->id, 0, EACCES);
 	}

@@ -1,11 +1,25 @@
-static struct timespec t_answer;        /* when the main loop last answered a task */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The supervisor's records (sup_record.h): a decision goes to the audit log
+ * and to the session's event socket under s->lock, from the main loop and
+ * from the workers alike; a log that can keep no more, or a budget spent,
+ * stops the session.
+ */
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include <time.h>
 
-static void answered(void)
+#include "audit.h"
+#include "cgroup.h"
+#include "sup_record.h"
+#include "util.h"
+
+void sup_record_answered(struct sup *s)
 {
-	clock_gettime(CLOCK_MONOTONIC, &t_answer);
+	clock_gettime(CLOCK_MONOTONIC, &s->stats.t_answer);
 }
 
-static void comm_of(pid_t pid, char *out, size_t len)
+void sup_record_comm(pid_t pid, char *out, size_t len)
 {
 	char path[64], *s = NULL;
 
@@ -43,9 +57,9 @@ static void publish(struct sup *s, json_t *params)
 	free(line);
 }
 
-static void record_as(struct sup *s, pid_t pid, const char *comm, const char *raw_name,
-		      json_t *raw, json_t *event, const char *decision, const char *rule,
-		      const char *reason, const char *approver)
+void sup_record_as(struct sup *s, pid_t pid, const char *comm, const char *raw_name,
+		   json_t *raw, json_t *event, const char *decision, const char *rule,
+		   const char *reason, const char *approver)
 {
 	json_t *rec = json_object();
 
@@ -119,8 +133,8 @@ void sup_record(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, jso
 {
 	char comm[32];
 
-	comm_of(pid, comm, sizeof(comm));
-	record_as(s, pid, comm, raw_name, raw, event, decision, rule, reason, approver);
+	sup_record_comm(pid, comm, sizeof(comm));
+	sup_record_as(s, pid, comm, raw_name, raw, event, decision, rule, reason, approver);
 }
 
 void sup_steps_check(struct sup *s)
@@ -133,20 +147,18 @@ void sup_steps_check(struct sup *s)
 	}
 }
 
-/* The steps budget (steps.h): every lifted operation is one step. */
-static void step(struct sup *s)
+void sup_record_step(struct sup *s)
 {
 	(void)steps_take(&s->steps);
 	sup_steps_check(s);
 }
 
-static const char *rule_name(const struct pol_result *r)
+const char *sup_record_rule(const struct pol_result *r)
 {
 	return r->rule ? r->rule->name : r->invariant ? r->invariant : NULL;
 }
 
-/* The rule's description, or a plain default, for the human. */
-static void risk_of(const struct pol_result *r, char *out, size_t len)
+void sup_record_risk(const struct pol_result *r, char *out, size_t len)
 {
 	snprintf(out, len, "%s", r->rule && r->rule->description ? r->rule->description :
 		 r->reason[0] ? r->reason : "the policy asks a human for this");

@@ -7,68 +7,43 @@
  * published on the session's event socket and written to the audit log.
  *
  * What a decision may rest on (seccomp_unotify(2)): the task's memory can
- * change after the supervisor reads it.
- *   - exec: an allow is answered CONTINUE because the floor judges the
- *     binary the kernel actually opens (BPF LSM bprm_check / Landlock
- *     EXECUTE) and the exec recheck (bpf/exec_recheck.bpf.c) has the
- *     kernel compare the argv, the path and the binary it received with
- *     what was judged, killing the exec before it runs if they differ.
- *     Where the recheck cannot load, an allow that depends on argv (git,
- *     npm, curl...: the recognisers) is refused while another task shares
- *     the caller's memory (a MAP_SHARED page is then not caught: declared).
- *   - connect (inet): an allow is CONTINUEd because the cgroup-bpf program
- *     judges the address the kernel receives.  An approved escalation (which
- *     the kernel floor denies, as it cannot wait for a human) is performed by
- *     the supervisor on a pidfd_getfd copy of the socket with the address it
- *     read and judged, and the result is returned to the task.
- *   - connect (unix): the floor judges pathname sockets by object (BPF LSM)
- *     and abstract ones by scope (Landlock ABI >= 6 in the fallback); the
- *     supervisor lifts and audits.  In the fallback it judges a pathname
- *     socket by its canonical path and performs the connect itself, and
- *     the network floor's unix gate keeps the session from naming one in
- *     the kernel (an address rewritten after the check is refused there).
+ * change after the supervisor reads it.  Each handler says what its answers
+ * rest on: an exec (sup_exec.c), a connect, inet or unix (sup_connect.c),
+ * an open (sup_open.c).  The modules below the loop, lowest first: the
+ * records (sup_record.c), the paths as the task means them (task_path.c),
+ * the held operations (sup_held.c), the handlers, the floors' events
+ * (floor_events.c); none calls the loop but through s->ops.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <linux/capability.h>
-#include <linux/openat2.h>
-#include <sched.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
-#include <linux/magic.h>
-#include <linux/major.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <openssl/evp.h>
 
 #include "audit.h"
 #include "budget.h"
 #include "cgroup.h"
 #include "floor.h"
+#include "floor_events.h"
 #include "net.h"
 #include "notify.h"
-#include "push_grant.h"
 #include "supervisor.h"
 #include "approve.h"
-#include "exec_decide.h"
 #include "helper.h"
-#include "tell.h"
-#include "unix_connector.h"
+#include "sup_connect.h"
+#include "sup_exec.h"
+#include "sup_held.h"
+#include "sup_open.h"
+#include "sup_record.h"
 #include "util.h"
 
-static uint32_t since_us(const struct timespec *a)
+static uint32_t since_us(const struct sup *s, const struct timespec *a)
 {
-	struct timespec b = t_answer;
+	struct timespec b = s->stats.t_answer;
 
 	if (b.tv_sec < a->tv_sec || (b.tv_sec == a->tv_sec && b.tv_nsec < a->tv_nsec))
 		clock_gettime(CLOCK_MONOTONIC, &b);     /* not answered here (held, or a worker) */
@@ -90,15 +65,15 @@ static void handle_notification(struct sup *s)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (req.nr == SYS_execve || req.nr == SYS_execveat) {
-		handle_exec(s, &req);
-		s->stats.lat_exec[s->stats.n_exec++ % ARRAY_SIZE(s->stats.lat_exec)] = since_us(&t0);
+		sup_exec_handle(s, &req);
+		s->stats.lat_exec[s->stats.n_exec++ % ARRAY_SIZE(s->stats.lat_exec)] = since_us(s, &t0);
 	} else if (req.nr == SYS_connect) {
-		handle_connect(s, &req);
-		s->stats.lat_connect[s->stats.n_connect++ % ARRAY_SIZE(s->stats.lat_connect)] = since_us(&t0);
+		sup_connect_handle(s, &req);
+		s->stats.lat_connect[s->stats.n_connect++ % ARRAY_SIZE(s->stats.lat_connect)] = since_us(s, &t0);
 	}
 	else if (req.nr == SYS_open || req.nr == SYS_openat || req.nr == SYS_openat2 ||
 		 req.nr == SYS_creat)
-		handle_open(s, &req);
+		sup_open_handle(s, &req);
 	else
 		(void)notify_return(s->listener, req.id, 0, ENOSYS);
 }
@@ -337,12 +312,10 @@ int sup_loop(struct sup *s, int *status)
 			return -errno;
 		if (p[i_listen].revents & POLLIN)
 			handle_notification(s);
-		if (i_floor >= 0 && (p[i_floor].revents & POLLIN)) {
-			(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
-			floor_drops(s);
-		}
+		if (i_floor >= 0 && (p[i_floor].revents & POLLIN))
+			floor_events_drain(s);
 		if (i_net >= 0 && (p[i_net].revents & POLLIN))
-			drain_net(s);
+			floor_events_drain_net(s);
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
 			approve_accept(s);
 		if (i_mcp >= 0 && p[i_mcp].revents)
@@ -413,7 +386,7 @@ int sup_loop(struct sup *s, int *status)
 		approve_tick(s);
 		stop_tick(s, now);
 		if (s->recheck.n)
-			sweep_armed(s);
+			sup_exec_sweep(s);
 		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
 			snprintf(s->stop_reason, sizeof(s->stop_reason),
 				 "wall_time budget spent (%llu s)",
@@ -450,13 +423,11 @@ int sup_loop(struct sup *s, int *status)
 	(void)cg_destroy(s->cgroup);
 	/* Drain what the floor reported before the session ended. */
 	if (s->recheck.n)
-		sweep_armed(s);
-	if (ffd >= 0) {
-		(void)floor_session_poll(s->fsess, 0, on_floor_event, s);
-		floor_drops(s);
-	}
+		sup_exec_sweep(s);
+	if (ffd >= 0)
+		floor_events_drain(s);
 	if (nfd >= 0)
-		drain_net(s);
+		floor_events_drain_net(s);
 	if (s->term.pty_master >= 0) {
 		struct pollfd pp = { .fd = s->term.pty_master, .events = POLLIN };
 

@@ -1,4 +1,17 @@
-static int fd_path(pid_t pid, int fd, char *out, size_t len)
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Paths as the task means them (task_path.h): its working directory and
+ * descriptors read from /proc, its own /proc/self and /dev/fd, and whether
+ * a path is absent in a way the agent could see for itself.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "task_path.h"
+#include "util.h"
+
+int task_path_fd(pid_t pid, int fd, char *out, size_t len)
 {
 	char p[64];
 	ssize_t n;
@@ -24,7 +37,7 @@ static int fd_path(pid_t pid, int fd, char *out, size_t len)
  * symlink elsewhere that points into /proc/self is still resolved as the
  * supervisor; the recheck then kills the exec (fails closed).
  */
-static int as_task(pid_t pid, const char *path, char *out, size_t len)
+int task_path_own(pid_t pid, const char *path, char *out, size_t len)
 {
 	static const struct {
 		const char *from, *to;
@@ -54,7 +67,7 @@ static int as_task(pid_t pid, const char *path, char *out, size_t len)
  * a directory the agent may not search (/root), its answer would tell
  * what DAC hides, so such a call is judged and recorded as ever.
  */
-static bool agent_sees_absent(const struct sup *s, const char *canon)
+bool task_path_absent(const struct sup *s, const char *canon)
 {
 	char dir[PATH_MAX];
 	struct stat st;
