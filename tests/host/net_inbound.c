@@ -729,7 +729,7 @@ int main(void)
 		       ESCALATED, strerror(EPERM), err(r));
 		/*
 		 * An approved escalation: the supervisor connects a copy of the
-		 * session's socket itself (userspace/supervisor/supervisor.c, emulate_connect).
+		 * session's socket itself (userspace/supervisor/sup_held.c, emulate_connect).
 		 */
 		r = in_session(tcp_socket, NULL, &fd);
 		r = r ?: greeted(fd, ESCALATED);

@@ -606,7 +606,7 @@ fi
 # The same push through a PATH search (a missing directory first, then two
 # gits): one question; denied, the next PATH entry and a second try are
 # refused unasked, and the caller's stderr (a pipe, as a tool's output is)
-# says a human refused.  What "the same request" is: supervisor.h.
+# says a human refused.  What "the same request" is: sup_held.h.
 mkdir -p "$WS/bin1" "$WS/bin2"
 cp "$WS/git" "$WS/bin1/git"
 cp "$WS/git" "$WS/bin2/git"

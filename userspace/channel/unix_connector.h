@@ -2,7 +2,7 @@
 /*
  * The session's Unix connector: in the fallback posture, the process that
  * performs the pathname Unix connects the supervisor judged and allowed
- * (supervisor.c, handle_unix), so that the listener's view of its peer is
+ * (sup_connect.c, handle_unix), so that the listener's view of its peer is
  * a process of the agent, never the supervisor.
  *
  * The attack it closes: the kernel gives a listener the pid of the task

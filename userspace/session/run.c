@@ -549,7 +549,7 @@ static int make_session(struct sup *s)
 	/*
 	 * Allowed connects are audited by the supervisor, not the kernel.  In
 	 * the fallback the session may not name a pathname Unix socket itself:
-	 * the supervisor judges and performs those connects (supervisor.c).
+	 * the supervisor judges and performs those connects (sup_connect.c).
 	 */
 	r = r ?: net_session_add(s->net, s->cgid, s->pol,
 				 s->floor ? 0 : CORDON_NET_SESSION_UNIX_GATE);
@@ -1693,9 +1693,9 @@ static void *seal_audit(void *arg)
 	if (fin && s->floor_dropped)
 		json_object_set_new(fin, "floor_events_dropped",
 				    json_integer((json_int_t)s->floor_dropped));
-	if (fin && s->stats.n_unix_absent)      /* connects to a socket not in the view (supervisor.c) */
+	if (fin && s->stats.n_unix_absent)      /* connects to a socket not in the view (sup_connect.c) */
 		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->stats.n_unix_absent));
-	if (fin && s->stats.n_exec_absent)      /* execs of a path not in the view (supervisor.c) */
+	if (fin && s->stats.n_exec_absent)      /* execs of a path not in the view (sup_exec.c) */
 		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->stats.n_exec_absent));
 	if (fin && s->net_dropped)
 		json_object_set_new(fin, "net_events_dropped",

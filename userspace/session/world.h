@@ -47,7 +47,7 @@ struct world_plan {
 	 * Directories of host services the session may not use, made empty
 	 * (a read-only tmpfs) so that what they hold is absent, not denied:
 	 * a probe of them (glibc asks nscd at every user lookup) then finds
-	 * nothing and leaves no record (supervisor.c, agent_sees_absent).
+	 * nothing and leaves no record (task_path.c, task_path_absent).
 	 * NULL-terminated, or NULL.
 	 */
 	const char *const *absent;

@@ -170,7 +170,7 @@ static void unlink_pending(struct sup *s, struct pending *p)
 }
 
 /*
- * A human's no is final for the request (supervisor.h says what "the
+ * A human's no is final for the request (sup_held.h says what "the
  * same request" is): kept for the session, so that the shell's retry of
  * the same command through the next PATH entry, or the agent's second
  * try, is refused unasked.  Before, each retry was a new question, and a
@@ -279,7 +279,7 @@ void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
 	free(p);
 	if (was_prompted)
 		prompt_next(s);
-	/* The same request held apart (another binary's, supervisor.h): the no is its too. */
+	/* The same request held apart (another binary's, sup_held.h): the no is its too. */
 	while (!allow && human) {
 		struct pending *q;
 
@@ -391,7 +391,7 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n)
  * A host operator on one of the supervisor's own sockets (approve.sock,
  * events.sock): root or the invoking user, from outside every cordon
  * session, and never this process.  Attack: the supervisor's own Unix
- * worker (supervisor.c) connects on the agent's behalf, as the agent's uid
+ * worker (sup_connect.c) connects on the agent's behalf, as the agent's uid
  * from this pid, outside the session's cgroup; when the agent runs as the
  * invoker or as root, uid and cgroup would both pass, so a connect coming
  * from this process is refused (it connects to nothing of its own).  What

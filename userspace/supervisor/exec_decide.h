@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The decision about one exec, apart from the notification's I/O
- * (supervisor.c reads the task's path, argv and working directory, then
+ * (sup_exec.c reads the task's path, argv and working directory, then
  * answers and records; this decides in between).  What it needs from the
  * session beyond the policy (approvals, the push's destination, the
  * kernel's recheck, the caller's memory) it asks through struct exec_ask,

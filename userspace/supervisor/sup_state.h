@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The state of one `cordon run` session's supervisor (struct sup), shared
- * by the start-up code (run.c), the event loop (supervisor.c), the
- * approval channels (approve.c), the helpers' channel (channel/helper.c)
- * and the grants (push_grant.c); and the operations those lower modules
- * call back through (struct sup_ops) instead of into supervisor.c, so that
- * no module below the loop depends on it (docs/architecture.md).
+ * by the start-up code (run.c), the event loop (supervisor.c) and the
+ * modules below it (the handlers sup_exec.c, sup_connect.c, sup_open.c,
+ * the held operations sup_held.c, the records sup_record.c), the approval
+ * channels (approve.c), the helpers' channel (channel/helper.c) and the
+ * grants (push_grant.c); and the operations those lower modules call back
+ * through (struct sup_ops) instead of into supervisor.c, so that no module
+ * below the loop depends on it (docs/architecture.md).
  */
 #ifndef CORDON_SUP_STATE_H
 #define CORDON_SUP_STATE_H
@@ -16,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <jansson.h>
 
 #include "cordon.h"
@@ -168,12 +171,13 @@ struct terminal {
 	void (*suspend)(struct sup *s);
 };
 
-/* What the end record says of the supervisor's work (supervisor.c). */
+/* What the end record says of the supervisor's work (supervisor.c, the handlers). */
 struct sup_stats {
 	/* How long the supervisor held each notified call (receive to answer), in
 	 * microseconds: the last 4096 of each kind, for the end record. */
 	uint32_t lat_exec[4096], lat_connect[4096];
 	uint64_t n_exec, n_connect;
+	struct timespec t_answer;       /* when the main loop last answered a task (sup_record_answered) */
 	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
 	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
 };
@@ -182,7 +186,7 @@ struct sup_stats {
  * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
  * attached and this supervisor sees the kernel's thread ids (the initial
  * PID namespace).  Execs let go on, watched until the kernel has met or
- * killed them, for the audit record of a kill (supervisor.c).
+ * killed them, for the audit record of a kill (sup_exec.c).
  */
 struct exec_recheck {
 	bool on;
@@ -291,7 +295,8 @@ struct sup {
  * What the modules below the loop ask of it (supervisor.c fills the table,
  * sup_ops): publish a decision, hold an operation for a human, answer a
  * held call, stop the session.  Called with the same rules as the
- * functions they stand for (supervisor.h).
+ * functions they stand for (supervisor.h, sup_record.h, sup_held.h,
+ * sup_exec.h).
  */
 struct sup_ops {
 	void (*record)(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,

@@ -41,7 +41,7 @@
  *      line.  After the last prompt the reporting modes the agent had on
  *      are turned back on, and the agent is sent SIGWINCH to repaint.
  *   5. No key counts in a question's first second (PROMPT_GRACE_MS,
- *      supervisor.h): the agent reads what the human types to it.
+ *      sup_state.h): the agent reads what the human types to it.
  * What it cannot close: a terminal that reports in a form no standard
  * gives (a bare-text reply other than the answerback); a key the human
  * pastes; a terminal whose window the agent may resize or retitle to

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Paths as the task means them, for the handlers of its exec, connect and
+ * open (task_path.c).  Read-only: it answers nothing and records nothing.
+ */
+#ifndef CORDON_TASK_PATH_H
+#define CORDON_TASK_PATH_H
+
+#include "sup_state.h"
+
+/* Where descriptor FD of task PID points (AT_FDCWD: its working directory); -errno. */
+int task_path_fd(pid_t pid, int fd, char *out, size_t len);
+
+/*
+ * PATH as task PID means it: its /proc/self, /proc/thread-self, /dev/fd
+ * and /dev/std* become /proc/PID/...; 0, or -ENAMETOOLONG (see task_path.c).
+ */
+int task_path_own(pid_t pid, const char *path, char *out, size_t len);
+
+/*
+ * CANON is not there, and the agent could see that itself (every directory
+ * on the way that exists is searchable by it): it may be answered ENOENT
+ * unrecorded (see task_path.c).
+ */
+bool task_path_absent(const struct sup *s, const char *canon);
+
+#endif /* CORDON_TASK_PATH_H */
