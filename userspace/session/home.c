@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "home.h"
+#include "home_fs.h"
 #include "policy.h"
 #include "util.h"
 
@@ -84,10 +85,10 @@ static int whiteout_at(int dirfd, const char *name)
 	int r;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (is_whiteout(&st))
+		if (home_fs_is_whiteout(&st))
 			return 0;
 		/* A directory made for a store below this name: the whiteout covers it. */
-		if ((r = rm_rf_at(dirfd, name)) < 0)
+		if ((r = home_fs_rm_rf_at(dirfd, name)) < 0)
 			return r;
 	}
 	return mknodat(dirfd, name, S_IFCHR | 0000, makedev(0, 0)) < 0 ? -errno : 0;
@@ -122,7 +123,7 @@ static int mask_store(int homefd, int maskfd, const char *store)
 		if (!*p)
 			return whiteout_at(m, comp);
 		p++;
-		if (fstatat(m, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && is_whiteout(&st))
+		if (fstatat(m, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && home_fs_is_whiteout(&st))
 			return 0;
 		if (fstatat(h, comp, &hst, AT_SYMLINK_NOFOLLOW) < 0)
 			return errno == ENOENT ? whiteout_at(m, comp) : -errno;
@@ -164,25 +165,25 @@ int home_layer_open(const char *base, const char *home, uid_t uid, gid_t gid,
 	if (!base)
 		base = HOME_LAYER_BASE;
 	if (!home || home[0] != '/' || strlen(home) >= sizeof(out->home))
-		return fail(why, wlen, -EINVAL, "the home %s is not an absolute path", home ? home : "(none)");
+		return home_fs_fail(why, wlen, -EINVAL, "the home %s is not an absolute path", home ? home : "(none)");
 	if ((r = home_layer_path(base, uid, profile, out->dir, sizeof(out->dir))) < 0)
-		return fail(why, wlen, r, "the layer of profile '%s'", profile ? profile : "");
+		return home_fs_fail(why, wlen, r, "the layer of profile '%s'", profile ? profile : "");
 	snprintf(out->home, sizeof(out->home), "%s", home);
 	homefd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (homefd < 0 || fstat(homefd, &hst) < 0)
-		return fail(why, wlen, -errno, "the home %s", home);
+		return home_fs_fail(why, wlen, -errno, "the home %s", home);
 	if ((r = mkdir_p(base, 0700)) < 0)
-		return fail(why, wlen, r, "making %s", base);
+		return home_fs_fail(why, wlen, r, "making %s", base);
 	basefd = private_dir(AT_FDCWD, base);
 	if (basefd < 0)
-		return fail(why, wlen, basefd, "%s", base);
+		return home_fs_fail(why, wlen, basefd, "%s", base);
 	slash = strrchr(out->dir, '/');
 	layerfd = private_dir(basefd, slash + 1);
 	if (layerfd < 0)
-		return fail(why, wlen, layerfd, "%s", out->dir);
+		return home_fs_fail(why, wlen, layerfd, "%s", out->dir);
 	lockfd = openat(layerfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lockfd < 0)
-		return fail(why, wlen, -errno, "%s/lock", out->dir);
+		return home_fs_fail(why, wlen, -errno, "%s/lock", out->dir);
 	if (flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		snprintf(why, wlen, "the home layer %s is in use by another session of this user "
@@ -191,24 +192,24 @@ int home_layer_open(const char *base, const char *home, uid_t uid, gid_t gid,
 	}
 	/* The upper: owned by the agent, with the home's mode. */
 	if (mkdirat(layerfd, "upper", 0700) < 0 && errno != EEXIST)
-		return fail(why, wlen, -errno, "%s/upper", out->dir);
+		return home_fs_fail(why, wlen, -errno, "%s/upper", out->dir);
 	upfd = openat(layerfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (upfd < 0 || fchown(upfd, uid, gid) < 0 || fchmod(upfd, hst.st_mode & 07777) < 0)
-		return fail(why, wlen, -errno, "%s/upper", out->dir);
+		return home_fs_fail(why, wlen, -errno, "%s/upper", out->dir);
 	workfd = private_dir(layerfd, "work");
 	if (workfd < 0)
-		return fail(why, wlen, workfd, "%s/work", out->dir);
+		return home_fs_fail(why, wlen, workfd, "%s/work", out->dir);
 	/* The mask, from the home as it is now. */
-	if ((r = rm_rf_at(layerfd, "mask")) < 0)
-		return fail(why, wlen, r, "removing the old %s/mask", out->dir);
+	if ((r = home_fs_rm_rf_at(layerfd, "mask")) < 0)
+		return home_fs_fail(why, wlen, r, "removing the old %s/mask", out->dir);
 	if (mkdirat(layerfd, "mask", 0755) < 0)
-		return fail(why, wlen, -errno, "%s/mask", out->dir);
+		return home_fs_fail(why, wlen, -errno, "%s/mask", out->dir);
 	maskfd = openat(layerfd, "mask", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (maskfd < 0)
-		return fail(why, wlen, -errno, "%s/mask", out->dir);
+		return home_fs_fail(why, wlen, -errno, "%s/mask", out->dir);
 	for (const char *const *s = pol_credential_stores(); *s; s++)
 		if ((r = mask_store(homefd, maskfd, *s)) < 0)
-			return fail(why, wlen, r, "hiding ~/%s in the mask", *s);
+			return home_fs_fail(why, wlen, r, "hiding ~/%s in the mask", *s);
 	out->lock_fd = TAKE_FD(lockfd);
 	return 0;
 }
@@ -302,30 +303,30 @@ int home_layer_mount(const struct home_layer *l, int *mount_fd, char *why, size_
 
 	*mount_fd = -1;
 	if (l->lock_fd < 0)
-		return fail(why, wlen, -EBADF, "mounting %s: the layer is not open", l->dir);
+		return home_fs_fail(why, wlen, -EBADF, "mounting %s: the layer is not open", l->dir);
 	fsfd = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
 	if (fsfd < 0)
-		return fail(why, wlen, -errno, "fsopen(overlay) for %s", l->dir);
+		return home_fs_fail(why, wlen, -errno, "fsopen(overlay) for %s", l->dir);
 	if ((r = config_layers(fsfd, l)) < 0) {
-		fail(why, wlen, r, "the layers of %s", l->dir);
+		home_fs_fail(why, wlen, r, "the layers of %s", l->dir);
 		fs_messages(fsfd, why, wlen);
 		return r;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++)
 		if ((r = fsconfig_(fsfd, FSCONFIG_SET_STRING, opts[i][0], opts[i][1], 0)) < 0) {
-			fail(why, wlen, r, "overlay option %s", opts[i][0]);
+			home_fs_fail(why, wlen, r, "overlay option %s", opts[i][0]);
 			fs_messages(fsfd, why, wlen);
 			return r;
 		}
 	if ((r = fsconfig_(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0)) < 0) {
-		fail(why, wlen, r, "creating the overlay of %s", l->dir);
+		home_fs_fail(why, wlen, r, "creating the overlay of %s", l->dir);
 		fs_messages(fsfd, why, wlen);
 		return r;
 	}
 	fd = (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
 			  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (fd < 0)
-		return fail(why, wlen, -errno, "fsmount of the overlay of %s", l->dir);
+		return home_fs_fail(why, wlen, -errno, "fsmount of the overlay of %s", l->dir);
 	*mount_fd = fd;
 	return 0;
 }

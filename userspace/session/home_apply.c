@@ -1,5 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Apply and discard of the home layer (home_apply.h): as the home's owner,
+ * through openat2 that never follows a symlink on either side.
+ */
+#define _GNU_SOURCE
 
-/* The layer's lock, taken without waiting: -EBUSY while a session holds it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "home_apply.h"
+#include "home_fs.h"
+#include "policy.h"
+#include "util.h"
+
 /* PATH relative to HOME: "a/b", no "." or ".." component, no empty one. */
 static int relative(const char *home, const char *path, char *out, size_t len)
 {
@@ -46,7 +70,7 @@ static const char *store_below(int ufd, const char *rel)
 		const char *p = *s;
 		size_t len = 0;
 
-		if (!path_within(*s, rel))
+		if (!home_fs_path_within(*s, rel))
 			continue;
 		for (;;) {
 			struct stat st;
@@ -96,30 +120,30 @@ static int apply_dir(int upar, int hpar, const char *name, const struct stat *us
 	} else if (errno != ENOENT || mkdirat(hpar, name, us->st_mode & 0777) < 0) {
 		return -errno;
 	}
-	uc = open_beneath(upar, name, O_RDONLY | O_DIRECTORY);
+	uc = home_fs_open_beneath(upar, name, O_RDONLY | O_DIRECTORY);
 	if (uc < 0)
 		return uc;
-	hc = open_beneath(hpar, name, O_RDONLY | O_DIRECTORY);
+	hc = home_fs_open_beneath(hpar, name, O_RDONLY | O_DIRECTORY);
 	if (hc < 0)
 		return hc;
-	if ((r = list_names(uc, &names, &n)) < 0)
+	if ((r = home_fs_list_names(uc, &names, &n)) < 0)
 		return r;
 	for (size_t i = 0; r >= 0 && i < n; i++)
 		r = apply_entry(uc, hc, names[i]);
-	free_names(names, n);
+	home_fs_free_names(names, n);
 	if (r < 0)
 		return r;
 	/* Opaque: what the home had here and the layer does not is gone. */
-	if (is_opaque(uc)) {
-		if ((r = list_names(hc, &names, &n)) < 0)
+	if (home_fs_is_opaque(uc)) {
+		if ((r = home_fs_list_names(hc, &names, &n)) < 0)
 			return r;
 		for (size_t i = 0; r >= 0 && i < n; i++) {
 			struct stat st;
 
 			if (fstatat(uc, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
-				r = rm_rf_at(hc, names[i]);
+				r = home_fs_rm_rf_at(hc, names[i]);
 		}
-		free_names(names, n);
+		home_fs_free_names(names, n);
 		if (r < 0)
 			return r;
 	}
@@ -140,8 +164,8 @@ static int apply_entry(int upar, int hpar, const char *name)
 
 	if (fstatat(upar, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	if (is_whiteout(&us)) {
-		if ((r = rm_rf_at(hpar, name)) < 0)
+	if (home_fs_is_whiteout(&us)) {
+		if ((r = home_fs_rm_rf_at(hpar, name)) < 0)
 			return r;
 		return unlinkat(upar, name, 0) < 0 ? -errno : 0;
 	}
@@ -163,7 +187,7 @@ static int apply_entry(int upar, int hpar, const char *name)
 		if (symlinkat(target, hpar, tmp) < 0)
 			return -errno;
 	} else {
-		from = open_beneath(upar, name, O_RDONLY);
+		from = home_fs_open_beneath(upar, name, O_RDONLY);
 		if (from < 0)
 			return from;
 		to = openat(hpar, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -207,7 +231,7 @@ static int open_parents(int ufd, int hfd, const char *rel, int *upar, int *hpar)
 		memcpy(comp, p, n);
 		comp[n] = 0;
 		p += n + 1;
-		nu = open_beneath(u, comp, O_RDONLY | O_DIRECTORY);
+		nu = home_fs_open_beneath(u, comp, O_RDONLY | O_DIRECTORY);
 		if (nu < 0)
 			return nu;
 		if (fstat(nu, &st) < 0 ||
@@ -215,7 +239,7 @@ static int open_parents(int ufd, int hfd, const char *rel, int *upar, int *hpar)
 			close(nu);
 			return -errno;
 		}
-		nh = open_beneath(h, comp, O_RDONLY | O_DIRECTORY);
+		nh = home_fs_open_beneath(h, comp, O_RDONLY | O_DIRECTORY);
 		if (nh < 0) {
 			close(nu);
 			return nh;
@@ -270,7 +294,7 @@ int home_apply(const char *layer_dir, const char *home, const char *path, char *
 	int r;
 
 	if ((r = relative(home, path, rel, sizeof(rel))) < 0)
-		return fail(why, wlen, r, r == -EXDEV ? "%s is not below the home" :
+		return home_fs_fail(why, wlen, r, r == -EXDEV ? "%s is not below the home" :
 			    "%s: name a path below the home, without . or ..", path);
 	if (home_is_store(rel)) {
 		snprintf(why, wlen, "~/%s is a credential store: apply never copies one into the home "
@@ -279,43 +303,43 @@ int home_apply(const char *layer_dir, const char *home, const char *path, char *
 	}
 	layerfd = open(layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (layerfd < 0)
-		return fail(why, wlen, -errno, "the home layer %s", layer_dir);
-	lockfd = lock_layer(layerfd);
+		return home_fs_fail(why, wlen, -errno, "the home layer %s", layer_dir);
+	lockfd = home_fs_lock_layer(layerfd);
 	if (lockfd == -EBUSY) {
 		snprintf(why, wlen, "a session of the home layer %s is running: apply after it ends",
 			 layer_dir);
 		return -EBUSY;
 	}
 	if (lockfd < 0)
-		return fail(why, wlen, lockfd, "locking %s/lock", layer_dir);
+		return home_fs_fail(why, wlen, lockfd, "locking %s/lock", layer_dir);
 	ufd = openat(layerfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ufd < 0)
-		return fail(why, wlen, -errno, "%s/upper", layer_dir);
+		return home_fs_fail(why, wlen, -errno, "%s/upper", layer_dir);
 	hfd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (hfd < 0 || fstat(hfd, &hst) < 0)
-		return fail(why, wlen, -errno, "the home %s", home);
+		return home_fs_fail(why, wlen, -errno, "the home %s", home);
 	if ((store = store_below(ufd, rel))) {
 		snprintf(why, wlen, "~/%s holds the credential store ~/%s in the layer: apply never "
 			 "copies one into the home", rel, store);
 		return -EPERM;
 	}
 	if ((r = become_owner(&hst, &saved)) < 0)
-		return fail(why, wlen, r, "becoming the owner of %s", home);
+		return home_fs_fail(why, wlen, r, "becoming the owner of %s", home);
 	r = open_parents(ufd, hfd, rel, &upar, &hpar);
 	if (r < 0) {
 		restore_owner(&saved);
-		return fail(why, wlen, r, r == -ELOOP ? "~/%s: a symlink on the way (in the layer or "
+		return home_fs_fail(why, wlen, r, r == -ELOOP ? "~/%s: a symlink on the way (in the layer or "
 			    "the home)" : "the parent directories of ~/%s", rel);
 	}
 	base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
 	if (fstatat(upar, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		restore_owner(&saved);
-		return fail(why, wlen, -ENOENT, "~/%s: no change in the layer", rel);
+		return home_fs_fail(why, wlen, -ENOENT, "~/%s: no change in the layer", rel);
 	}
 	r = apply_entry(upar, hpar, base);
 	restore_owner(&saved);
 	if (r < 0)
-		return fail(why, wlen, r, "applying ~/%s", rel);
+		return home_fs_fail(why, wlen, r, "applying ~/%s", rel);
 	return 0;
 }
 
@@ -326,16 +350,16 @@ int home_discard(const char *layer_dir, char *why, size_t wlen)
 
 	layerfd = open(layer_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (layerfd < 0)
-		return fail(why, wlen, -errno, "the home layer %s", layer_dir);
-	lockfd = lock_layer(layerfd);
+		return home_fs_fail(why, wlen, -errno, "the home layer %s", layer_dir);
+	lockfd = home_fs_lock_layer(layerfd);
 	if (lockfd == -EBUSY) {
 		snprintf(why, wlen, "a session of the home layer %s is running: discard after it ends",
 			 layer_dir);
 		return -EBUSY;
 	}
 	if (lockfd < 0)
-		return fail(why, wlen, lockfd, "locking %s/lock", layer_dir);
-	if ((r = rm_rf_at(layerfd, "upper")) < 0 || (r = rm_rf_at(layerfd, "work")) < 0)
-		return fail(why, wlen, r, "emptying %s", layer_dir);
+		return home_fs_fail(why, wlen, lockfd, "locking %s/lock", layer_dir);
+	if ((r = home_fs_rm_rf_at(layerfd, "upper")) < 0 || (r = home_fs_rm_rf_at(layerfd, "work")) < 0)
+		return home_fs_fail(why, wlen, r, "emptying %s", layer_dir);
 	return 0;
 }

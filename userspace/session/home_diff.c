@@ -1,63 +1,27 @@
-#define OPAQUE_XATTR "trusted.overlay.opaque"
-/* ---- diff ---------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The home layer's diff (home_diff.h): the upper walked against the real
+ * home, both through descriptors that never leave them.
+ */
+#define _GNU_SOURCE
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
-/* The names in directory FD (not . and ..), sorted; *N of them.  Free with free_names. */
-static int list_names(int fd, char ***out, size_t *n)
-{
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
-	char **v = NULL;
-	size_t cnt = 0;
-	int dfd = dup(fd);
-
-	*out = NULL;
-	*n = 0;
-	if (dfd < 0)
-		return -errno;
-	if (!(d = fdopendir(dfd))) {
-		close(dfd);
-		return -errno;
-	}
-	rewinddir(d);
-	while ((errno = 0, de = readdir(d))) {
-		char **nv;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv || !(nv[cnt] = strdup(de->d_name))) {
-			free(nv ? nv : v);
-			return -ENOMEM;
-		}
-		v = nv;
-		cnt++;
-	}
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), cmp_names);
-	*out = v;
-	*n = cnt;
-	return 0;
-}
-
-static void free_names(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static bool is_opaque(int fd)
-{
-	char v[4];
-	ssize_t n = fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v));
-
-	return n == 1 && v[0] == 'y';
-}
+#include "home_diff.h"
+#include "home_fs.h"
+#include "util.h"
 
 /* Same type, mode, owner and bytes?  Regular files and symlinks only. */
 static bool same_entry(int ufd, int hfd, const char *name, const struct stat *us,
@@ -138,7 +102,7 @@ static int walk_deleted(struct walk *w, int ufd, int hfd)
 {
 	char **names;
 	size_t n;
-	int r = list_names(hfd, &names, &n);
+	int r = home_fs_list_names(hfd, &names, &n);
 
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		struct stat hs, us;
@@ -152,7 +116,7 @@ static int walk_deleted(struct walk *w, int ufd, int hfd)
 		r = emit(w, HOME_DELETED, ufd, names[i], NULL, &hs);
 		w->rel[old] = 0;
 	}
-	free_names(names, n);
+	home_fs_free_names(names, n);
 	return r;
 }
 
@@ -161,7 +125,7 @@ static int walk(struct walk *w, int ufd, int hfd)
 {
 	char **names;
 	size_t n;
-	int r = list_names(ufd, &names, &n);
+	int r = home_fs_list_names(ufd, &names, &n);
 
 	for (size_t i = 0; r >= 0 && i < n; i++) {
 		_cleanup_close_ int uc = -1, hc = -1;
@@ -176,7 +140,7 @@ static int walk(struct walk *w, int ufd, int hfd)
 		/* A store in the layer merges with nothing of the home's: the mask stops it. */
 		have = hfd >= 0 && !home_is_store(w->rel) &&
 		       fstatat(hfd, names[i], &hs, AT_SYMLINK_NOFOLLOW) == 0;
-		if (is_whiteout(&us)) {
+		if (home_fs_is_whiteout(&us)) {
 			if (have)
 				r = emit(w, HOME_DELETED, ufd, names[i], NULL, &hs);
 		} else if (S_ISDIR(us.st_mode)) {
@@ -197,7 +161,7 @@ static int walk(struct walk *w, int ufd, int hfd)
 					r = emit(w, HOME_MODIFIED, ufd, names[i], &us, &hs);
 				if (r >= 0)
 					r = walk(w, uc, hc);
-				if (r >= 0 && hc >= 0 && is_opaque(uc))
+				if (r >= 0 && hc >= 0 && home_fs_is_opaque(uc))
 					r = walk_deleted(w, uc, hc);
 			}
 		} else if (!have) {
@@ -207,7 +171,7 @@ static int walk(struct walk *w, int ufd, int hfd)
 		}
 		w->rel[old] = 0;
 	}
-	free_names(names, n);
+	home_fs_free_names(names, n);
 	return r;
 }
 

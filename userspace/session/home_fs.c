@@ -1,17 +1,34 @@
-static void closedirp(DIR **d)
-{
-	if (*d)
-		(void)closedir(*d);
-}
-#define _cleanup_closedir_ _cleanup_(closedirp)
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Descriptor helpers of the home layer (home_fs.h): what the layer's
+ * set-up, the diff and apply share.
+ */
+#define _GNU_SOURCE
 
-static bool is_whiteout(const struct stat *st)
+#include <errno.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "home_fs.h"
+#include "policy.h"
+
+bool home_fs_is_whiteout(const struct stat *st)
 {
 	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
 }
 
 /* One component below DIRFD, never through a symlink nor "..". */
-static int open_beneath(int dirfd, const char *path, int flags)
+int home_fs_open_beneath(int dirfd, const char *path, int flags)
 {
 	struct open_how how = {
 		.flags = (unsigned long long)(flags | O_CLOEXEC),
@@ -23,7 +40,7 @@ static int open_beneath(int dirfd, const char *path, int flags)
 }
 
 /* Remove NAME below DIRFD, a directory with all it holds; never follows a symlink. */
-static int rm_rf_at(int at, const char *name)
+int home_fs_rm_rf_at(int at, const char *name)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
@@ -44,14 +61,14 @@ static int rm_rf_at(int at, const char *name)
 	}
 	while (r >= 0 && (errno = 0, de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			r = rm_rf_at(dirfd(d), de->d_name);
+			r = home_fs_rm_rf_at(dirfd(d), de->d_name);
 	if (r < 0)
 		return r;
 	return unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
 }
 
 /* Component-wise: is PATH equal to PREFIX or below it? */
-static bool path_within(const char *path, const char *prefix)
+bool home_fs_path_within(const char *path, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
@@ -61,16 +78,12 @@ static bool path_within(const char *path, const char *prefix)
 bool home_is_store(const char *rel)
 {
 	for (const char *const *s = pol_credential_stores(); *s; s++)
-		if (path_within(rel, *s))
+		if (home_fs_path_within(rel, *s))
 			return true;
 	return false;
 }
 
-/* WHY: what failed (FMT), and how (R).  Returns R. */
-static int fail(char *why, size_t wlen, int r, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *why, size_t wlen, int r, const char *fmt, ...)
+int home_fs_fail(char *why, size_t wlen, int r, const char *fmt, ...)
 {
 	char what[PATH_MAX + 128];
 	va_list ap;
@@ -82,7 +95,8 @@ static int fail(char *why, size_t wlen, int r, const char *fmt, ...)
 	return r;
 }
 
-static int lock_layer(int layerfd)
+/* The layer's lock, taken without waiting: -EBUSY while a session holds it. */
+int home_fs_lock_layer(int layerfd)
 {
 	int fd = openat(layerfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
@@ -96,4 +110,62 @@ static int lock_layer(int layerfd)
 	}
 	return fd;
 }
+#define OPAQUE_XATTR "trusted.overlay.opaque"
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in directory FD (not . and ..), sorted; *N of them.  Free with home_fs_free_names. */
+int home_fs_list_names(int fd, char ***out, size_t *n)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	char **v = NULL;
+	size_t cnt = 0;
+	int dfd = dup(fd);
+
+	*out = NULL;
+	*n = 0;
+	if (dfd < 0)
+		return -errno;
+	if (!(d = fdopendir(dfd))) {
+		close(dfd);
+		return -errno;
+	}
+	rewinddir(d);
+	while ((errno = 0, de = readdir(d))) {
+		char **nv;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		nv = realloc(v, (cnt + 1) * sizeof(*v));
+		if (!nv || !(nv[cnt] = strdup(de->d_name))) {
+			free(nv ? nv : v);
+			return -ENOMEM;
+		}
+		v = nv;
+		cnt++;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_names);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void home_fs_free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+bool home_fs_is_opaque(int fd)
+{
+	char v[4];
+	ssize_t n = fgetxattr(fd, OPAQUE_XATTR, v, sizeof(v));
+
+	return n == 1 && v[0] == 'y';
+}
