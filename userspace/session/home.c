@@ -165,7 +165,8 @@ int home_layer_open(const char *base, const char *home, uid_t uid, gid_t gid,
 	if (!base)
 		base = HOME_LAYER_BASE;
 	if (!home || home[0] != '/' || strlen(home) >= sizeof(out->home))
-		return home_fs_fail(why, wlen, -EINVAL, "the home %s is not an absolute path", home ? home : "(none)");
+		return home_fs_fail(why, wlen, -EINVAL, "the home %s is not an absolute path",
+				    home ? home : "(none)");
 	if ((r = home_layer_path(base, uid, profile, out->dir, sizeof(out->dir))) < 0)
 		return home_fs_fail(why, wlen, r, "the layer of profile '%s'", profile ? profile : "");
 	snprintf(out->home, sizeof(out->home), "%s", home);
