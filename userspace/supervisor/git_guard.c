@@ -12,18 +12,17 @@
  * git directory is pinned, so their binds sit on the pin, where they are
  * seen.
  *
- * The plan reads by path name: nothing of the session runs yet.  The end
- * (git_guard_end) runs when nothing of it runs any more, but on what the
- * agent left, so it opens each object from its parent's descriptor,
- * O_NOFOLLOW, and moves a symlink it meets rather than looking through it.
+ * The plan (git_guard_plan.c) reads by path name: nothing of the session
+ * runs yet.  The end (git_guard_end.c) runs when nothing of it runs any
+ * more, but on what the agent left, so it opens each object from its
+ * parent's descriptor, O_NOFOLLOW, and moves a symlink it meets rather
+ * than looking through it.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +32,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
-#include "git_config_strip.h"
 #include "git_guard.h"
 #include "util.h"
 
@@ -92,4 +88,3 @@ int git_guard_apply(const struct git_guard *g, char *why, size_t wlen)
 		}
 	return 0;
 }
-

@@ -1,3 +1,22 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* git_guard's end (git_guard_end.h): on descriptors, O_NOFOLLOW, after the session. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git_config_strip.h"
+#include "git_guard_end.h"
+#include "util.h"
+
+static const char *const watched[] = { GIT_GUARD_WATCHED };
+
 struct end {
 	const struct git_guard *g;
 	void (*report)(void *ctx, const struct git_guard_held *h);
@@ -34,23 +53,23 @@ static void held_name(const struct git_guard *g, const char *name, char *out, si
  * changed, renamed aside; the original put back when it was kept.
  */
 static void end_watch(struct end *e, int rootfd, const char *rootpath, const char *rel,
-		      const struct wstate *p)
+		      const struct git_guard_wstate *p)
 {
 	char comp[64], path[PATH_MAX], moved[PATH_MAX + 96], aside[160];
-	const char *leaf = split(rel, comp, sizeof(comp)), *detail = NULL;
+	const char *leaf = git_guard_watch_split(rel, comp, sizeof(comp)), *detail = NULL;
 	bool moved_ok = false, restored = false;
 	_cleanup_close_ int pfd = -1;
 	enum git_guard_what what;
-	struct wstate c;
+	struct git_guard_wstate c;
 	int r;
 
-	r = probe(rootfd, rel, &c, NULL, &pfd);
+	r = git_guard_watch_probe(rootfd, rel, &c, NULL, &pfd);
 	snprintf(path, sizeof(path), "%s%s%s", rootpath, *rootpath ? "/" : "", rel);
 	if (r < 0) {
 		say(e, GIT_GUARD_INCOMPLETE, path, NULL, false, strerror(-r));
 		return;
 	}
-	if (c.dir == W_OTHER && !(p->dir == W_OTHER && same_obj(&p->dst, &c.dst))) {
+	if (c.dir == W_OTHER && !(p->dir == W_OTHER && git_guard_watch_same_obj(&p->dst, &c.dst))) {
 		/* The directory component, a symlink (or a file): moved, not followed. */
 		snprintf(path, sizeof(path), "%s%s%s", rootpath, *rootpath ? "/" : "", comp);
 		held_name(e->g, comp, aside, sizeof(aside));
@@ -62,14 +81,14 @@ static void end_watch(struct end *e, int rootfd, const char *rootpath, const cha
 		    mkdirat(rootfd, comp, p->dst.st_mode & 07777) == 0 &&
 		    fchownat(rootfd, comp, p->dst.st_uid, p->dst.st_gid, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    (pfd = openat(rootfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
-			restored = restore(pfd, leaf, p) == 0;
+			restored = git_guard_watch_restore(pfd, leaf, p) == 0;
 		say(e, p->leaf == W_ABSENT && p->dir != W_OTHER ? GIT_GUARD_FILE_CREATED :
 		    GIT_GUARD_FILE_CHANGED, path, moved_ok ? moved : NULL, restored,
 		    moved_ok ? "not a directory (a symlink?): moved, not followed" :
 		    "not a directory (a symlink?), and it could not be moved: remove it");
 		return;
 	}
-	if (same_leaf(p, &c))
+	if (git_guard_watch_same_leaf(p, &c))
 		return;
 	what = p->leaf == W_ABSENT ? GIT_GUARD_FILE_CREATED :
 	       c.leaf == W_ABSENT ? GIT_GUARD_FILE_DELETED : GIT_GUARD_FILE_CHANGED;
@@ -88,15 +107,13 @@ static void end_watch(struct end *e, int rootfd, const char *rootpath, const cha
 			    mkdirat(rootfd, comp, p->dst.st_mode & 07777) == 0 &&
 			    fchownat(rootfd, comp, p->dst.st_uid, p->dst.st_gid, AT_SYMLINK_NOFOLLOW) == 0)
 				pfd = openat(rootfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			restored = pfd >= 0 && restore(pfd, leaf, p) == 0;
+			restored = pfd >= 0 && git_guard_watch_restore(pfd, leaf, p) == 0;
 			if (!restored)
 				detail = "the original could not be put back";
 		}
 	}
 	say(e, what, path, moved_ok ? moved : NULL, restored, detail);
 }
-
-/* --- git directories at the end --------------------------------------------- */
 
 /*
  * GITDIR/cordon-held-SESSION[/SUB], made if need be and owned as GITDIR
@@ -268,7 +285,7 @@ static void end_new_gitdir(struct end *e, int gfd, const char *gpath)
 
 static bool seen_add(struct end *e, const struct stat *st)
 {
-	return add_id(&e->seen, &e->n_seen, st) == 0;
+	return git_guard_plan_add_id(&e->seen, &e->n_seen, st) == 0;
 }
 
 /* A linked worktree's directory made during the session: its commondir must be git's own. */
@@ -307,7 +324,7 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 		return;
 	}
 	(void)seen_add(e, &st);
-	if (!has_id(g->dir_ids, g->n_dirs, &st, &i))
+	if (!git_guard_plan_has_id(g->dir_ids, g->n_dirs, &st, &i))
 		end_new_gitdir(e, gfd, gpath);
 	else if (!g->had_commondir[i] && fstatat(gfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0)
 		hold_say(e, GIT_GUARD_COMMONDIR, gfd, "commondir", gfd, gpath, NULL, NULL);
@@ -326,7 +343,7 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 				continue;
 			(void)seen_add(e, &st);
 			snprintf(sub, sizeof(sub), "%s/worktrees/%s", gpath, de->d_name);
-			if (!has_id(g->known, g->n_known, &st, NULL))
+			if (!git_guard_plan_has_id(g->known, g->n_known, &st, NULL))
 				end_new_worktree(e, fd, sub);
 		}
 		if (d)
@@ -344,7 +361,7 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 static void end_modules(struct end *e, int dfd, const char *dpath, int depth)
 {
 	int cfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = cfd >= 0 && depth <= MODULES_DEPTH ? fdopendir(cfd) : NULL;
+	DIR *d = cfd >= 0 && depth <= GIT_GUARD_MODULES_DEPTH ? fdopendir(cfd) : NULL;
 	struct dirent *de;
 
 	if (!d) {
@@ -372,35 +389,35 @@ static void end_modules(struct end *e, int dfd, const char *dpath, int depth)
 	closedir(d);
 }
 
-static int end_on_gitdir(struct walk *w, int fd)
+static int end_on_gitdir(struct git_guard_walk *w, int fd)
 {
 	end_gitdir(w->ctx, fd, w->path, 0);
 	return 0;
 }
 
-static int end_on_gitfile(struct walk *w, int dfd)
+static int end_on_gitfile(struct git_guard_walk *w, int dfd)
 {
 	struct end *e = w->ctx;
 	struct stat st;
 
 	if (fstatat(dfd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    has_id(e->g->known, e->g->n_known, &st, NULL))
+	    git_guard_plan_has_id(e->g->known, e->g->n_known, &st, NULL))
 		return 0;
-	return add(&e->gitfiles, &e->n_gitfiles, w->path, NULL);
+	return git_guard_plan_add(&e->gitfiles, &e->n_gitfiles, w->path, NULL);
 }
 
-static int end_on_root(struct walk *w, size_t plen)
+static int end_on_root(struct git_guard_walk *w, size_t plen)
 {
 	struct end *e = w->ctx;
 
 	(void)plen;
-	return add(&e->roots, &e->n_roots, below(e->g, w->path), NULL);
+	return git_guard_plan_add(&e->roots, &e->n_roots, git_guard_plan_below(e->g, w->path), NULL);
 }
 
 /* A .git file made during the session: it must point at a git directory just seen. */
 static void end_gitfile(struct end *e, const char *path)
 {
-	const char *rel = below(e->g, path);
+	const char *rel = git_guard_plan_below(e->g, path);
 	char dir[PATH_MAX], buf[PATH_MAX], target[2 * PATH_MAX], aside[160], moved[PATH_MAX + 160];
 	_cleanup_close_ int pfd = -1, fd = -1;
 	const char *t;
@@ -410,7 +427,7 @@ static void end_gitfile(struct end *e, const char *path)
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(rel) - strlen("/.git")), rel);
 	if (strlen(rel) == strlen(".git"))
 		dir[0] = 0;
-	pfd = open_root(e->wsfd, dir);
+	pfd = git_guard_watch_open_root(e->wsfd, dir);
 	if (pfd < 0) {
 		say(e, GIT_GUARD_INCOMPLETE, path, NULL, false, strerror(-pfd));
 		return;
@@ -425,7 +442,8 @@ static void end_gitfile(struct end *e, const char *path)
 			snprintf(target, sizeof(target), "%s", t);
 		else
 			snprintf(target, sizeof(target), "%.*s/%s", (int)(strlen(path) - 5), path, t);
-		if (stat(target, &st) == 0 && S_ISDIR(st.st_mode) && has_id(e->seen, e->n_seen, &st, NULL))
+		if (stat(target, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    git_guard_plan_has_id(e->seen, e->n_seen, &st, NULL))
 			return;
 	}
 	held_name(e->g, ".git", aside, sizeof(aside));
@@ -441,7 +459,7 @@ static void end_gitfile(struct end *e, const char *path)
 int git_guard_end(const struct git_guard *g,
 		  void (*report)(void *ctx, const struct git_guard_held *h), void *ctx)
 {
-	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	_cleanup_free_ struct git_guard_walk *w = calloc(1, sizeof(*w));
 	struct end e = { .g = g, .report = report, .ctx = ctx, .wsfd = -1 };
 	int r;
 
@@ -456,7 +474,7 @@ int git_guard_end(const struct git_guard *g,
 	w->gitfile = end_on_gitfile;
 	w->root = end_on_root;
 	w->ctx = &e;
-	r = walk(w, g->workspace);
+	r = git_guard_walk(w, g->workspace);
 	if (r < 0)
 		say(&e, GIT_GUARD_INCOMPLETE, w->path, NULL, false,
 		    w->cap ? w->cap : strerror(-r));
@@ -469,7 +487,7 @@ int git_guard_end(const struct git_guard *g,
 		int rfd;
 
 		snprintf(rootpath, sizeof(rootpath), "%s%s%s", g->workspace, *root ? "/" : "", root);
-		rfd = open_root(e.wsfd, root);
+		rfd = git_guard_watch_open_root(e.wsfd, root);
 		if (rfd < 0) {
 			if (wt->s.leaf != W_ABSENT || wt->s.dir == W_OTHER) {
 				char p[PATH_MAX + 64];
@@ -485,14 +503,14 @@ int git_guard_end(const struct git_guard *g,
 	}
 	/* A repository's top that was not one at the start: all it holds is new. */
 	for (size_t i = 0; i < e.n_roots; i++) {
-		static const struct wstate none_top = { .dir = W_DIR }, none = { .dir = W_ABSENT };
+		static const struct git_guard_wstate none_top = { .dir = W_DIR }, none = { .dir = W_ABSENT };
 		char rootpath[PATH_MAX];
 		bool planned = false;
 		int rfd;
 
 		for (size_t k = 0; k < g->n_roots && !planned; k++)
 			planned = !strcmp(g->roots[k], e.roots[i]);
-		if (planned || (rfd = open_root(e.wsfd, e.roots[i])) < 0)
+		if (planned || (rfd = git_guard_watch_open_root(e.wsfd, e.roots[i])) < 0)
 			continue;
 		snprintf(rootpath, sizeof(rootpath), "%s/%s", g->workspace, e.roots[i]);
 		for (size_t k = 0; k < ARRAY_SIZE(watched); k++)

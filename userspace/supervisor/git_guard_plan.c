@@ -1,10 +1,23 @@
-/* Modules in modules, and names with slashes: searched this deep. */
-#define MODULES_DEPTH 8
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* git_guard's plan (git_guard_plan.h): by path name, before the session runs. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git_guard_plan.h"
+#include "util.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-static int add(char ***v, size_t *n, const char *a, const char *b)
+int git_guard_plan_add(char ***v, size_t *n, const char *a, const char *b)
 {
 	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
 
@@ -17,7 +30,7 @@ static int add(char ***v, size_t *n, const char *a, const char *b)
 	return 0;
 }
 
-static int add_id(struct git_guard_id **v, size_t *n, const struct stat *st)
+int git_guard_plan_add_id(struct git_guard_id **v, size_t *n, const struct stat *st)
 {
 	struct git_guard_id *nv = realloc(*v, (*n + 1) * sizeof(**v));
 
@@ -28,7 +41,8 @@ static int add_id(struct git_guard_id **v, size_t *n, const struct stat *st)
 	return 0;
 }
 
-static bool has_id(const struct git_guard_id *v, size_t n, const struct stat *st, size_t *at)
+bool git_guard_plan_has_id(const struct git_guard_id *v, size_t n, const struct stat *st,
+			   size_t *at)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i].dev == st->st_dev && v[i].ino == st->st_ino) {
@@ -71,7 +85,7 @@ static int add_ro(struct git_guard *g, const char *dir, const char *const *names
 			return -ENAMETOOLONG;
 		if (!is_kind(p, S_IFREG) && !is_kind(p, S_IFDIR))
 			continue;
-		r = add(&g->ro, &g->n_ro, p, NULL);
+		r = git_guard_plan_add(&g->ro, &g->n_ro, p, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -96,7 +110,7 @@ static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 		return -E2BIG;
 	if (lstat(dir, &st) < 0)
 		return -errno;
-	r = add_id(&g->dir_ids, &n_ids, &st);
+	r = git_guard_plan_add_id(&g->dir_ids, &n_ids, &st);
 	if (r < 0)
 		return r;
 	nh = realloc(g->had_commondir, (g->n_dirs + 1) * sizeof(*nh));
@@ -104,7 +118,7 @@ static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 		return -ENOMEM;
 	g->had_commondir = nh;
 	nh[g->n_dirs] = exists(dir, "commondir");
-	r = add(&g->dirs, &g->n_dirs, dir, NULL);
+	r = git_guard_plan_add(&g->dirs, &g->n_dirs, dir, NULL);
 	if (r < 0)
 		return r;
 	r = add_ro(g, dir, own);
@@ -121,7 +135,7 @@ static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 			    (size_t)snprintf(wt, sizeof(wt), "%s/%s", sub, de->d_name) >= sizeof(wt) ||
 			    lstat(wt, &st) < 0 || !S_ISDIR(st.st_mode))
 				continue;
-			r = add_id(&g->known, &g->n_known, &st);
+			r = git_guard_plan_add_id(&g->known, &g->n_known, &st);
 			if (r >= 0)
 				r = add_ro(g, wt, linked);
 		}
@@ -146,7 +160,7 @@ static int plan_modules(struct git_guard *g, const char *dir, int depth)
 	DIR *d;
 	int r = 0;
 
-	if (depth > MODULES_DEPTH || !(d = opendir(dir)))
+	if (depth > GIT_GUARD_MODULES_DEPTH || !(d = opendir(dir)))
 		return 0;
 	while (r >= 0 && (de = readdir(d))) {
 		char m[PATH_MAX];
@@ -162,24 +176,16 @@ static int plan_modules(struct git_guard *g, const char *dir, int depth)
 }
 
 /* PATH relative to the workspace ("" for itself). */
-static const char *below(const struct git_guard *g, const char *path)
+const char *git_guard_plan_below(const struct git_guard *g, const char *path)
 {
 	size_t n = strlen(g->workspace);
 
 	return path[n] == '/' ? path + n + 1 : path + n;
 }
 
-struct git_guard_watch {
-	size_t root;
-	const char *rel;
-	struct wstate s;
-};
-
 static const char *const watched[] = { GIT_GUARD_WATCHED };
 
-/* --- the plan ----------------------------------------------------------------- */
-
-static int plan_on_gitdir(struct walk *w, int fd)
+static int plan_on_gitdir(struct git_guard_walk *w, int fd)
 {
 	int r = plan_gitdir(w->ctx, w->path, 0);
 
@@ -190,7 +196,7 @@ static int plan_on_gitdir(struct walk *w, int fd)
 }
 
 /* "gitdir: PATH": the pointer itself read-only. */
-static int plan_on_gitfile(struct walk *w, int dfd)
+static int plan_on_gitfile(struct git_guard_walk *w, int dfd)
 {
 	struct git_guard *g = w->ctx;
 	struct stat st;
@@ -202,16 +208,16 @@ static int plan_on_gitfile(struct walk *w, int dfd)
 	}
 	if (fstatat(dfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	r = add_id(&g->known, &g->n_known, &st);
-	return r < 0 ? r : add(&g->ro, &g->n_ro, w->path, NULL);
+	r = git_guard_plan_add_id(&g->known, &g->n_known, &st);
+	return r < 0 ? r : git_guard_plan_add(&g->ro, &g->n_ro, w->path, NULL);
 }
 
-static int plan_on_root(struct walk *w, size_t plen)
+static int plan_on_root(struct git_guard_walk *w, size_t plen)
 {
 	struct git_guard *g = w->ctx;
 
 	(void)plen;
-	return add(&g->roots, &g->n_roots, below(g, w->path), NULL);
+	return git_guard_plan_add(&g->roots, &g->n_roots, git_guard_plan_below(g, w->path), NULL);
 }
 
 static int plan_watch(struct git_guard *g)
@@ -225,7 +231,7 @@ static int plan_watch(struct git_guard *g)
 	if (!g->watch)
 		return -ENOMEM;
 	for (size_t i = 0; i < g->n_roots; i++) {
-		_cleanup_close_ int rfd = open_root(wsfd, g->roots[i]);
+		_cleanup_close_ int rfd = git_guard_watch_open_root(wsfd, g->roots[i]);
 
 		if (rfd < 0)
 			return rfd;
@@ -235,7 +241,7 @@ static int plan_watch(struct git_guard *g)
 
 			wt->root = i;
 			wt->rel = watched[k];
-			r = probe(rfd, watched[k], &wt->s, &keep, &pfd);
+			r = git_guard_watch_probe(rfd, watched[k], &wt->s, &keep, &pfd);
 			if (r < 0)
 				return r;
 			g->n_watch++;
@@ -249,7 +255,7 @@ static int plan_watch(struct git_guard *g)
 int git_guard_plan_session(const char *workspace, const char *session, struct git_guard *g,
 			   char *why, size_t wlen)
 {
-	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	_cleanup_free_ struct git_guard_walk *w = calloc(1, sizeof(*w));
 	int r;
 
 	memset(g, 0, sizeof(*g));
@@ -270,7 +276,7 @@ int git_guard_plan_session(const char *workspace, const char *session, struct gi
 	w->gitfile = plan_on_gitfile;
 	w->root = plan_on_root;
 	w->ctx = g;
-	r = walk(w, workspace);
+	r = git_guard_walk(w, workspace);
 	g->walked = w->entries;
 	if (r < 0) {
 		if (why && w->cap)

@@ -1,24 +1,25 @@
-/*
- * The walk, shared by the plan and the end: every directory below the
- * workspace, without following a symlink (each opened O_NOFOLLOW from its
- * parent), across mount points (a human's git runs a repository's hooks
- * on any filesystem), skipping nothing by name.  A .git entry or a bare
- * repository (HEAD, objects/ and refs/ side by side) is handed to the
- * caller and not walked into.  Bounded: GIT_GUARD_MAX_ENTRIES entries.
- */
-struct walk {
-	char path[PATH_MAX];            /* the directory being read, then what is handed over */
-	/* getdents64's, shared: a directory is read whole before the walk goes below it. */
-	char buf[32768] __attribute__((aligned(8)));
-	size_t entries;
-	const char *cap;                /* what stopped the walk */
-	int (*gitdir)(struct walk *w, int fd);
-	int (*gitfile)(struct walk *w, int dfd);
-	int (*root)(struct walk *w, size_t plen);
-	void *ctx;
-};
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The workspace walk of git_guard's plan and end (git_guard_walk.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-static int extend(struct walk *w, size_t plen, const char *name)
+#include "git_guard_walk.h"
+#include "util.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static int extend(struct git_guard_walk *w, size_t plen, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -37,7 +38,7 @@ static int extend(struct walk *w, size_t plen, const char *name)
  * fstat and two fcntl per directory, half the walk's system calls (4,900
  * of 9,700 on a 1,600-directory tree).
  */
-static int walk_dir(struct walk *w, int dfd, size_t plen, bool top)
+static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 {
 	bool head = false, objects = false, refs = false, repo = false;
 	_cleanup_free_ char *subs = NULL;       /* the subdirectories' names, NUL after each */
@@ -141,7 +142,7 @@ static int walk_dir(struct walk *w, int dfd, size_t plen, bool top)
 	return repo || top ? w->root(w, plen) : 0;
 }
 
-static int walk(struct walk *w, const char *workspace)
+int git_guard_walk(struct git_guard_walk *w, const char *workspace)
 {
 	_cleanup_close_ int fd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t n = strlen(workspace);
@@ -153,4 +154,3 @@ static int walk(struct walk *w, const char *workspace)
 	memcpy(w->path, workspace, n + 1);
 	return walk_dir(w, fd, n, true);
 }
-

@@ -1,16 +1,25 @@
-/* --- the watched files ------------------------------------------------------ */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The watched files' state, read without following a symlink (git_guard_watch.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-enum { W_ABSENT, W_REG, W_DIR, W_OTHER };
+#include <openssl/evp.h>
 
-struct wstate {
-	int dir, leaf;                  /* the directory component (W_REG: none), the file */
-	struct stat dst, st;
-	unsigned char sha[32];
-	unsigned char *data;            /* the whole file, when small enough (the plan only) */
-};
+#include "git_guard_watch.h"
+#include "util.h"
 
 /* ROOT relative to the workspace, opened without following any symlink. */
-static int open_root(int wsfd, const char *rel)
+int git_guard_watch_open_root(int wsfd, const char *rel)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
@@ -23,7 +32,7 @@ static int open_root(int wsfd, const char *rel)
 }
 
 /* The directory component of REL ("" for none) into COMP. */
-static const char *split(const char *rel, char *comp, size_t clen)
+const char *git_guard_watch_split(const char *rel, char *comp, size_t clen)
 {
 	const char *slash = strchr(rel, '/');
 
@@ -42,11 +51,12 @@ static const char *split(const char *rel, char *comp, size_t clen)
  * left to keep, taken from), a file up to GIT_GUARD_SAVE_MAX is kept
  * whole.  0 or -errno.
  */
-static int probe(int rootfd, const char *rel, struct wstate *s, size_t *keep, int *pfd)
+int git_guard_watch_probe(int rootfd, const char *rel, struct git_guard_wstate *s, size_t *keep,
+			  int *pfd)
 {
 	unsigned char buf[65536];
 	char comp[64];
-	const char *leaf = split(rel, comp, sizeof(comp));
+	const char *leaf = git_guard_watch_split(rel, comp, sizeof(comp));
 	_cleanup_close_ int dfd = -1, fd = -1;
 	EVP_MD_CTX *md = NULL;
 	size_t got = 0;
@@ -120,22 +130,23 @@ out:
 	return 0;
 }
 
-static bool same_obj(const struct stat *a, const struct stat *b)
+bool git_guard_watch_same_obj(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_mode == b->st_mode;
 }
 
-static bool same_leaf(const struct wstate *a, const struct wstate *b)
+bool git_guard_watch_same_leaf(const struct git_guard_wstate *a,
+			       const struct git_guard_wstate *b)
 {
 	if (a->leaf != b->leaf)
 		return false;
 	if (a->leaf == W_REG)
 		return !memcmp(a->sha, b->sha, sizeof(a->sha)) && a->st.st_mode == b->st.st_mode;
-	return a->leaf == W_ABSENT || same_obj(&a->st, &b->st);
+	return a->leaf == W_ABSENT || git_guard_watch_same_obj(&a->st, &b->st);
 }
 
 /* The original back, as it was (content, mode, owner), in DFD; 0 or -errno. */
-static int restore(int dfd, const char *leaf, const struct wstate *p)
+int git_guard_watch_restore(int dfd, const char *leaf, const struct git_guard_wstate *p)
 {
 	_cleanup_close_ int fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					O_CLOEXEC, 0600);
@@ -150,4 +161,3 @@ static int restore(int dfd, const char *leaf, const struct wstate *p)
 		return -errno;
 	return 0;
 }
-
