@@ -58,6 +58,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "http_lex.h"
 
 /* --- requests ------------------------------------------------------------ */
 
@@ -224,7 +225,7 @@ static int request_line(struct http_request *r, const char *line, size_t n, cons
  * A request line not yet ended (or ended badly): what its bytes so far, up
  * to the first CR or LF, already refuse.  0 when nothing yet.
  */
-static int request_line_start(const struct lines *l, const char **err)
+static int request_line_start(const struct http_fields_lines *l, const char **err)
 {
 	size_t e = l->pos, m, t0, t1;
 	int rc;
@@ -300,13 +301,13 @@ static int host_header(struct http_request *r, const char **err)
 /* A request's Transfer-Encoding: exactly "chunked". */
 static int request_coding(const struct http_header *h, const char **err)
 {
-	struct list l;
+	struct http_fields_list l;
 	const char *e;
 	size_t n, count = 0;
 	bool unknown = false;
 
-	list_init(&l, h);
-	while (list_next(&l, &e, &n)) {
+	http_fields_list_init(&l, h);
+	while (http_fields_list_next(&l, &e, &n)) {
 		if (!is_token(e, n)) {
 			*err = "bad Transfer-Encoding";
 			return -400;
@@ -344,7 +345,7 @@ static int request_fields(struct http_request *r, const char **err)
 		*err = "more than one Content-Length";
 		return -400;
 	}
-	if (cl && !parse_length(cl, &r->content_length)) {
+	if (cl && !http_fields_length(cl, &r->content_length)) {
 		*err = "bad Content-Length";
 		return -400;
 	}
@@ -371,7 +372,7 @@ static int request_fields(struct http_request *r, const char **err)
 		return -400;
 	}
 
-	rc = connection(h, nh, &r->close, &keep_alive, err);
+	rc = http_fields_connection(h, nh, &r->close, &keep_alive, err);
 	if (rc < 0)
 		return rc;
 	if (r->minor == 0 && !keep_alive)
@@ -393,7 +394,7 @@ static int request_fields(struct http_request *r, const char **err)
 int http_parse_request(const char *buf, size_t len, struct http_request *r, char *why,
 		       size_t whylen)
 {
-	struct lines l = { .buf = buf, .len = len };
+	struct http_fields_lines l = { .buf = buf, .len = len };
 	const char *line, *err = NULL;
 	size_t n;
 	int rc, head;
@@ -405,7 +406,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 		why[0] = '\0';
 	/* RFC 9112 2.2: a few empty lines may precede the request line (a CRLF after a body). */
 	for (int skipped = 0;; skipped++) {
-		rc = next_line(&l, &line, &n, &err);
+		rc = http_fields_next_line(&l, &line, &n, &err);
 		if (rc <= 0) {
 			/* A bad method or target is refused before the line ends. */
 			const char *early = NULL;
@@ -432,7 +433,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 		l.bad = l.no;
 		goto out;
 	}
-	rc = read_fields(&l, r->headers, &r->n_headers, &err);
+	rc = http_fields_read(&l, r->headers, &r->n_headers, &err);
 	if (rc <= 0)
 		goto out;
 	head = rc;
@@ -478,13 +479,13 @@ static const char *status_line(struct http_response *r, const char *line, size_t
 /* A response's Transfer-Encoding: codings that end in one "chunked", which frames it. */
 static const char *response_coding(const struct http_header *h)
 {
-	struct list l;
+	struct http_fields_list l;
 	const char *e;
 	size_t n, chunked = 0;
 	bool last = false;
 
-	list_init(&l, h);
-	while (list_next(&l, &e, &n)) {
+	http_fields_list_init(&l, h);
+	while (http_fields_list_next(&l, &e, &n)) {
 		if (!is_token(e, n))
 			return "bad Transfer-Encoding";
 		last = ieq(e, n, "chunked");
@@ -507,7 +508,7 @@ static const char *response_fields(struct http_response *r)
 
 		if (!ieq(h[i].name, h[i].name_len, "content-length"))
 			continue;
-		if (!parse_length(&h[i], &v))
+		if (!http_fields_length(&h[i], &v))
 			return "bad Content-Length";
 		/* RFC 9110 8.6: identical repeats may be accepted; differing ones never. */
 		if (r->content_length >= 0 && v != r->content_length)
@@ -527,7 +528,7 @@ static const char *response_fields(struct http_response *r)
 			return err;
 		r->chunked = true;
 	}
-	if (connection(h, nh, &r->close, &keep_alive, &err) < 0)
+	if (http_fields_connection(h, nh, &r->close, &keep_alive, &err) < 0)
 		return err;
 	if (r->minor == 0 && !keep_alive)
 		r->close = true;
@@ -537,7 +538,7 @@ static const char *response_fields(struct http_response *r)
 int http_parse_response(const char *buf, size_t len, struct http_response *r, char *why,
 			size_t whylen)
 {
-	struct lines l = { .buf = buf, .len = len };
+	struct http_fields_lines l = { .buf = buf, .len = len };
 	const char *line, *err = NULL;
 	size_t n;
 	int rc;
@@ -547,7 +548,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, ch
 	r->content_length = -1;
 	if (why && whylen)
 		why[0] = '\0';
-	rc = next_line(&l, &line, &n, &err);
+	rc = http_fields_next_line(&l, &line, &n, &err);
 	if (rc <= 0)
 		goto out;
 	err = status_line(r, line, n);
@@ -556,7 +557,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, ch
 		rc = -502;
 		goto out;
 	}
-	rc = read_fields(&l, r->headers, &r->n_headers, &err);
+	rc = http_fields_read(&l, r->headers, &r->n_headers, &err);
 	if (rc <= 0)
 		goto out;
 	err = response_fields(r);
@@ -573,14 +574,14 @@ bool http_response_identity(const struct http_response *r)
 	for (size_t i = 0; i < r->n_headers; i++) {
 		const struct http_header *h = &r->headers[i];
 		bool te = ieq(h->name, h->name_len, "transfer-encoding");
-		struct list l;
+		struct http_fields_list l;
 		const char *e;
 		size_t n, k = 0;
 
 		if (!te && !ieq(h->name, h->name_len, "content-encoding"))
 			continue;
-		list_init(&l, h);
-		while (list_next(&l, &e, &n))
+		http_fields_list_init(&l, h);
+		while (http_fields_list_next(&l, &e, &n))
 			if ((te && ++k > 1) || !ieq(e, n, te ? "chunked" : "identity"))
 				return false;
 	}
@@ -602,4 +603,3 @@ int http_response_body_mode(const struct http_response *r, const char *request_m
 		return HTTP_BODY_LENGTH;
 	return HTTP_BODY_CLOSE;
 }
-

@@ -1,4 +1,14 @@
-/* --- authority ----------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The authority parser (http_authority.h). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http_authority.h"
+#include "http_lex.h"
 
 /* IPv4 in its one canonical spelling: four parts 0-255, no leading zeros. */
 static bool dotted_quad(const char *s, size_t n)
@@ -158,4 +168,3 @@ int http_parse_authority(const char *s, size_t len, char *host, size_t hostlen, 
 	*port = (uint16_t)v;
 	return 0;
 }
-

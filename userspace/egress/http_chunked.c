@@ -1,4 +1,14 @@
-/* --- chunked bodies ------------------------------------------------------ */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The chunked body's scanner (http_chunked.h). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http_chunked.h"
+#include "http_lex.h"
 
 /*
  * RFC 9112 7.1:

@@ -1,4 +1,14 @@
-/* --- headers ------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The header section of a head (http_fields.h). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "http_fields.h"
+#include "http_lex.h"
 
 const struct http_header *http_header_get(const struct http_header *h, size_t n,
 					  const char *name)
@@ -18,20 +28,14 @@ size_t http_header_count(const struct http_header *h, size_t n, const char *name
 	return c;
 }
 
-/* The elements of a comma-separated list, each trimmed of OWS (may be empty). */
-struct list {
-	const char *p, *end;
-	bool done;
-};
-
-static void list_init(struct list *l, const struct http_header *h)
+void http_fields_list_init(struct http_fields_list *l, const struct http_header *h)
 {
 	l->p = h->value;
 	l->end = h->value + h->value_len;
 	l->done = false;
 }
 
-static bool list_next(struct list *l, const char **e, size_t *n)
+bool http_fields_list_next(struct http_fields_list *l, const char **e, size_t *n)
 {
 	const char *s = l->p, *c;
 
@@ -53,21 +57,9 @@ static bool list_next(struct list *l, const char **e, size_t *n)
 	return true;
 }
 
-/*
- * The lines of a head.  Only the first HTTP_MAX_HEAD bytes are looked at,
- * so a head that has not ended by then is 431 however much more arrived.
- */
-struct lines {
-	const char *buf;
-	size_t len;             /* bytes available */
-	size_t win;             /* of which the head may use */
-	size_t pos;             /* where the next line begins */
-	unsigned no;            /* lines returned */
-	unsigned bad;           /* the line a refusal is about, 0 if not one line's */
-};
-
 /* 1: a line [*line, *line + *n) that ended in CRLF; 0: more bytes; -400 or -431 with *err. */
-static int next_line(struct lines *l, const char **line, size_t *n, const char **err)
+int http_fields_next_line(struct http_fields_lines *l, const char **line, size_t *n,
+			  const char **err)
 {
 	for (size_t i = l->pos; i < l->win; i++) {
 		char c = l->buf[i];
@@ -132,14 +124,15 @@ static const char *parse_field(const char *line, size_t n, struct http_header *h
 }
 
 /* Field lines up to the empty one: the head's length, 0 for more bytes, or -status. */
-static int read_fields(struct lines *l, struct http_header *h, size_t *nh, const char **err)
+int http_fields_read(struct http_fields_lines *l, struct http_header *h, size_t *nh,
+		     const char **err)
 {
 	const char *line;
 	size_t n;
 	int rc;
 
 	for (;;) {
-		rc = next_line(l, &line, &n, err);
+		rc = http_fields_next_line(l, &line, &n, err);
 		if (rc <= 0)
 			return rc;
 		if (n == 0)
@@ -157,7 +150,7 @@ static int read_fields(struct lines *l, struct http_header *h, size_t *nh, const
 	}
 }
 
-static bool parse_length(const struct http_header *h, int64_t *out)
+bool http_fields_length(const struct http_header *h, int64_t *out)
 {
 	int64_t v = 0;
 
@@ -174,18 +167,18 @@ static bool parse_length(const struct http_header *h, int64_t *out)
 }
 
 /* close / keep-alive from every Connection field; -400 for a non-token element. */
-static int connection(const struct http_header *h, size_t nh, bool *close, bool *keep_alive,
-		      const char **err)
+int http_fields_connection(const struct http_header *h, size_t nh, bool *close,
+			   bool *keep_alive, const char **err)
 {
 	for (size_t i = 0; i < nh; i++) {
-		struct list l;
+		struct http_fields_list l;
 		const char *e;
 		size_t n;
 
 		if (!ieq(h[i].name, h[i].name_len, "connection"))
 			continue;
-		list_init(&l, &h[i]);
-		while (list_next(&l, &e, &n)) {
+		http_fields_list_init(&l, &h[i]);
+		while (http_fields_list_next(&l, &e, &n)) {
 			if (n == 0)
 				continue;
 			if (!is_token(e, n)) {
@@ -200,4 +193,3 @@ static int connection(const struct http_header *h, size_t nh, bool *close, bool 
 	}
 	return 0;
 }
-

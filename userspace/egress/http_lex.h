@@ -1,5 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The lexical helpers every part of the HTTP parser shares (http.c says
+ * what the parser closes): byte classes (locale-free), a case-insensitive
+ * compare, the token rule, and the refusal's wording.  Private to
+ * userspace/egress/http*.c; static inline, so each part (and the fuzz
+ * targets, which compile the sources directly) carries its own copy.
+ */
+#ifndef CORDON_HTTP_LEX_H
+#define CORDON_HTTP_LEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
 /* The reason, naming the head's line (1 = the start line) when one line is to blame. */
-static int fail(char *why, size_t whylen, int status, unsigned line, const char *msg)
+static inline int fail(char *why, size_t whylen, int status, unsigned line, const char *msg)
 {
 	if (!msg)
 		msg = "malformed";
@@ -11,43 +27,43 @@ static int fail(char *why, size_t whylen, int status, unsigned line, const char 
 }
 
 /* Byte classes, locale-free. */
-static bool is_digit(unsigned char c)
+static inline bool is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static bool is_alpha(unsigned char c)
+static inline bool is_alpha(unsigned char c)
 {
 	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
 }
 
-static bool is_xdigit(unsigned char c)
+static inline bool is_xdigit(unsigned char c)
 {
 	return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
 }
 
-static bool is_tchar(unsigned char c)
+static inline bool is_tchar(unsigned char c)
 {
 	return is_digit(c) || is_alpha(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-static bool is_ows(unsigned char c)
+static inline bool is_ows(unsigned char c)
 {
 	return c == ' ' || c == '\t';
 }
 
 /* field-vchar, obs-text, SP or HTAB: anything but CTLs and DEL. */
-static bool is_field_byte(unsigned char c)
+static inline bool is_field_byte(unsigned char c)
 {
 	return c == '\t' || (c >= 0x20 && c != 0x7f);
 }
 
-static unsigned char lc(unsigned char c)
+static inline unsigned char lc(unsigned char c)
 {
 	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
 }
 
-static bool ieq(const char *a, size_t n, const char *lit)
+static inline bool ieq(const char *a, size_t n, const char *lit)
 {
 	if (n != strlen(lit))
 		return false;
@@ -57,7 +73,7 @@ static bool ieq(const char *a, size_t n, const char *lit)
 	return true;
 }
 
-static bool is_token(const char *s, size_t n)
+static inline bool is_token(const char *s, size_t n)
 {
 	if (!n)
 		return false;
@@ -67,3 +83,5 @@ static bool is_token(const char *s, size_t n)
 	return true;
 }
 
+
+#endif /* CORDON_HTTP_LEX_H */
