@@ -54,8 +54,6 @@
  * overrides; `cordon audit show` escapes them again after decoding.
  */
 #define _GNU_SOURCE
-/* SHA256_* (see sha256() below): deprecated in OpenSSL 3, kept on purpose. */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -64,7 +62,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include "audit.h"
 #include "scrub.h"
 #include "util.h"
@@ -90,14 +87,11 @@
  * host can still fill a quota or remove the file.
  */
 
-/* jansson's own json_decrefp(), spelled like the other cleanup helpers. */
-#define _cleanup_json_ _cleanup_(json_decrefp)
-
 struct audit {
 	pthread_mutex_t lock;
 	int fd;
 	uint64_t seq;                     /* of the next record */
-	unsigned char prev[HASH_LEN];     /* SHA-256 of the last line written */
+	unsigned char prev[AUDIT_HASH_LEN];     /* SHA-256 of the last line written */
 	unsigned char key[AUDIT_KEY_LEN];
 	char *session;
 	char *key_path;
@@ -200,8 +194,8 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 {
 	_cleanup_json_ json_t *rec = NULL;
 	_cleanup_free_ char *body = NULL, *line = NULL;
-	char ts[64], prev_hex[HEX_LEN + 1], mac_hex[HEX_LEN + 1];
-	unsigned char mac[HASH_LEN];
+	char ts[64], prev_hex[AUDIT_HEX_LEN + 1], mac_hex[AUDIT_HEX_LEN + 1];
+	unsigned char mac[AUDIT_HASH_LEN];
 	size_t blen, llen, done;
 	const char *k;
 	json_t *v, *jtype;
@@ -229,7 +223,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	jtype = json_string(type);
 	if (!jtype)
 		return -EINVAL;   /* not UTF-8 */
-	hex_encode(a->prev, HASH_LEN, prev_hex);
+	hex_encode(a->prev, AUDIT_HASH_LEN, prev_hex);
 	if (json_object_set_new(rec, "type", jtype) < 0 ||
 	    json_object_set_new(rec, "seq", json_integer((json_int_t)a->seq)) < 0 ||
 	    json_object_set_new(rec, "time", json_string(ts)) < 0 ||
@@ -237,16 +231,16 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	    json_object_set_new(rec, "prev", json_string(prev_hex)) < 0 ||
 	    (extra && json_object_update(rec, extra) < 0))
 		return -ENOMEM;
-	body = json_dumps(rec, DUMP_FLAGS);
+	body = json_dumps(rec, AUDIT_DUMP_FLAGS);
 	if (!body)
 		return -ENOMEM;
 	blen = strlen(body);
-	r = hmac256(a->key, body, blen, mac);
+	r = audit_format_hmac256(a->key, body, blen, mac);
 	if (r < 0)
 		return r;
-	hex_encode(mac, HASH_LEN, mac_hex);
+	hex_encode(mac, AUDIT_HASH_LEN, mac_hex);
 	/* body minus its '}', the hmac member, '}', '\n'. */
-	llen = blen - 1 + HMAC_TAIL + 1;
+	llen = blen - 1 + AUDIT_HMAC_TAIL + 1;
 	if (llen > AUDIT_RECORD_MAX) {
 		a->dropped++;
 		if (!a->down)
@@ -257,7 +251,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	if (!line)
 		return -ENOMEM;
 	memcpy(line, body, blen - 1);
-	snprintf(line + blen - 1, llen - blen + 2, "%s%s\"}\n", HMAC_MEMBER, mac_hex);
+	snprintf(line + blen - 1, llen - blen + 2, "%s%s\"}\n", AUDIT_HMAC_MEMBER, mac_hex);
 	/*
 	 * One write(2) on an O_APPEND file: a record is never interleaved with
 	 * another, and a writer killed between records leaves whole lines.  If
@@ -273,7 +267,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 		a->dropped++;
 		return r;
 	}
-	r = sha256(line, llen - 1, a->prev);
+	r = audit_format_sha256(line, llen - 1, a->prev);
 	if (r < 0) {
 		a->broken = r;
 		return r;
@@ -311,12 +305,12 @@ int audit_write(struct audit *a, const char *type, json_t *fields)
 static int seal_locked(struct audit *a, json_t *fields)
 {
 	_cleanup_json_ json_t *extra = NULL;
-	char chain[HEX_LEN + 1];
+	char chain[AUDIT_HEX_LEN + 1];
 	int r;
 
 	if (a->sealed)
 		return -EPIPE;
-	hex_encode(a->prev, HASH_LEN, chain);
+	hex_encode(a->prev, AUDIT_HASH_LEN, chain);
 	extra = json_pack("{s:I,s:s}", "records", (json_int_t)a->seq, "chain", chain);
 	if (!extra)
 		return -ENOMEM;
@@ -491,7 +485,7 @@ static int key_dir_open(const char *dir)
 static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KEY_LEN])
 {
 	_cleanup_close_ int fd = -1;
-	char text[HEX_LEN + 2];
+	char text[AUDIT_HEX_LEN + 2];
 	size_t done;
 	int r;
 
@@ -499,8 +493,8 @@ static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KE
 	if (fd < 0)
 		return -errno;
 	hex_encode(key, AUDIT_KEY_LEN, text);
-	text[HEX_LEN] = '\n';
-	r = write_counted(fd, text, HEX_LEN + 1, &done);
+	text[AUDIT_HEX_LEN] = '\n';
+	r = write_counted(fd, text, AUDIT_HEX_LEN + 1, &done);
 	OPENSSL_cleanse(text, sizeof(text));
 	if (r < 0)
 		return r;
@@ -603,7 +597,7 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	a->session = strdup(session);
 	if (!a->session)
 		return -ENOMEM;
-	r = chain_start(session, a->prev);
+	r = audit_format_chain_start(session, a->prev);
 	if (r < 0)
 		return r;
 	dfd = key_dir_open(key_dir ? key_dir : AUDIT_KEY_DIR);
@@ -671,9 +665,9 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 {
 	_cleanup_(audit_freep) struct audit *a = NULL;
 	struct audit_verify_stats st = {};
-	struct verify v = {};
+	struct audit_verify_state v = {};
 	struct stat before, after, named;
-	const struct vrec *last;
+	const struct audit_verify_rec *last;
 	int r;
 
 	if (!path || !key_path || !out)
@@ -689,7 +683,7 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 		return -errno;
 	if (!S_ISREG(before.st_mode))
 		return -EINVAL;
-	r = verify_run(&v, path, key_path, &st);
+	r = audit_verify_run(&v, path, key_path, &st);
 	if (r < 0)
 		goto out;
 	/*
@@ -701,7 +695,8 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 	if (st.sealed || v.n == 0 || v.n_probs != 1 || st.records != v.n)
 		goto out;
 	last = &v.recs[v.n - 1];
-	if (last->seq != (long long)v.n - 1 || !v.recs[0].session || !session_valid(v.recs[0].session))
+	if (last->seq != (long long)v.n - 1 || !v.recs[0].session ||
+	    !audit_format_session_valid(v.recs[0].session))
 		goto out;
 	if (fstat(a->fd, &after) < 0 || stat(path, &named) < 0) {
 		r = -errno;
@@ -717,7 +712,7 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 		goto out;
 	}
 	memcpy(a->key, v.key, AUDIT_KEY_LEN);
-	memcpy(a->prev, last->hash, HASH_LEN);
+	memcpy(a->prev, last->hash, AUDIT_HASH_LEN);
 	a->seq = (uint64_t)v.n;
 	a->end = before.st_size;
 	/* The dead writer's reserve may still be allocated: audit_close gives it back. */
@@ -725,6 +720,6 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 	*out = TAKE_PTR(a);
 	r = 0;
 out:
-	verify_free(&v);
+	audit_verify_free(&v);
 	return r;
 }

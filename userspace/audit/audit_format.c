@@ -1,15 +1,18 @@
-#define HASH_LEN     32
-#define HEX_LEN      (2 * HASH_LEN)
-#define SESSION_MAX  128
-#define DUMP_FLAGS   (JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
-/* `,"hmac":"` + 64 hex digits + `"}`: how every line ends. */
-#define HMAC_MEMBER  ",\"hmac\":\""
-#define HMAC_TAIL    (sizeof(HMAC_MEMBER) - 1 + HEX_LEN + 2)
-
-/* --- side-effect-free helpers ------------------------------------------------ */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The audit log format's primitives (audit_format.h). */
+#define _GNU_SOURCE
+/* SHA256_* (see audit_format_sha256() below): deprecated in OpenSSL 3, kept on purpose. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include "audit_format.h"
+#include "util.h"
 
 /* Lower-case hex only: an upper-case copy of a digest is another line. */
-static int hex_decode(const char *s, size_t n, unsigned char *out)
+int audit_format_hex_decode(const char *s, size_t n, unsigned char *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		unsigned v = 0;
@@ -36,7 +39,7 @@ static int hex_decode(const char *s, size_t n, unsigned char *out)
  * same code without the fetch.  (OpenSSL marks the SHA256_* functions
  * deprecated in favour of EVP; they remain part of its API.)
  */
-static int sha256(const void *p, size_t n, unsigned char out[HASH_LEN])
+int audit_format_sha256(const void *p, size_t n, unsigned char out[AUDIT_HASH_LEN])
 {
 	SHA256_CTX c;
 
@@ -45,10 +48,10 @@ static int sha256(const void *p, size_t n, unsigned char out[HASH_LEN])
 	return 0;
 }
 
-static int hmac256(const unsigned char key[AUDIT_KEY_LEN], const void *p, size_t n,
-		   unsigned char out[HASH_LEN])
+int audit_format_hmac256(const unsigned char key[AUDIT_KEY_LEN], const void *p, size_t n,
+		   unsigned char out[AUDIT_HASH_LEN])
 {
-	unsigned char ipad[SHA256_CBLOCK], opad[SHA256_CBLOCK], inner[HASH_LEN];
+	unsigned char ipad[SHA256_CBLOCK], opad[SHA256_CBLOCK], inner[AUDIT_HASH_LEN];
 	SHA256_CTX c;
 	int ok;
 
@@ -69,32 +72,32 @@ static int hmac256(const unsigned char key[AUDIT_KEY_LEN], const void *p, size_t
 	return ok ? 0 : -EIO;
 }
 
-static int chain_start(const char *session, unsigned char out[HASH_LEN])
+int audit_format_chain_start(const char *session, unsigned char out[AUDIT_HASH_LEN])
 {
 	_cleanup_free_ char *s = NULL;
 
 	if (asprintf(&s, "%s%s", AUDIT_CHAIN_TAG, session) < 0)
 		return -ENOMEM;
-	return sha256(s, strlen(s), out);
+	return audit_format_sha256(s, strlen(s), out);
 }
 
 /* The session names a file: no separators, no dot files, no "..". */
-static bool session_valid(const char *s)
+bool audit_format_session_valid(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n > SESSION_MAX || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
-					   (s[0] >= '0' && s[0] <= '9')))
+	if (n == 0 || n > AUDIT_SESSION_MAX ||
+	    !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
+	      (s[0] >= '0' && s[0] <= '9')))
 		return false;
 	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
 int audit_key_path_for(const char *key_dir, const char *session, char **out)
 {
-	if (!session || !session_valid(session))
+	if (!session || !audit_format_session_valid(session))
 		return -EINVAL;
 	if (asprintf(out, "%s/%s.key", key_dir ? key_dir : AUDIT_KEY_DIR, session) < 0)
 		return -ENOMEM;
 	return 0;
 }
-

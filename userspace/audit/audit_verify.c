@@ -1,48 +1,24 @@
-/* --- verifying ---------------------------------------------------------------- */
-
-/* What the verifier learns from one line. */
-struct vrec {
-	size_t line;
-	long long seq;                   /* -1: none (or not a record) */
-	unsigned char hash[HASH_LEN];    /* of the line, as the next record's prev */
-	unsigned char prev[HASH_LEN];
-	bool has_prev;
-	bool parsed;                     /* a JSON object */
-	bool has_hmac;                   /* ends with a well-formed hmac member */
-	bool auth;                       /* ... that matches */
-	bool dup, moved;
-	bool seal;
-	long long seal_records;
-	unsigned char seal_chain[HASH_LEN];
-	bool seal_chain_ok;
-	char *session;                   /* record 0's, for its chain start */
-	char *err;                       /* why it is not JSON */
-};
-
-struct problem {
-	size_t line;                     /* sort key: file order */
-	size_t order;
-	char *text;
-};
-
-struct verify {
-	unsigned char key[AUDIT_KEY_LEN];
-	struct vrec *recs;
-	size_t n, cap;
-	struct problem *probs;
-	size_t n_probs, cap_probs;
-	int oom;
-	/* Indexed by seq, 0..max_seq (max_seq comes from authentic records only). */
-	long long max_seq;
-	ssize_t *at;                     /* the authentic record holding each seq, or -1 */
-	bool *claimed;                   /* a line that fails its HMAC stands in for it */
-	long long tail_claimed;          /* the same, past max_seq */
-};
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The audit log's verifier (audit_verify.h): what audit.c's header says a
+ * log proves, checked line by line, every problem named by line and seq.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <openssl/crypto.h>
+#include "audit_format.h"
+#include "audit_verify.h"
+#include "util.h"
 
 __attribute__((format(printf, 3, 4)))
-static void problem(struct verify *v, size_t line, const char *fmt, ...)
+static void problem(struct audit_verify_state *v, size_t line, const char *fmt, ...)
 {
-	struct problem *p;
+	struct audit_verify_problem *p;
 	va_list ap;
 	char *text;
 
@@ -66,13 +42,14 @@ static void problem(struct verify *v, size_t line, const char *fmt, ...)
 		v->probs = p;
 		v->cap_probs = c;
 	}
-	v->probs[v->n_probs] = (struct problem){ .line = line, .order = v->n_probs, .text = text };
+	v->probs[v->n_probs] = (struct audit_verify_problem){ .line = line, .order = v->n_probs,
+							      .text = text };
 	v->n_probs++;
 }
 
 static int problem_cmp(const void *x, const void *y)
 {
-	const struct problem *a = x, *b = y;
+	const struct audit_verify_problem *a = x, *b = y;
 
 	if (a->line != b->line)
 		return a->line < b->line ? -1 : 1;
@@ -80,7 +57,7 @@ static int problem_cmp(const void *x, const void *y)
 }
 
 /* "line N (seq S)" for a line, as every report names it. */
-static const char *where(const struct vrec *r, char *buf, size_t len)
+static const char *where(const struct audit_verify_rec *r, char *buf, size_t len)
 {
 	if (r->seq >= 0)
 		snprintf(buf, len, "line %zu (seq %lld)", r->line, r->seq);
@@ -90,7 +67,8 @@ static const char *where(const struct vrec *r, char *buf, size_t len)
 }
 
 /* "line N (seq S)" if seq S is in the file, else "seq S". */
-static const char *where_seq(const struct verify *v, long long seq, char *buf, size_t len)
+static const char *where_seq(const struct audit_verify_state *v, long long seq, char *buf,
+			     size_t len)
 {
 	if (seq >= 0 && seq <= v->max_seq && v->at[seq] >= 0)
 		return where(&v->recs[v->at[seq]], buf, len);
@@ -101,13 +79,13 @@ static const char *where_seq(const struct verify *v, long long seq, char *buf, s
 static int load_key(const char *path, unsigned char key[AUDIT_KEY_LEN])
 {
 	char *buf = NULL;
-	int n = read_file(path, &buf, 2 * HEX_LEN), r = 0;
+	int n = read_file(path, &buf, 2 * AUDIT_HEX_LEN), r = 0;
 
 	if (n < 0)
 		return n;
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
-	if (n != HEX_LEN || hex_decode(buf, AUDIT_KEY_LEN, key) < 0)
+	if (n != AUDIT_HEX_LEN || audit_format_hex_decode(buf, AUDIT_KEY_LEN, key) < 0)
 		r = -EINVAL;
 	OPENSSL_cleanse(buf, (size_t)n);
 	free(buf);
@@ -115,17 +93,17 @@ static int load_key(const char *path, unsigned char key[AUDIT_KEY_LEN])
 }
 
 /* Parse one line (S, N bytes without its newline; S is ours to scribble on). */
-static int parse_line(struct verify *v, char *s, size_t n, size_t lineno)
+static int parse_line(struct audit_verify_state *v, char *s, size_t n, size_t lineno)
 {
 	_cleanup_json_ json_t *j = NULL;
-	struct vrec *rec;
+	struct audit_verify_rec *rec;
 	json_error_t je;
 	json_t *x;
 	int r;
 
 	if (v->n == v->cap) {
 		size_t c = v->cap ? 2 * v->cap : 256;
-		struct vrec *nr = realloc(v->recs, c * sizeof(*nr));
+		struct audit_verify_rec *nr = realloc(v->recs, c * sizeof(*nr));
 
 		if (!nr)
 			return -ENOMEM;
@@ -136,7 +114,7 @@ static int parse_line(struct verify *v, char *s, size_t n, size_t lineno)
 	memset(rec, 0, sizeof(*rec));
 	rec->line = lineno;
 	rec->seq = -1;
-	r = sha256(s, n, rec->hash);
+	r = audit_format_sha256(s, n, rec->hash);
 	if (r < 0)
 		return r;
 	j = json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
@@ -151,16 +129,16 @@ static int parse_line(struct verify *v, char *s, size_t n, size_t lineno)
 	if (json_is_integer(x) && json_integer_value(x) >= 0)
 		rec->seq = json_integer_value(x);
 	x = json_object_get(j, "prev");
-	rec->has_prev = json_is_string(x) && json_string_length(x) == HEX_LEN &&
-			hex_decode(json_string_value(x), HASH_LEN, rec->prev) == 0;
+	rec->has_prev = json_is_string(x) && json_string_length(x) == AUDIT_HEX_LEN &&
+			audit_format_hex_decode(json_string_value(x), AUDIT_HASH_LEN, rec->prev) == 0;
 	x = json_object_get(j, "type");
 	if (json_is_string(x) && !strcmp(json_string_value(x), "seal")) {
 		rec->seal = true;
 		x = json_object_get(j, "records");
 		rec->seal_records = json_is_integer(x) ? json_integer_value(x) : -1;
 		x = json_object_get(j, "chain");
-		rec->seal_chain_ok = json_is_string(x) && json_string_length(x) == HEX_LEN &&
-				     hex_decode(json_string_value(x), HASH_LEN, rec->seal_chain) == 0;
+		rec->seal_chain_ok = json_is_string(x) && json_string_length(x) == AUDIT_HEX_LEN &&
+				     audit_format_hex_decode(json_string_value(x), AUDIT_HASH_LEN, rec->seal_chain) == 0;
 	}
 	if (rec->seq == 0) {
 		x = json_object_get(j, "session");
@@ -174,24 +152,25 @@ static int parse_line(struct verify *v, char *s, size_t n, size_t lineno)
 	 * duplicate keys) means it is the object's last member, not text inside
 	 * a string.
 	 */
-	if (n > HMAC_TAIL && !memcmp(s + n - HMAC_TAIL, HMAC_MEMBER, sizeof(HMAC_MEMBER) - 1) &&
+	if (n > AUDIT_HMAC_TAIL &&
+	    !memcmp(s + n - AUDIT_HMAC_TAIL, AUDIT_HMAC_MEMBER, sizeof(AUDIT_HMAC_MEMBER) - 1) &&
 	    s[n - 2] == '"' && s[n - 1] == '}') {
-		unsigned char want[HASH_LEN], got[HASH_LEN];
+		unsigned char want[AUDIT_HASH_LEN], got[AUDIT_HASH_LEN];
 
-		rec->has_hmac = hex_decode(s + n - 2 - HEX_LEN, HASH_LEN, want) == 0;
+		rec->has_hmac = audit_format_hex_decode(s + n - 2 - AUDIT_HEX_LEN, AUDIT_HASH_LEN, want) == 0;
 		if (rec->has_hmac) {
-			s[n - HMAC_TAIL] = '}';
-			r = hmac256(v->key, s, n - HMAC_TAIL + 1, got);
+			s[n - AUDIT_HMAC_TAIL] = '}';
+			r = audit_format_hmac256(v->key, s, n - AUDIT_HMAC_TAIL + 1, got);
 			if (r < 0)
 				return r;
-			rec->auth = rec->seq >= 0 && CRYPTO_memcmp(want, got, HASH_LEN) == 0;
+			rec->auth = rec->seq >= 0 && CRYPTO_memcmp(want, got, AUDIT_HASH_LEN) == 0;
 		}
 	}
 	return 0;
 }
 
 /* Read every line of PATH into v->recs; *no_newline: the last line was cut. */
-static int read_log(struct verify *v, const char *path, bool *no_newline)
+static int read_log(struct audit_verify_state *v, const char *path, bool *no_newline)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *buf = NULL;
@@ -221,7 +200,7 @@ static int read_log(struct verify *v, const char *path, bool *no_newline)
 }
 
 /* Authentic records in file order, each seq's first occurrence; later copies are replays. */
-static int index_seqs(struct verify *v)
+static int index_seqs(struct audit_verify_state *v)
 {
 	char w[64], w2[64];
 
@@ -237,7 +216,7 @@ static int index_seqs(struct verify *v)
 	for (long long s = 0; s <= v->max_seq; s++)
 		v->at[s] = -1;
 	for (size_t i = 0; i < v->n; i++) {
-		struct vrec *r = &v->recs[i];
+		struct audit_verify_rec *r = &v->recs[i];
 
 		if (!r->auth)
 			continue;
@@ -258,7 +237,7 @@ static int index_seqs(struct verify *v)
  * needed: a record between two deletions has no chain neighbours but is in
  * order; of a swapped pair, both records are reported.
  */
-static int find_moved(struct verify *v)
+static int find_moved(struct audit_verify_state *v)
 {
 	_cleanup_free_ size_t *idx = malloc((v->n + 1) * sizeof(*idx));
 	_cleanup_free_ long long *min_after = malloc((v->n + 1) * sizeof(*min_after));
@@ -275,7 +254,7 @@ static int find_moved(struct verify *v)
 		min_after[k] = k + 1 < m ? (v->recs[idx[k + 1]].seq < min_after[k + 1] ?
 					    v->recs[idx[k + 1]].seq : min_after[k + 1]) : LLONG_MAX;
 	for (size_t k = 0; k < m; k++) {
-		struct vrec *r = &v->recs[idx[k]];
+		struct audit_verify_rec *r = &v->recs[idx[k]];
 		bool prev_ok = k == 0 ? r->seq == 0 : v->recs[idx[k - 1]].seq == r->seq - 1;
 		bool next_ok = k + 1 == m || v->recs[idx[k + 1]].seq == r->seq + 1;
 
@@ -293,7 +272,7 @@ static int find_moved(struct verify *v)
 }
 
 /* A free slot in [lo, hi) no authentic record and no other line fills. */
-static bool slot_free(const struct verify *v, long long s, long long lo, long long hi)
+static bool slot_free(const struct audit_verify_state *v, long long s, long long lo, long long hi)
 {
 	if (s < lo || s >= hi)
 		return false;
@@ -302,7 +281,7 @@ static bool slot_free(const struct verify *v, long long s, long long lo, long lo
 	return v->at[s] < 0 && !v->claimed[s];
 }
 
-static void claim(struct verify *v, long long s)
+static void claim(struct audit_verify_state *v, long long s)
 {
 	if (s > v->max_seq)
 		v->tail_claimed = s;
@@ -317,8 +296,8 @@ static void claim(struct verify *v, long long s)
  * if one is left; anything else is inserted.  After the seal, every line is
  * appended.
  */
-static void resolve(struct verify *v, const struct vrec *a, const struct vrec *b,
-		    const size_t *pending, size_t n)
+static void resolve(struct audit_verify_state *v, const struct audit_verify_rec *a,
+		    const struct audit_verify_rec *b, const size_t *pending, size_t n)
 {
 	long long lo = a ? a->seq + 1 : 0, hi = b ? b->seq : LLONG_MAX;
 	char w[64], w2[64];
@@ -329,7 +308,7 @@ static void resolve(struct verify *v, const struct vrec *a, const struct vrec *b
 		return;
 	}
 	for (size_t k = 0; k < n; k++) {
-		struct vrec *r = &v->recs[pending[k]];
+		struct audit_verify_rec *r = &v->recs[pending[k]];
 
 		if (a && a->seal) {
 			if (r->parsed)
@@ -347,7 +326,7 @@ static void resolve(struct verify *v, const struct vrec *a, const struct vrec *b
 		}
 	}
 	for (size_t k = 0; k < n; k++) {
-		struct vrec *r = &v->recs[pending[k]];
+		struct audit_verify_rec *r = &v->recs[pending[k]];
 		long long s = lo;
 
 		if (done[k])
@@ -370,18 +349,18 @@ static void resolve(struct verify *v, const struct vrec *a, const struct vrec *b
 }
 
 /* Walk the in-place authentic records, resolving the lines between them and checking each link. */
-static int walk_chain(struct verify *v)
+static int walk_chain(struct audit_verify_state *v)
 {
 	_cleanup_free_ size_t *pending = malloc((v->n + 1) * sizeof(*pending));
-	const struct vrec *last = NULL;
+	const struct audit_verify_rec *last = NULL;
 	size_t np = 0;
 	char w[64], w2[64];
 
 	if (!pending)
 		return -ENOMEM;
 	for (size_t i = 0; i < v->n; i++) {
-		struct vrec *r = &v->recs[i];
-		unsigned char start[HASH_LEN];
+		struct audit_verify_rec *r = &v->recs[i];
+		unsigned char start[AUDIT_HASH_LEN];
 
 		if (!r->auth) {
 			pending[np++] = i;
@@ -392,13 +371,13 @@ static int walk_chain(struct verify *v)
 		resolve(v, last, r, pending, np);
 		np = 0;
 		if (r->seq == 0) {
-			if (chain_start(r->session, start) < 0)
+			if (audit_format_chain_start(r->session, start) < 0)
 				return -ENOMEM;
-			if (!r->has_prev || memcmp(r->prev, start, HASH_LEN))
+			if (!r->has_prev || memcmp(r->prev, start, AUDIT_HASH_LEN))
 				problem(v, r->line, "%s: chain break: prev is not the start of session \"%s\"",
 					where(r, w, sizeof(w)), r->session);
 		} else if (last && last->seq == r->seq - 1 &&
-			   (!r->has_prev || memcmp(r->prev, last->hash, HASH_LEN))) {
+			   (!r->has_prev || memcmp(r->prev, last->hash, AUDIT_HASH_LEN))) {
 			problem(v, r->line, "%s: chain break: prev is not the hash of %s",
 				where(r, w, sizeof(w)), where(last, w2, sizeof(w2)));
 		}
@@ -409,13 +388,13 @@ static int walk_chain(struct verify *v)
 }
 
 /* Seqs up to the highest authentic one that no line holds or stands in for. */
-static void find_deleted(struct verify *v)
+static void find_deleted(struct audit_verify_state *v)
 {
 	char w1[64], w2[64];
 
 	for (long long s = 0; s <= v->max_seq; s++) {
 		long long e = s;
-		const struct vrec *after;
+		const struct audit_verify_rec *after;
 
 		if (v->at[s] >= 0 || v->claimed[s])
 			continue;
@@ -437,13 +416,13 @@ static void find_deleted(struct verify *v)
 }
 
 /* The seal: present, and agreeing with the chain it closes. */
-static bool check_seal(struct verify *v)
+static bool check_seal(struct audit_verify_state *v)
 {
-	const struct vrec *seal = NULL, *last = NULL;
+	const struct audit_verify_rec *seal = NULL, *last = NULL;
 	char w[64];
 
 	for (size_t i = 0; i < v->n; i++) {
-		const struct vrec *r = &v->recs[i];
+		const struct audit_verify_rec *r = &v->recs[i];
 
 		if (!r->auth || r->dup)
 			continue;
@@ -463,7 +442,7 @@ static bool check_seal(struct verify *v)
 		return false;
 	}
 	if (seal->seal_records != seal->seq || !seal->seal_chain_ok || !seal->has_prev ||
-	    memcmp(seal->seal_chain, seal->prev, HASH_LEN)) {
+	    memcmp(seal->seal_chain, seal->prev, AUDIT_HASH_LEN)) {
 		problem(v, seal->line, "%s: truncated: the seal counts %lld records and a chain hash "
 			"that disagree with its place in the chain", where(seal, w, sizeof(w)), seal->seal_records);
 		return false;
@@ -471,7 +450,7 @@ static bool check_seal(struct verify *v)
 	return true;
 }
 
-static void verify_free(struct verify *v)
+void audit_verify_free(struct audit_verify_state *v)
 {
 	OPENSSL_cleanse(v->key, sizeof(v->key));
 	for (size_t i = 0; i < v->n; i++) {
@@ -486,7 +465,7 @@ static void verify_free(struct verify *v)
 	free(v->claimed);
 }
 
-static int verify_run(struct verify *v, const char *path, const char *key_path,
+int audit_verify_run(struct audit_verify_state *v, const char *path, const char *key_path,
 		      struct audit_verify_stats *st)
 {
 	size_t n_records = 0, n_auth = 0;
@@ -541,7 +520,7 @@ int audit_verify_stats(const char *path, const char *key_path, FILE *report,
 {
 	_cleanup_free_ char *default_key = NULL;
 	struct audit_verify_stats st = {};
-	struct verify v = {};
+	struct audit_verify_state v = {};
 	int r;
 
 	if (!path)
@@ -552,7 +531,7 @@ int audit_verify_stats(const char *path, const char *key_path, FILE *report,
 			return r;
 		key_path = default_key;
 	}
-	r = verify_run(&v, path, key_path, &st);
+	r = audit_verify_run(&v, path, key_path, &st);
 	if (r == 0) {
 		if (v.n_probs)
 			qsort(v.probs, v.n_probs, sizeof(*v.probs), problem_cmp);
@@ -561,7 +540,7 @@ int audit_verify_stats(const char *path, const char *key_path, FILE *report,
 		st.problems = v.n_probs;
 		r = v.n_probs ? -EBADMSG : 0;
 	}
-	verify_free(&v);
+	audit_verify_free(&v);
 	if (stats)
 		*stats = st;
 	return r;
