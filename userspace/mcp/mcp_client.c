@@ -1,4 +1,28 @@
-/* --- the client side ------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The MCP proxy's client side (mcp_client.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "jsonrpc.h"
+#include "mcp_client.h"
+#include "mcp_state.h"
+#include "policy.h"
+#include "steps.h"
+#include "util.h"
 
 static struct srv *srv_by_name(struct proxy *p, const char *name, size_t len)
 {
@@ -22,13 +46,14 @@ static json_t *srv_tool(struct srv *s, const char *tool)
 static void on_initialize(struct proxy *p, struct client *c, json_t *id, json_t *params)
 {
 	const char *want = json_string_value(json_object_get(params, "protocolVersion"));
-	const char *v = versions[0];
+	const char *v = mcp_state_versions[0];
 
 	if (!want) {
-		client_error(p, c, id, JRPC_INVALID_PARAMS, "initialize: \"protocolVersion\" must be a string");
+		mcp_state_client_error(p, c, id, JRPC_INVALID_PARAMS,
+				       "initialize: \"protocolVersion\" must be a string");
 		return;
 	}
-	if (version_known(want))
+	if (mcp_state_version_known(want))
 		v = want;
 	snprintf(c->proto, sizeof(c->proto), "%s", v);
 	c->initialized = true;
@@ -37,15 +62,15 @@ static void on_initialize(struct proxy *p, struct client *c, json_t *id, json_t 
 	 * does), nothing else.  Resources, prompts, logging and completion
 	 * are not proxied, so they are not offered.
 	 */
-	client_send(p, c, jrpc_result(id, json_pack(
+	mcp_state_client_send(p, c, jrpc_result(id, json_pack(
 		"{s:s,s:{s:{s:b}},s:{s:s,s:s},s:s}", "protocolVersion", v, "capabilities", "tools",
 		"listChanged", 1, "serverInfo", "name", "cordon-mcp-proxy", "version", PROXY_VERSION,
 		"instructions", "Tools of several MCP servers, named SERVER.TOOL. cordon judges every "
 		"call by policy: a refused call fails with a JSON-RPC error saying which rule.")));
-	record(p, "mcp", json_pack("{s:s,s:i,s:s,s:o?}", "what", "client initialized", "client", c->n,
-				   "protocolVersion", v, "clientInfo",
-				   json_object_get(params, "clientInfo") ?
-				   pol_json_kept(json_object_get(params, "clientInfo")) : NULL));
+	mcp_state_record(p, "mcp", json_pack("{s:s,s:i,s:s,s:o?}", "what", "client initialized",
+					     "client", c->n, "protocolVersion", v, "clientInfo",
+					     json_object_get(params, "clientInfo") ?
+					     pol_json_kept(json_object_get(params, "clientInfo")) : NULL));
 }
 
 static void on_tools_list(struct proxy *p, struct client *c, json_t *id)
@@ -69,7 +94,7 @@ static void on_tools_list(struct proxy *p, struct client *c, json_t *id)
 			json_array_append_new(all, copy);
 		}
 	}
-	client_send(p, c, jrpc_result(id, json_pack("{s:o}", "tools", all)));
+	mcp_state_client_send(p, c, jrpc_result(id, json_pack("{s:o}", "tools", all)));
 }
 
 static void forward(struct proxy *p, struct call *k);
@@ -88,38 +113,39 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	char tool[256];
 
 	if (!name) {
-		client_error(p, c, id, JRPC_INVALID_PARAMS, "tools/call: \"name\" must be a string");
+		mcp_state_client_error(p, c, id, JRPC_INVALID_PARAMS, "tools/call: \"name\" must be a string");
 		return;
 	}
 	if (args && !json_is_object(args)) {
-		client_error(p, c, id, JRPC_INVALID_PARAMS, "tools/call: \"arguments\" must be an object");
+		mcp_state_client_error(p, c, id, JRPC_INVALID_PARAMS,
+				       "tools/call: \"arguments\" must be an object");
 		return;
 	}
 	if (meta && !json_is_object(meta)) {
-		client_error(p, c, id, JRPC_INVALID_PARAMS, "tools/call: \"_meta\" must be an object");
+		mcp_state_client_error(p, c, id, JRPC_INVALID_PARAMS, "tools/call: \"_meta\" must be an object");
 		return;
 	}
 	dot = strchr(name, '.');
 	s = dot ? srv_by_name(p, name, (size_t)(dot - name)) : NULL;
 	if (!s || strlen(dot + 1) >= sizeof(tool)) {
-		client_error(p, c, id, JRPC_INVALID_PARAMS, "unknown tool \"%s\" (tools are named "
-			     "SERVER.TOOL; see tools/list)", name);
+		mcp_state_client_error(p, c, id, JRPC_INVALID_PARAMS, "unknown tool \"%s\" (tools are named "
+				       "SERVER.TOOL; see tools/list)", name);
 		return;
 	}
 	snprintf(tool, sizeof(tool), "%s", dot + 1);
 	if (s->state != SRV_READY) {
-		client_error(p, c, id, JRPC_INTERNAL_ERROR, "MCP server \"%s\" is not running: %s",
-			     s->name, s->dead[0] ? s->dead : "starting");
+		mcp_state_client_error(p, c, id, JRPC_INTERNAL_ERROR, "MCP server \"%s\" is not running: %s",
+				       s->name, s->dead[0] ? s->dead : "starting");
 		return;
 	}
 	if (!srv_tool(s, tool)) {
-		client_error(p, c, id, JRPC_INVALID_PARAMS, "unknown tool \"%s\": server \"%s\" has "
-			     "no tool \"%s\"", name, s->name, tool);
+		mcp_state_client_error(p, c, id, JRPC_INVALID_PARAMS, "unknown tool \"%s\": server \"%s\" has "
+				       "no tool \"%s\"", name, s->name, tool);
 		return;
 	}
 	if (p->audit && audit_down(p->audit, NULL)) {
-		client_error(p, c, id, JRPC_INTERNAL_ERROR, "cordon: the audit log cannot keep its "
-			     "records: nothing is forwarded");
+		mcp_state_client_error(p, c, id, JRPC_INTERNAL_ERROR, "cordon: the audit log cannot keep its "
+				       "records: nothing is forwarded");
 		return;
 	}
 	args = args ? json_incref(args) : json_object();
@@ -133,7 +159,7 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	/* The records keep a digest of large arguments (pol_event_kept); the server gets them whole. */
 	kept = pol_event_kept(event);
 	if (!kept) {
-		client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
+		mcp_state_client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
 		json_decref(event);
 		json_decref(args);
 		return;
@@ -144,20 +170,20 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 				  res.decision == CORDON_ESCALATE ? "escalate" : "deny";
 		bool hold = res.decision == CORDON_ESCALATE && p->chan_fd >= 0;
 
-		record(p, "decision", json_pack("{s:s,s:i,s:O,s:s,s:s?,s:s,s:s}", "raw", "tools/call",
-						"client", c->n, "event", kept, "decision", dec,
-						"rule", rule, "reason", res.reason, "outcome",
-						res.decision == CORDON_ALLOW ? "forwarded" :
-						hold ? "held for the session's approver" :
-						res.decision == CORDON_ESCALATE ?
-						"refused: no approval channel" : "refused"));
+		mcp_state_record(p, "decision", json_pack("{s:s,s:i,s:O,s:s,s:s?,s:s,s:s}", "raw", "tools/call",
+							  "client", c->n, "event", kept, "decision", dec,
+							  "rule", rule, "reason", res.reason, "outcome",
+							  res.decision == CORDON_ALLOW ? "forwarded" :
+							  hold ? "held for the session's approver" :
+							  res.decision == CORDON_ESCALATE ?
+							  "refused: no approval channel" : "refused"));
 		if (res.decision != CORDON_ALLOW && !hold) {
 			/*
 			 * Escalation needs a human: the standalone proxy has
 			 * none, so it fails closed (under `cordon run --mcp`
 			 * the session's approval channel is the human).
 			 */
-			client_send(p, c, jrpc_error(id, JRPC_DENIED,
+			mcp_state_client_send(p, c, jrpc_error(id, JRPC_DENIED,
 				res.decision == CORDON_ESCALATE ?
 				"cordon: this call needs a human's approval and this proxy has no "
 				"approval channel: denied" : "cordon: denied by policy",
@@ -179,9 +205,9 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 			 */
 			char summary[600];
 
-			k = call_new(p, CALL_HELD, s);
+			k = mcp_state_call_new(p, CALL_HELD, s);
 			if (!k) {
-				client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
+				mcp_state_client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
 				json_decref(event);
 				json_decref(kept);
 				json_decref(args);
@@ -197,16 +223,16 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 				k->token = json_incref(json_object_get(meta, "progressToken"));
 			snprintf(k->rule, sizeof(k->rule), "%s", rule ? rule : "");
 			snprintf(summary, sizeof(summary), "MCP tool %s on server %s", tool, s->name);
-			chan_send(p, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s}", "op", "escalate", "hold",
-					       (json_int_t)k->hold, "event", event, "summary", summary,
-					       "rule", k->rule, "reason", res.reason));
+			mcp_state_chan_send(p, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s}", "op", "escalate", "hold",
+							 (json_int_t)k->hold, "event", event, "summary", summary,
+							 "rule", k->rule, "reason", res.reason));
 			return;
 		}
 	}
 	json_decref(event);
-	k = call_new(p, CALL_TOOL, s);
+	k = mcp_state_call_new(p, CALL_TOOL, s);
 	if (!k) {
-		client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
+		mcp_state_client_error(p, c, id, JRPC_INTERNAL_ERROR, "out of memory");
 		json_decref(kept);
 		json_decref(args);
 		return;
@@ -232,7 +258,7 @@ static void forward(struct proxy *p, struct call *k)
 		snprintf(tok, sizeof(tok), "cordon-%llu", (unsigned long long)k->did);
 		json_object_set_new(fwd, "_meta", json_pack("{s:s}", "progressToken", tok));
 	}
-	srv_send(p, k->s, request(k->did, "tools/call", fwd));
+	mcp_state_srv_send(p, k->s, mcp_state_request(k->did, "tools/call", fwd));
 }
 
 /* The supervisor's answer for a held call. */
@@ -250,20 +276,20 @@ static void on_decision(struct proxy *p, json_t *msg)
 	if (!k)
 		return;                 /* withdrawn meanwhile (cancelled, client gone) */
 	if (!allow) {
-		client_send(p, k->c, jrpc_error(k->cid, JRPC_DENIED, "cordon: the session's approver "
+		mcp_state_client_send(p, k->c, jrpc_error(k->cid, JRPC_DENIED, "cordon: the session's approver "
 			"did not allow this call", json_pack("{s:s,s:s,s:s,s:s?}", "decision", "deny",
 			"rule", k->rule, "reason", why, "approver", approver)));
-		call_free(p, k);
+		mcp_state_call_free(p, k);
 		return;
 	}
 	if (k->s->state != SRV_READY) {
-		client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "MCP server \"%s\" is not "
-			     "running: %s", k->s->name, k->s->dead[0] ? k->s->dead : "starting");
-		call_free(p, k);
+		mcp_state_client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "MCP server \"%s\" is not "
+				       "running: %s", k->s->name, k->s->dead[0] ? k->s->dead : "starting");
+		mcp_state_call_free(p, k);
 		return;
 	}
 	k->kind = CALL_TOOL;
-	k->t0_us = now_us();
+	k->t0_us = mcp_state_now_us();
 	k->deadline_ms = mono_ms() + (uint64_t)k->s->timeout_s * 1000;
 	forward(p, k);
 }
@@ -277,12 +303,12 @@ static void on_cancelled(struct proxy *p, struct client *c, json_t *params)
 		    !json_equal(k->cid, rid))
 			continue;
 		if (k->kind == CALL_HELD)
-			withdraw(p, k, "cancelled by the client");
+			mcp_state_withdraw(p, k, "cancelled by the client");
 		else
-			cancel_down(p, k, "cancelled by the client");
-		record(p, "mcp", json_pack("{s:s,s:i,s:O}", "what", "cancelled", "client", c->n,
-					   "event", k->event));
-		call_free(p, k);        /* no answer goes back: the client gave up */
+			mcp_state_cancel_down(p, k, "cancelled by the client");
+		mcp_state_record(p, "mcp", json_pack("{s:s,s:i,s:O}", "what", "cancelled", "client", c->n,
+						     "event", k->event));
+		mcp_state_call_free(p, k);        /* no answer goes back: the client gave up */
 		return;
 	}
 }
@@ -295,7 +321,7 @@ static void client_line(struct proxy *p, struct client *c, const char *line, siz
 	const char *m;
 
 	if (kind < 0) {
-		client_send(p, c, jrpc_error(id, kind, why, NULL));
+		mcp_state_client_send(p, c, jrpc_error(id, kind, why, NULL));
 		json_decref(id);
 		return;
 	}
@@ -305,16 +331,16 @@ static void client_line(struct proxy *p, struct client *c, const char *line, siz
 		if (!strcmp(m, "initialize"))
 			on_initialize(p, c, id, params);
 		else if (!strcmp(m, "ping"))
-			client_send(p, c, jrpc_result(id, json_object()));
+			mcp_state_client_send(p, c, jrpc_result(id, json_object()));
 		else if (!c->initialized)
-			client_error(p, c, id, JRPC_INVALID_REQUEST, "%s before initialize", m);
+			mcp_state_client_error(p, c, id, JRPC_INVALID_REQUEST, "%s before initialize", m);
 		else if (!strcmp(m, "tools/list"))
 			on_tools_list(p, c, id);
 		else if (!strcmp(m, "tools/call"))
 			on_tools_call(p, c, id, params);
 		else
-			client_error(p, c, id, JRPC_METHOD_NOT_FOUND, "method \"%s\" is not offered by "
-				     "this proxy (tools only)", m);
+			mcp_state_client_error(p, c, id, JRPC_METHOD_NOT_FOUND, "method \"%s\" is not offered by "
+					       "this proxy (tools only)", m);
 	} else if (kind == JRPC_NOTIFICATION) {
 		if (!strcmp(m, "notifications/cancelled"))
 			on_cancelled(p, c, params);
@@ -325,9 +351,9 @@ static void client_line(struct proxy *p, struct client *c, const char *line, siz
 	json_decref(id);
 }
 
-static void client_readable(struct proxy *p, struct client *c)
+void mcp_client_readable(struct proxy *p, struct client *c)
 {
-	int r = pull(c->rfd, &c->in);
+	int r = mcp_state_pull(c->rfd, &c->in);
 	char *line;
 	size_t len;
 
@@ -340,8 +366,8 @@ static void client_readable(struct proxy *p, struct client *c)
 	}
 	while (!c->gone && (r = linebuf_next(&c->in, &line, &len)) != 0) {
 		if (r < 0) {
-			client_error(p, c, NULL, JRPC_INVALID_REQUEST, "message over %u bytes: dropped",
-				     CLIENT_MAX_MSG);
+			mcp_state_client_error(p, c, NULL, JRPC_INVALID_REQUEST, "message over %u bytes: dropped",
+					       CLIENT_MAX_MSG);
 			continue;
 		}
 		if (len)
@@ -349,7 +375,7 @@ static void client_readable(struct proxy *p, struct client *c)
 	}
 }
 
-static struct client *client_add(struct proxy *p, int rfd, int wfd)
+struct client *mcp_client_add(struct proxy *p, int rfd, int wfd)
 {
 	struct client *c = calloc(1, sizeof(*c));
 
@@ -360,23 +386,23 @@ static struct client *client_add(struct proxy *p, int rfd, int wfd)
 	c->n = ++p->n_clients;
 	p->live_clients++;
 	linebuf_init(&c->in, CLIENT_MAX_MSG);
-	(void)set_nonblock(rfd);
-	(void)set_nonblock(wfd);
+	(void)mcp_state_set_nonblock(rfd);
+	(void)mcp_state_set_nonblock(wfd);
 	c->next = p->clients;
 	p->clients = c;
 	return c;
 }
 
-static void client_remove(struct proxy *p, struct client *c)
+void mcp_client_remove(struct proxy *p, struct client *c)
 {
 	for (struct call *k = p->calls, *next; k; k = next) {
 		next = k->next;
 		if (k->kind == CALL_TOOL && k->c == c) {
-			cancel_down(p, k, "the client left");
-			call_free(p, k);
+			mcp_state_cancel_down(p, k, "the client left");
+			mcp_state_call_free(p, k);
 		} else if (k->kind == CALL_HELD && k->c == c) {
-			withdraw(p, k, "the client left");
-			call_free(p, k);
+			mcp_state_withdraw(p, k, "the client left");
+			mcp_state_call_free(p, k);
 		}
 	}
 	for (struct client **pp = &p->clients; *pp; pp = &(*pp)->next)
@@ -438,7 +464,7 @@ static bool peer_in_session(const struct proxy *p, int fd, struct ucred *cr)
  * A socket peer must be the session's agent user or root: the socket's
  * mode says so too, this is the second lock.
  */
-static void accept_client(struct proxy *p)
+void mcp_client_accept(struct proxy *p)
 {
 	int fd = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct ucred cr;
@@ -449,20 +475,20 @@ static void accept_client(struct proxy *p)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 ||
 	    (cr.uid != 0 && cr.uid != p->client_uid) ||
 	    (p->session[0] && !peer_in_session(p, fd, &cr))) {
-		record(p, "mcp", json_pack("{s:s,s:i,s:i}", "what", "client refused", "pid",
-					   (int)cr.pid, "uid", (int)cr.uid));
+		mcp_state_record(p, "mcp", json_pack("{s:s,s:i,s:i}", "what", "client refused", "pid",
+						     (int)cr.pid, "uid", (int)cr.uid));
 		close(fd);
 		return;
 	}
-	if (!client_add(p, fd, fd))
+	if (!mcp_client_add(p, fd, fd))
 		close(fd);
 }
 
 /* --- the supervisor's channel ---------------------------------------------------- */
 
-static void chan_readable(struct proxy *p)
+void mcp_client_channel_readable(struct proxy *p)
 {
-	int r = pull(p->chan_fd, &p->chan_in);
+	int r = mcp_state_pull(p->chan_fd, &p->chan_in);
 	char *line;
 	size_t len;
 
@@ -484,4 +510,3 @@ static void chan_readable(struct proxy *p)
 		json_decref(msg);
 	}
 }
-

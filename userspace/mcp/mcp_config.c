@@ -1,4 +1,28 @@
-/* --- configuration -------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The MCP proxy's servers file and secrets (mcp_config.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "jsonpos.h"
+#include "mcp_config.h"
+#include "mcp_state.h"
+#include "policy.h"
+#include "scrub.h"
+#include "util.h"
 
 static void cfg_err(const char *file, const struct jpos_map *m, const char *ptr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -16,7 +40,7 @@ static void cfg_err(const char *file, const struct jpos_map *m, const char *ptr,
 	fprintf(stderr, "%s:%d:%d: error: %s\n", file, line, col, msg);
 }
 
-static bool name_ok(const char *s)
+bool mcp_config_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
@@ -45,7 +69,7 @@ static char *expand_ws(const char *s, const char *ws)
  *                            "timeout": SECONDS } } }
  * Unknown keys are errors; every error names FILE:LINE:COL.
  */
-static int load_servers(struct proxy *p, const char *file, const char *ws)
+int mcp_config_load_servers(struct proxy *p, const char *file, const char *ws)
 {
 	_cleanup_free_ char *text = NULL;
 	struct jpos_map *m = NULL;
@@ -91,7 +115,7 @@ static int load_servers(struct proxy *p, const char *file, const char *ws)
 		size_t i;
 
 		snprintf(ptr, sizeof(ptr), "/servers/%s", name);
-		if (!name_ok(name)) {
+		if (!mcp_config_name_ok(name)) {
 			cfg_err(file, m, ptr, "server name \"%s\": use letters, digits, '_' and '-' "
 				"(a '.' would make SERVER.TOOL ambiguous)", name);
 			goto out;
@@ -230,7 +254,7 @@ static void add_secret(void *ctx, const char *name, const char *value)
 		(void)audit_add_secret(p->audit, name, value);
 }
 
-static void collect_secrets(struct proxy *p)
+void mcp_config_collect_secrets(struct proxy *p)
 {
 	scrub_env_secrets(add_secret, p);
 	for (size_t i = 0; i < p->pol->n_creds; i++) {
@@ -247,4 +271,3 @@ static void collect_secrets(struct proxy *p)
 			explicit_bzero(val, strlen(val));
 	}
 }
-

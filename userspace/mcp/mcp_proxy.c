@@ -25,6 +25,10 @@
  *
  * One thread, poll(2), non-blocking descriptors and bounded queues: no peer
  * can block the proxy or make it buffer without bound.
+ *
+ * Here: the loop and the command.  The state and what the proxy sends:
+ * mcp_state.h; the servers: mcp_server.h; the clients and the supervisor's
+ * decisions: mcp_client.h; the servers file and the secrets: mcp_config.h.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -45,7 +49,11 @@
 #include "audit.h"
 #include "jsonpos.h"
 #include "jsonrpc.h"
+#include "mcp_client.h"
+#include "mcp_config.h"
 #include "mcp_proxy.h"
+#include "mcp_server.h"
+#include "mcp_state.h"
 #include "policy.h"
 #include "scrub.h"
 #include "policy_cmd.h"
@@ -64,16 +72,16 @@ restart:
 		if (now < k->deadline_ms)
 			continue;
 		if (k->kind == CALL_TOOL) {
-			client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "MCP server \"%s\" did not "
-				     "answer within %u s", k->s->name, k->s->timeout_s);
-			cancel_down(p, k, "timed out");
-			record(p, "mcp", json_pack("{s:s,s:O}", "what", "timeout", "event", k->event));
-			call_free(p, k);
+			mcp_state_client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "MCP server \"%s\" did not "
+					       "answer within %u s", k->s->name, k->s->timeout_s);
+			mcp_state_cancel_down(p, k, "timed out");
+			mcp_state_record(p, "mcp", json_pack("{s:s,s:O}", "what", "timeout", "event", k->event));
+			mcp_state_call_free(p, k);
 		} else {
 			struct srv *s = k->s;
 
-			call_free(p, k);
-			srv_kill(p, s, "it did not initialize in time");
+			mcp_state_call_free(p, k);
+			mcp_state_srv_kill(p, s, "it did not initialize in time");
 			goto restart;   /* that freed its other calls, `next` among them perhaps */
 		}
 	}
@@ -148,7 +156,7 @@ static int proxy_loop(struct proxy *p)
 			if (c->gone || (c->eof && c->out.off == c->out.len && !client_busy(p, c))) {
 				bool was_stdio = c->rfd == 0;
 
-				client_remove(p, c);
+				mcp_client_remove(p, c);
 				if (was_stdio)
 					return 0;       /* the agent closed stdin: done */
 			}
@@ -196,38 +204,38 @@ static int proxy_loop(struct proxy *p)
 				struct srv *s = who[i];
 
 				if (s->state != SRV_DEAD && s->rfd == fds[i].fd)
-					srv_readable(p, s);
+					mcp_server_readable(p, s);
 				break;
 			}
 			case 1: {
 				struct srv *s = who[i];
 
-				if (s->state != SRV_DEAD && q_flush(&s->out, s->wfd) < 0)
-					srv_kill(p, s, "its input was closed");
+				if (s->state != SRV_DEAD && mcp_state_q_flush(&s->out, s->wfd) < 0)
+					mcp_state_srv_kill(p, s, "its input was closed");
 				break;
 			}
 			case 2: {
 				struct client *c = who[i];
 
 				if (!c->gone)
-					client_readable(p, c);
+					mcp_client_readable(p, c);
 				break;
 			}
 			case 3: {
 				struct client *c = who[i];
 
-				if (!c->gone && q_flush(&c->out, c->wfd) < 0)
+				if (!c->gone && mcp_state_q_flush(&c->out, c->wfd) < 0)
 					c->gone = true;
 				break;
 			}
 			case 4:
-				accept_client(p);
+				mcp_client_accept(p);
 				break;
 			case 5:
-				chan_readable(p);
+				mcp_client_channel_readable(p);
 				break;
 			case 6:
-				if (q_flush(&p->chan_out, p->chan_fd) < 0)
+				if (mcp_state_q_flush(&p->chan_out, p->chan_fd) < 0)
 					p->stopping = true;
 				break;
 			default:
@@ -236,19 +244,19 @@ static int proxy_loop(struct proxy *p)
 		}
 		/* Answers queued while handling input go out without another round. */
 		for (struct client *c = p->clients; c; c = c->next)
-			if (!c->gone && c->out.off < c->out.len && q_flush(&c->out, c->wfd) < 0)
+			if (!c->gone && c->out.off < c->out.len && mcp_state_q_flush(&c->out, c->wfd) < 0)
 				c->gone = true;
 		for (size_t i = 0; i < p->n_srv; i++) {
 			struct srv *s = &p->srv[i];
 
 			if (s->overflow)
-				srv_kill(p, s, "it left more than 64 MiB of requests unread");
-			if (s->state != SRV_DEAD && s->out.off < s->out.len && q_flush(&s->out, s->wfd) < 0)
-				srv_kill(p, s, "its input was closed");
+				mcp_state_srv_kill(p, s, "it left more than 64 MiB of requests unread");
+			if (s->state != SRV_DEAD && s->out.off < s->out.len && mcp_state_q_flush(&s->out, s->wfd) < 0)
+				mcp_state_srv_kill(p, s, "its input was closed");
 		}
 		expire(p);
 		if (p->chan_fd >= 0 && p->chan_out.off < p->chan_out.len &&
-		    q_flush(&p->chan_out, p->chan_fd) < 0)
+		    mcp_state_q_flush(&p->chan_out, p->chan_fd) < 0)
 			p->stopping = true;
 	}
 }
@@ -321,7 +329,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 			}
 			break;
 		case 'S':
-			if (!name_ok(optarg) || strlen(optarg) >= sizeof(p.session)) {
+			if (!mcp_config_name_ok(optarg) || strlen(optarg) >= sizeof(p.session)) {
 				log_err("mcp-proxy: --session %s: not a session name", optarg);
 				return 125;
 			}
@@ -336,7 +344,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 		return 125;
 	}
 	if (p.chan_fd >= 0) {
-		if (fcntl(p.chan_fd, F_GETFD) < 0 || set_nonblock(p.chan_fd) < 0) {
+		if (fcntl(p.chan_fd, F_GETFD) < 0 || mcp_state_set_nonblock(p.chan_fd) < 0) {
 			log_err("mcp-proxy: --channel-fd %d: %m", p.chan_fd);
 			return 125;
 		}
@@ -374,7 +382,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 		if (policy_load_session("mcp-proxy", policy, &sv, vars, n_vars, &p.pol) < 0)
 			return 125;
 	}
-	if (load_servers(&p, servers, ws) < 0)
+	if (mcp_config_load_servers(&p, servers, ws) < 0)
 		goto out;
 	if (audit && p.chan_fd >= 0) {
 		/* Records go to the session's log; the servers' logs beside it. */
@@ -399,7 +407,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 			goto out;
 		}
 	}
-	collect_secrets(&p);
+	mcp_config_collect_secrets(&p);
 	(void)pol_protect_path(p.pol, p.self);
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
@@ -409,7 +417,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 		socklen_t tl = sizeof(type);
 
 		if (getsockopt(listen_fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
-		    set_nonblock(listen_fd) < 0) {
+		    mcp_state_set_nonblock(listen_fd) < 0) {
 			log_err("mcp-proxy: --listen-fd %d: not a listening stream socket", listen_fd);
 			goto out;
 		}
@@ -424,22 +432,22 @@ int cmd_mcp_proxy(int argc, char **argv)
 		p.listen_fd = r;
 	} else {
 		p.stdio = true;
-		if (!client_add(&p, 0, 1)) {
+		if (!mcp_client_add(&p, 0, 1)) {
 			log_err("mcp-proxy: out of memory");
 			goto out;
 		}
 	}
 	/* Configuration accepted: cordon run may start the agent. */
-	chan_send(&p, json_pack("{s:s,s:I}", "op", "ready", "servers", (json_int_t)p.n_srv));
+	mcp_state_chan_send(&p, json_pack("{s:s,s:I}", "op", "ready", "servers", (json_int_t)p.n_srv));
 	for (size_t i = 0; i < p.n_srv; i++) {
-		r = srv_start(&p, &p.srv[i]);
+		r = mcp_server_start(&p, &p.srv[i]);
 		if (r < 0) {
 			log_err("mcp-proxy: server %s: %s", p.srv[i].name, strerror(-r));
 			p.srv[i].state = SRV_DEAD;
 			snprintf(p.srv[i].dead, sizeof(p.srv[i].dead), "could not start: %s", strerror(-r));
 			continue;
 		}
-		srv_initialize(&p, &p.srv[i]);
+		mcp_server_initialize(&p, &p.srv[i]);
 	}
 	r = proxy_loop(&p);
 	ret = r < 0 ? 125 : 0;
@@ -450,9 +458,9 @@ int cmd_mcp_proxy(int argc, char **argv)
 	}
 out:
 	while (p.clients)
-		client_remove(&p, p.clients);
+		mcp_client_remove(&p, p.clients);
 	while (p.calls)
-		call_free(&p, p.calls);
+		mcp_state_call_free(&p, p.calls);
 	for (size_t i = 0; i < p.n_srv; i++) {
 		struct srv *s = &p.srv[i];
 
@@ -468,9 +476,9 @@ out:
 		free(s->out.buf);
 		json_decref(s->tools);
 		json_decref(s->acc);
-		strv_free(s->argv);
-		strv_free(s->roots);
-		strv_free(s->env);
+		mcp_state_strv_free(s->argv);
+		mcp_state_strv_free(s->roots);
+		mcp_state_strv_free(s->env);
 	}
 	if (p.listen_fd >= 0) {
 		close(p.listen_fd);
@@ -487,7 +495,7 @@ out:
 
 		if (fl >= 0)
 			(void)fcntl(p.chan_fd, F_SETFL, fl & ~O_NONBLOCK);
-		(void)q_flush(&p.chan_out, p.chan_fd);
+		(void)mcp_state_q_flush(&p.chan_out, p.chan_fd);
 		close(p.chan_fd);
 		linebuf_free(&p.chan_in);
 		free(p.chan_out.buf);

@@ -1,4 +1,25 @@
-/* --- servers ------------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The MCP proxy's server side (mcp_server.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jsonrpc.h"
+#include "mcp_server.h"
+#include "mcp_state.h"
+#include "util.h"
 
 /*
  * Start a server in a session of its own: `cordon run` with the entry's
@@ -7,7 +28,7 @@
  * with the proxy (PDEATHSIG on the session's supervisor, which takes its
  * session down with it).
  */
-static int srv_start(struct proxy *p, struct srv *s)
+int mcp_server_start(struct proxy *p, struct srv *s)
 {
 	int in[2], out[2];
 	char **argv;
@@ -70,18 +91,18 @@ static int srv_start(struct proxy *p, struct srv *s)
 	}
 	s->wfd = in[1];
 	s->rfd = out[0];
-	(void)set_nonblock(s->wfd);
-	(void)set_nonblock(s->rfd);
+	(void)mcp_state_set_nonblock(s->wfd);
+	(void)mcp_state_set_nonblock(s->rfd);
 	linebuf_init(&s->in, SERVER_MAX_MSG);
 	return 0;
 }
 
-static void srv_initialize(struct proxy *p, struct srv *s)
+void mcp_server_initialize(struct proxy *p, struct srv *s)
 {
-	struct call *k = call_new(p, CALL_INIT, s);
+	struct call *k = mcp_state_call_new(p, CALL_INIT, s);
 
 	if (!k) {
-		srv_kill(p, s, "out of memory");
+		mcp_state_srv_kill(p, s, "out of memory");
 		return;
 	}
 	/*
@@ -90,31 +111,31 @@ static void srv_initialize(struct proxy *p, struct srv *s)
 	 * elicitation, which a server could use to reach the agent's model
 	 * or its human around the policy.
 	 */
-	srv_send(p, s, request(k->did, "initialize",
-			       json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s}}", "protocolVersion", versions[0],
-					 "capabilities", "roots", "listChanged", 0, "clientInfo",
-					 "name", "cordon-mcp-proxy", "version", PROXY_VERSION)));
+	mcp_state_srv_send(p, s, mcp_state_request(k->did, "initialize",
+						   json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s}}", "protocolVersion", mcp_state_versions[0],
+							     "capabilities", "roots", "listChanged", 0, "clientInfo",
+							     "name", "cordon-mcp-proxy", "version", PROXY_VERSION)));
 }
 
 static void srv_list(struct proxy *p, struct srv *s, json_t *cursor)
 {
-	struct call *k = call_new(p, CALL_LIST, s);
+	struct call *k = mcp_state_call_new(p, CALL_LIST, s);
 	json_t *params = json_object();
 
 	if (!k) {
-		srv_kill(p, s, "out of memory");
+		mcp_state_srv_kill(p, s, "out of memory");
 		return;
 	}
 	if (cursor)
 		json_object_set(params, "cursor", cursor);
-	srv_send(p, s, request(k->did, "tools/list", params));
+	mcp_state_srv_send(p, s, mcp_state_request(k->did, "tools/list", params));
 }
 
 static void broadcast(struct proxy *p, json_t *msg)
 {
 	for (struct client *c = p->clients; c; c = c->next)
 		if (c->initialized)
-			client_send(p, c, json_incref(msg));
+			mcp_state_client_send(p, c, json_incref(msg));
 	json_decref(msg);
 }
 
@@ -128,22 +149,22 @@ static void srv_own_response(struct proxy *p, struct call *k, json_t *msg)
 	if (!res) {
 		snprintf(why, sizeof(why), "%s failed: %s", k->kind == CALL_INIT ? "initialize" : "tools/list",
 			 json_string_value(json_object_get(json_object_get(msg, "error"), "message")) ?: "?");
-		call_free(p, k);
-		srv_kill(p, s, why);
+		mcp_state_call_free(p, k);
+		mcp_state_srv_kill(p, s, why);
 		return;
 	}
 	if (k->kind == CALL_INIT) {
 		const char *v = json_string_value(json_object_get(res, "protocolVersion"));
 
-		call_free(p, k);
-		if (!v || !version_known(v)) {
+		mcp_state_call_free(p, k);
+		if (!v || !mcp_state_version_known(v)) {
 			snprintf(why, sizeof(why), "it speaks MCP revision \"%s\", which the proxy does not",
 				 v ? v : "(none)");
-			srv_kill(p, s, why);
+			mcp_state_srv_kill(p, s, why);
 			return;
 		}
-		srv_send(p, s, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
-					 "notifications/initialized"));
+		mcp_state_srv_send(p, s, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
+						   "notifications/initialized"));
 		s->state = SRV_LISTING;
 		json_decref(s->acc);
 		s->acc = json_array();
@@ -156,15 +177,15 @@ static void srv_own_response(struct proxy *p, struct call *k, json_t *msg)
 		size_t i;
 
 		if (!json_is_array(tools)) {
-			call_free(p, k);
-			srv_kill(p, s, "tools/list returned no \"tools\" array");
+			mcp_state_call_free(p, k);
+			mcp_state_srv_kill(p, s, "tools/list returned no \"tools\" array");
 			return;
 		}
 		json_array_foreach(tools, i, t)
 			if (json_is_object(t) && json_is_string(json_object_get(t, "name")))
 				json_array_append(s->acc, t);
 		cursor = json_object_get(res, "nextCursor");
-		call_free(p, k);
+		mcp_state_call_free(p, k);
 		if (json_is_string(cursor) && json_array_size(s->acc) < 4096) {
 			srv_list(p, s, cursor);
 			return;
@@ -175,8 +196,8 @@ static void srv_own_response(struct proxy *p, struct call *k, json_t *msg)
 			broadcast(p, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
 					       "notifications/tools/list_changed"));
 		s->state = SRV_READY;
-		record(p, "mcp", json_pack("{s:s,s:s,s:I}", "what", "server ready", "server", s->name,
-					   "tools", (json_int_t)json_array_size(s->tools)));
+		mcp_state_record(p, "mcp", json_pack("{s:s,s:s,s:I}", "what", "server ready", "server", s->name,
+						     "tools", (json_int_t)json_array_size(s->tools)));
 	}
 }
 
@@ -196,21 +217,21 @@ static void tool_response(struct proxy *p, struct call *k, json_t *msg)
 	size_t hits = 0;
 	json_t *res = json_object_get(msg, "result"), *err = json_object_get(msg, "error");
 	json_t *clean = scrub_json(&p->scrub, res ? res : err, &hits);
-	double ms = (double)(now_us() - k->t0_us) / 1000.0;
+	double ms = (double)(mcp_state_now_us() - k->t0_us) / 1000.0;
 
 	if (!clean) {
-		client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "out of memory");
+		mcp_state_client_error(p, k->c, k->cid, JRPC_INTERNAL_ERROR, "out of memory");
 	} else if (res) {
-		client_send(p, k->c, jrpc_result(k->cid, clean));
+		mcp_state_client_send(p, k->c, jrpc_result(k->cid, clean));
 	} else {
-		client_send(p, k->c, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", k->cid,
-					       "error", clean));
+		mcp_state_client_send(p, k->c, json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", k->cid,
+							 "error", clean));
 	}
-	record(p, "mcp", json_pack("{s:s,s:i,s:O,s:b,s:b,s:I,s:f}", "what", "result", "client", k->c->n,
-				   "event", k->event, "error", err != NULL, "isError",
-				   json_is_true(json_object_get(res, "isError")), "scrubbed",
-				   (json_int_t)hits, "ms", ms));
-	call_free(p, k);
+	mcp_state_record(p, "mcp", json_pack("{s:s,s:i,s:O,s:b,s:b,s:I,s:f}", "what", "result",
+					     "client", k->c->n, "event", k->event, "error", err != NULL,
+					     "isError", json_is_true(json_object_get(res, "isError")),
+					     "scrubbed", (json_int_t)hits, "ms", ms));
+	mcp_state_call_free(p, k);
 }
 
 /* Requests a server makes of its client: the proxy answers them itself. */
@@ -220,7 +241,7 @@ static void srv_request(struct proxy *p, struct srv *s, json_t *msg)
 	json_t *id = json_object_get(msg, "id");
 
 	if (!strcmp(m, "ping")) {
-		srv_send(p, s, jrpc_result(id, json_object()));
+		mcp_state_srv_send(p, s, jrpc_result(id, json_object()));
 	} else if (!strcmp(m, "roots/list")) {
 		json_t *roots = json_array();
 
@@ -230,10 +251,10 @@ static void srv_request(struct proxy *p, struct srv *s, json_t *msg)
 			snprintf(uri, sizeof(uri), "file://%s", s->roots[i]);
 			json_array_append_new(roots, json_pack("{s:s}", "uri", uri));
 		}
-		srv_send(p, s, jrpc_result(id, json_pack("{s:o}", "roots", roots)));
+		mcp_state_srv_send(p, s, jrpc_result(id, json_pack("{s:o}", "roots", roots)));
 	} else {
-		srv_send(p, s, jrpc_error(id, JRPC_METHOD_NOT_FOUND,
-					  "the proxy offers its servers roots and ping only", NULL));
+		mcp_state_srv_send(p, s, jrpc_error(id, JRPC_METHOD_NOT_FOUND,
+						    "the proxy offers its servers roots and ping only", NULL));
 	}
 }
 
@@ -261,8 +282,8 @@ static void srv_notification(struct proxy *p, struct srv *s, json_t *msg)
 				if (!np)
 					return;
 				json_object_set(np, "progressToken", k->token);
-				client_send(p, k->c, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
-							       "notifications/progress", "params", np));
+				mcp_state_client_send(p, k->c, json_pack("{s:s,s:s,s:o}", "jsonrpc", "2.0", "method",
+									 "notifications/progress", "params", np));
 			}
 			return;
 		}
@@ -289,7 +310,7 @@ static void srv_line(struct proxy *p, struct srv *s, const char *line, size_t le
 
 		snprintf(reason, sizeof(reason), "it sent an invalid message (%s)", why);
 		json_decref(id);
-		srv_kill(p, s, reason);
+		mcp_state_srv_kill(p, s, reason);
 		return;
 	}
 	switch (kind) {
@@ -315,16 +336,16 @@ static void srv_line(struct proxy *p, struct srv *s, const char *line, size_t le
 	json_decref(id);
 }
 
-static void srv_readable(struct proxy *p, struct srv *s)
+void mcp_server_readable(struct proxy *p, struct srv *s)
 {
-	int r = pull(s->rfd, &s->in);
+	int r = mcp_state_pull(s->rfd, &s->in);
 	char *line;
 	size_t len;
 
 	if (r == 0)
 		return;
 	if (r == -ENOMEM) {
-		srv_kill(p, s, "out of memory");
+		mcp_state_srv_kill(p, s, "out of memory");
 		return;
 	}
 	if (r < 0) {
@@ -343,16 +364,15 @@ static void srv_readable(struct proxy *p, struct srv *s)
 		} else {
 			snprintf(why, sizeof(why), "the server closed its output");
 		}
-		srv_kill(p, s, why);
+		mcp_state_srv_kill(p, s, why);
 		return;
 	}
 	while (s->state != SRV_DEAD && (r = linebuf_next(&s->in, &line, &len)) != 0) {
 		if (r < 0) {
-			srv_kill(p, s, "it sent a message over 32 MiB");
+			mcp_state_srv_kill(p, s, "it sent a message over 32 MiB");
 			return;
 		}
 		if (len)
 			srv_line(p, s, line, len);
 	}
 }
-
