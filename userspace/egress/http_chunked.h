@@ -17,7 +17,6 @@
 /* A chunk-size line (size and extensions, without its CRLF), bytes. */
 #define HTTP_MAX_CHUNK_LINE 4096
 
-
 /*
  * Incremental chunked-body scanner: validates, does not decode (a proxy
  * forwards the bytes as they are).  Zero it with http_chunked_init.

@@ -46,7 +46,8 @@
  * these knowingly, or the IDE rewrites them all the time); a watched file
  * the human edited on the host during the session is reverted too (held
  * aside, never lost); a hard link to config made before the session.  A
- * workspace over the caps below is refused, not half protected.
+ * workspace over the walk's caps (git_guard_walk.h) is refused, not half
+ * protected.
  */
 #ifndef CORDON_GIT_GUARD_H
 #define CORDON_GIT_GUARD_H

@@ -35,8 +35,8 @@ struct git_guard_held {
 
 /*
  * After the session, once every task of it is dead (run.c: after the
- * session's cgroup is destroyed): the holding described above, each thing
- * reported through REPORT.  Returns how many were reported, or -errno
+ * session's cgroup is destroyed): the holding git_guard.h describes, each
+ * thing reported through REPORT.  Returns how many were reported, or -errno
  * when the workspace itself cannot be opened.  Run as root, in any mount
  * namespace (held files stay in the directory or mount they were in).
  */
