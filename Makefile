@@ -299,8 +299,11 @@ $(BUILD)/fuzz/jsonrpc_fuzz: tools/fuzz/jsonrpc_fuzz.c $(FUZZ_RPC) userspace/mcp/
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_RPC) -ljansson -lcrypto
 
 # The HTTP head parser is pure: no library to link.
-FUZZ_HTTP := userspace/egress/http.c
-$(BUILD)/fuzz/http_fuzz: tools/fuzz/http_fuzz.c $(FUZZ_HTTP) userspace/egress/http.h | $(BUILD)/fuzz/.dir
+FUZZ_HTTP := userspace/egress/http.c userspace/egress/http_authority.c \
+             userspace/egress/http_chunked.c userspace/egress/http_fields.c
+FUZZ_HTTP_HDR := userspace/egress/http.h userspace/egress/http_authority.h \
+                 userspace/egress/http_chunked.h userspace/egress/http_fields.h userspace/egress/http_lex.h
+$(BUILD)/fuzz/http_fuzz: tools/fuzz/http_fuzz.c $(FUZZ_HTTP) $(FUZZ_HTTP_HDR) | $(BUILD)/fuzz/.dir
 	$(call msg,FUZZ,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_HTTP)
 

@@ -54,8 +54,6 @@
  * overrides; `cordon audit show` escapes them again after decoding.
  */
 #define _GNU_SOURCE
-/* SHA256_* (see sha256() below): deprecated in OpenSSL 3, kept on purpose. */
-#define OPENSSL_SUPPRESS_DEPRECATED
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -64,18 +62,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include "audit.h"
 #include "scrub.h"
 #include "util.h"
-
-#define HASH_LEN     32
-#define HEX_LEN      (2 * HASH_LEN)
-#define SESSION_MAX  128
-#define DUMP_FLAGS   (JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII)
-/* `,"hmac":"` + 64 hex digits + `"}`: how every line ends. */
-#define HMAC_MEMBER  ",\"hmac\":\""
-#define HMAC_TAIL    (sizeof(HMAC_MEMBER) - 1 + HEX_LEN + 2)
 
 /*
  * The log's reserve.  Attack: the agent fills the filesystem that holds the
@@ -98,14 +87,11 @@
  * host can still fill a quota or remove the file.
  */
 
-/* jansson's own json_decrefp(), spelled like the other cleanup helpers. */
-#define _cleanup_json_ _cleanup_(json_decrefp)
-
 struct audit {
 	pthread_mutex_t lock;
 	int fd;
 	uint64_t seq;                     /* of the next record */
-	unsigned char prev[HASH_LEN];     /* SHA-256 of the last line written */
+	unsigned char prev[AUDIT_HASH_LEN];     /* SHA-256 of the last line written */
 	unsigned char key[AUDIT_KEY_LEN];
 	char *session;
 	char *key_path;
@@ -133,89 +119,6 @@ struct audit {
 
 /* The members every record carries; a caller's fields may not shadow them. */
 static const char *const own_members[] = { "seq", "time", "session", "type", "prev", "hmac" };
-
-/* --- side-effect-free helpers ------------------------------------------------ */
-
-/* Lower-case hex only: an upper-case copy of a digest is another line. */
-static int hex_decode(const char *s, size_t n, unsigned char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned v = 0;
-
-		for (int k = 0; k < 2; k++) {
-			char c = s[2 * i + k];
-
-			if (c >= '0' && c <= '9')
-				v = v * 16 + (unsigned)(c - '0');
-			else if (c >= 'a' && c <= 'f')
-				v = v * 16 + (unsigned)(c - 'a' + 10);
-			else
-				return -EINVAL;
-		}
-		out[i] = (unsigned char)v;
-	}
-	return 0;
-}
-
-/*
- * SHA-256 and HMAC-SHA256 (RFC 2104) on OpenSSL's SHA-256 primitive rather
- * than EVP: the EVP route loads and initialises OpenSSL 3's provider on
- * first use, about 1.3 ms of every `cordon run` start; the primitive is the
- * same code without the fetch.  (OpenSSL marks the SHA256_* functions
- * deprecated in favour of EVP; they remain part of its API.)
- */
-static int sha256(const void *p, size_t n, unsigned char out[HASH_LEN])
-{
-	SHA256_CTX c;
-
-	if (!SHA256_Init(&c) || !SHA256_Update(&c, p, n) || !SHA256_Final(out, &c))
-		return -EIO;
-	return 0;
-}
-
-static int hmac256(const unsigned char key[AUDIT_KEY_LEN], const void *p, size_t n,
-		   unsigned char out[HASH_LEN])
-{
-	unsigned char ipad[SHA256_CBLOCK], opad[SHA256_CBLOCK], inner[HASH_LEN];
-	SHA256_CTX c;
-	int ok;
-
-	memset(ipad, 0x36, sizeof(ipad));
-	memset(opad, 0x5c, sizeof(opad));
-	for (size_t i = 0; i < AUDIT_KEY_LEN; i++) {     /* the key is shorter than a block */
-		ipad[i] ^= key[i];
-		opad[i] ^= key[i];
-	}
-	ok = SHA256_Init(&c) && SHA256_Update(&c, ipad, sizeof(ipad)) &&
-	     SHA256_Update(&c, p, n) && SHA256_Final(inner, &c) &&
-	     SHA256_Init(&c) && SHA256_Update(&c, opad, sizeof(opad)) &&
-	     SHA256_Update(&c, inner, sizeof(inner)) && SHA256_Final(out, &c);
-	OPENSSL_cleanse(ipad, sizeof(ipad));
-	OPENSSL_cleanse(opad, sizeof(opad));
-	OPENSSL_cleanse(inner, sizeof(inner));
-	OPENSSL_cleanse(&c, sizeof(c));
-	return ok ? 0 : -EIO;
-}
-
-static int chain_start(const char *session, unsigned char out[HASH_LEN])
-{
-	_cleanup_free_ char *s = NULL;
-
-	if (asprintf(&s, "%s%s", AUDIT_CHAIN_TAG, session) < 0)
-		return -ENOMEM;
-	return sha256(s, strlen(s), out);
-}
-
-/* The session names a file: no separators, no dot files, no "..". */
-static bool session_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > SESSION_MAX || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
-					   (s[0] >= '0' && s[0] <= '9')))
-		return false;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
-}
 
 static int now_rfc3339(char *buf, size_t len)
 {
@@ -291,8 +194,8 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 {
 	_cleanup_json_ json_t *rec = NULL;
 	_cleanup_free_ char *body = NULL, *line = NULL;
-	char ts[64], prev_hex[HEX_LEN + 1], mac_hex[HEX_LEN + 1];
-	unsigned char mac[HASH_LEN];
+	char ts[64], prev_hex[AUDIT_HEX_LEN + 1], mac_hex[AUDIT_HEX_LEN + 1];
+	unsigned char mac[AUDIT_HASH_LEN];
 	size_t blen, llen, done;
 	const char *k;
 	json_t *v, *jtype;
@@ -320,7 +223,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	jtype = json_string(type);
 	if (!jtype)
 		return -EINVAL;   /* not UTF-8 */
-	hex_encode(a->prev, HASH_LEN, prev_hex);
+	hex_encode(a->prev, AUDIT_HASH_LEN, prev_hex);
 	if (json_object_set_new(rec, "type", jtype) < 0 ||
 	    json_object_set_new(rec, "seq", json_integer((json_int_t)a->seq)) < 0 ||
 	    json_object_set_new(rec, "time", json_string(ts)) < 0 ||
@@ -328,16 +231,16 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	    json_object_set_new(rec, "prev", json_string(prev_hex)) < 0 ||
 	    (extra && json_object_update(rec, extra) < 0))
 		return -ENOMEM;
-	body = json_dumps(rec, DUMP_FLAGS);
+	body = json_dumps(rec, AUDIT_DUMP_FLAGS);
 	if (!body)
 		return -ENOMEM;
 	blen = strlen(body);
-	r = hmac256(a->key, body, blen, mac);
+	r = audit_format_hmac256(a->key, body, blen, mac);
 	if (r < 0)
 		return r;
-	hex_encode(mac, HASH_LEN, mac_hex);
+	hex_encode(mac, AUDIT_HASH_LEN, mac_hex);
 	/* body minus its '}', the hmac member, '}', '\n'. */
-	llen = blen - 1 + HMAC_TAIL + 1;
+	llen = blen - 1 + AUDIT_HMAC_TAIL + 1;
 	if (llen > AUDIT_RECORD_MAX) {
 		a->dropped++;
 		if (!a->down)
@@ -348,7 +251,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 	if (!line)
 		return -ENOMEM;
 	memcpy(line, body, blen - 1);
-	snprintf(line + blen - 1, llen - blen + 2, "%s%s\"}\n", HMAC_MEMBER, mac_hex);
+	snprintf(line + blen - 1, llen - blen + 2, "%s%s\"}\n", AUDIT_HMAC_MEMBER, mac_hex);
 	/*
 	 * One write(2) on an O_APPEND file: a record is never interleaved with
 	 * another, and a writer killed between records leaves whole lines.  If
@@ -364,7 +267,7 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 		a->dropped++;
 		return r;
 	}
-	r = sha256(line, llen - 1, a->prev);
+	r = audit_format_sha256(line, llen - 1, a->prev);
 	if (r < 0) {
 		a->broken = r;
 		return r;
@@ -402,12 +305,12 @@ int audit_write(struct audit *a, const char *type, json_t *fields)
 static int seal_locked(struct audit *a, json_t *fields)
 {
 	_cleanup_json_ json_t *extra = NULL;
-	char chain[HEX_LEN + 1];
+	char chain[AUDIT_HEX_LEN + 1];
 	int r;
 
 	if (a->sealed)
 		return -EPIPE;
-	hex_encode(a->prev, HASH_LEN, chain);
+	hex_encode(a->prev, AUDIT_HASH_LEN, chain);
 	extra = json_pack("{s:I,s:s}", "records", (json_int_t)a->seq, "chain", chain);
 	if (!extra)
 		return -ENOMEM;
@@ -453,15 +356,6 @@ const char *audit_key_path(const struct audit *a)
 const char *audit_session(const struct audit *a)
 {
 	return a ? a->session : NULL;
-}
-
-int audit_key_path_for(const char *key_dir, const char *session, char **out)
-{
-	if (!session || !session_valid(session))
-		return -EINVAL;
-	if (asprintf(out, "%s/%s.key", key_dir ? key_dir : AUDIT_KEY_DIR, session) < 0)
-		return -ENOMEM;
-	return 0;
 }
 
 /* Free without sealing (audit_open's failure path). */
@@ -591,7 +485,7 @@ static int key_dir_open(const char *dir)
 static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KEY_LEN])
 {
 	_cleanup_close_ int fd = -1;
-	char text[HEX_LEN + 2];
+	char text[AUDIT_HEX_LEN + 2];
 	size_t done;
 	int r;
 
@@ -599,8 +493,8 @@ static int key_write(int dfd, const char *name, const unsigned char key[AUDIT_KE
 	if (fd < 0)
 		return -errno;
 	hex_encode(key, AUDIT_KEY_LEN, text);
-	text[HEX_LEN] = '\n';
-	r = write_counted(fd, text, HEX_LEN + 1, &done);
+	text[AUDIT_HEX_LEN] = '\n';
+	r = write_counted(fd, text, AUDIT_HEX_LEN + 1, &done);
 	OPENSSL_cleanse(text, sizeof(text));
 	if (r < 0)
 		return r;
@@ -703,7 +597,7 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	a->session = strdup(session);
 	if (!a->session)
 		return -ENOMEM;
-	r = chain_start(session, a->prev);
+	r = audit_format_chain_start(session, a->prev);
 	if (r < 0)
 		return r;
 	dfd = key_dir_open(key_dir ? key_dir : AUDIT_KEY_DIR);
@@ -752,580 +646,6 @@ fail:
 	return r;
 }
 
-/* --- verifying ---------------------------------------------------------------- */
-
-/* What the verifier learns from one line. */
-struct vrec {
-	size_t line;
-	long long seq;                   /* -1: none (or not a record) */
-	unsigned char hash[HASH_LEN];    /* of the line, as the next record's prev */
-	unsigned char prev[HASH_LEN];
-	bool has_prev;
-	bool parsed;                     /* a JSON object */
-	bool has_hmac;                   /* ends with a well-formed hmac member */
-	bool auth;                       /* ... that matches */
-	bool dup, moved;
-	bool seal;
-	long long seal_records;
-	unsigned char seal_chain[HASH_LEN];
-	bool seal_chain_ok;
-	char *session;                   /* record 0's, for its chain start */
-	char *err;                       /* why it is not JSON */
-};
-
-struct problem {
-	size_t line;                     /* sort key: file order */
-	size_t order;
-	char *text;
-};
-
-struct verify {
-	unsigned char key[AUDIT_KEY_LEN];
-	struct vrec *recs;
-	size_t n, cap;
-	struct problem *probs;
-	size_t n_probs, cap_probs;
-	int oom;
-	/* Indexed by seq, 0..max_seq (max_seq comes from authentic records only). */
-	long long max_seq;
-	ssize_t *at;                     /* the authentic record holding each seq, or -1 */
-	bool *claimed;                   /* a line that fails its HMAC stands in for it */
-	long long tail_claimed;          /* the same, past max_seq */
-};
-
-__attribute__((format(printf, 3, 4)))
-static void problem(struct verify *v, size_t line, const char *fmt, ...)
-{
-	struct problem *p;
-	va_list ap;
-	char *text;
-
-	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		text = NULL;
-	va_end(ap);
-	if (!text) {
-		v->oom = -ENOMEM;
-		return;
-	}
-	if (v->n_probs == v->cap_probs) {
-		size_t c = v->cap_probs ? 2 * v->cap_probs : 16;
-
-		p = realloc(v->probs, c * sizeof(*p));
-		if (!p) {
-			free(text);
-			v->oom = -ENOMEM;
-			return;
-		}
-		v->probs = p;
-		v->cap_probs = c;
-	}
-	v->probs[v->n_probs] = (struct problem){ .line = line, .order = v->n_probs, .text = text };
-	v->n_probs++;
-}
-
-static int problem_cmp(const void *x, const void *y)
-{
-	const struct problem *a = x, *b = y;
-
-	if (a->line != b->line)
-		return a->line < b->line ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* "line N (seq S)" for a line, as every report names it. */
-static const char *where(const struct vrec *r, char *buf, size_t len)
-{
-	if (r->seq >= 0)
-		snprintf(buf, len, "line %zu (seq %lld)", r->line, r->seq);
-	else
-		snprintf(buf, len, "line %zu", r->line);
-	return buf;
-}
-
-/* "line N (seq S)" if seq S is in the file, else "seq S". */
-static const char *where_seq(const struct verify *v, long long seq, char *buf, size_t len)
-{
-	if (seq >= 0 && seq <= v->max_seq && v->at[seq] >= 0)
-		return where(&v->recs[v->at[seq]], buf, len);
-	snprintf(buf, len, "seq %lld", seq);
-	return buf;
-}
-
-static int load_key(const char *path, unsigned char key[AUDIT_KEY_LEN])
-{
-	char *buf = NULL;
-	int n = read_file(path, &buf, 2 * HEX_LEN), r = 0;
-
-	if (n < 0)
-		return n;
-	if (n > 0 && buf[n - 1] == '\n')
-		n--;
-	if (n != HEX_LEN || hex_decode(buf, AUDIT_KEY_LEN, key) < 0)
-		r = -EINVAL;
-	OPENSSL_cleanse(buf, (size_t)n);
-	free(buf);
-	return r;
-}
-
-/* Parse one line (S, N bytes without its newline; S is ours to scribble on). */
-static int parse_line(struct verify *v, char *s, size_t n, size_t lineno)
-{
-	_cleanup_json_ json_t *j = NULL;
-	struct vrec *rec;
-	json_error_t je;
-	json_t *x;
-	int r;
-
-	if (v->n == v->cap) {
-		size_t c = v->cap ? 2 * v->cap : 256;
-		struct vrec *nr = realloc(v->recs, c * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		v->recs = nr;
-		v->cap = c;
-	}
-	rec = &v->recs[v->n++];
-	memset(rec, 0, sizeof(*rec));
-	rec->line = lineno;
-	rec->seq = -1;
-	r = sha256(s, n, rec->hash);
-	if (r < 0)
-		return r;
-	j = json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
-	if (!j || !json_is_object(j)) {
-		if (asprintf(&rec->err, "%s (column %d)", j ? "not a JSON object" : je.text,
-			     j ? 1 : je.column) < 0)
-			return -ENOMEM;
-		return 0;
-	}
-	rec->parsed = true;
-	x = json_object_get(j, "seq");
-	if (json_is_integer(x) && json_integer_value(x) >= 0)
-		rec->seq = json_integer_value(x);
-	x = json_object_get(j, "prev");
-	rec->has_prev = json_is_string(x) && json_string_length(x) == HEX_LEN &&
-			hex_decode(json_string_value(x), HASH_LEN, rec->prev) == 0;
-	x = json_object_get(j, "type");
-	if (json_is_string(x) && !strcmp(json_string_value(x), "seal")) {
-		rec->seal = true;
-		x = json_object_get(j, "records");
-		rec->seal_records = json_is_integer(x) ? json_integer_value(x) : -1;
-		x = json_object_get(j, "chain");
-		rec->seal_chain_ok = json_is_string(x) && json_string_length(x) == HEX_LEN &&
-				     hex_decode(json_string_value(x), HASH_LEN, rec->seal_chain) == 0;
-	}
-	if (rec->seq == 0) {
-		x = json_object_get(j, "session");
-		rec->session = strdup(json_is_string(x) ? json_string_value(x) : "");
-		if (!rec->session)
-			return -ENOMEM;
-	}
-	/*
-	 * The body is the line with its final hmac member cut out.  Matching
-	 * the member at the very end of a line that parsed as one object (no
-	 * duplicate keys) means it is the object's last member, not text inside
-	 * a string.
-	 */
-	if (n > HMAC_TAIL && !memcmp(s + n - HMAC_TAIL, HMAC_MEMBER, sizeof(HMAC_MEMBER) - 1) &&
-	    s[n - 2] == '"' && s[n - 1] == '}') {
-		unsigned char want[HASH_LEN], got[HASH_LEN];
-
-		rec->has_hmac = hex_decode(s + n - 2 - HEX_LEN, HASH_LEN, want) == 0;
-		if (rec->has_hmac) {
-			s[n - HMAC_TAIL] = '}';
-			r = hmac256(v->key, s, n - HMAC_TAIL + 1, got);
-			if (r < 0)
-				return r;
-			rec->auth = rec->seq >= 0 && CRYPTO_memcmp(want, got, HASH_LEN) == 0;
-		}
-	}
-	return 0;
-}
-
-/* Read every line of PATH into v->recs; *no_newline: the last line was cut. */
-static int read_log(struct verify *v, const char *path, bool *no_newline)
-{
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *buf = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t n;
-	int r;
-
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	*no_newline = false;
-	errno = 0;
-	while ((n = getline(&buf, &cap, f)) > 0) {
-		lineno++;
-		if (buf[n - 1] == '\n')
-			n--;
-		else
-			*no_newline = true;
-		r = parse_line(v, buf, (size_t)n, lineno);
-		if (r < 0)
-			return r;
-		errno = 0;
-	}
-	if (ferror(f))
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-/* Authentic records in file order, each seq's first occurrence; later copies are replays. */
-static int index_seqs(struct verify *v)
-{
-	char w[64], w2[64];
-
-	v->max_seq = -1;
-	for (size_t i = 0; i < v->n; i++)
-		if (v->recs[i].auth && v->recs[i].seq > v->max_seq)
-			v->max_seq = v->recs[i].seq;
-	v->tail_claimed = v->max_seq;
-	v->at = malloc(((size_t)v->max_seq + 1) * sizeof(*v->at));
-	v->claimed = calloc((size_t)v->max_seq + 1, sizeof(*v->claimed));
-	if (!v->at || !v->claimed)
-		return -ENOMEM;
-	for (long long s = 0; s <= v->max_seq; s++)
-		v->at[s] = -1;
-	for (size_t i = 0; i < v->n; i++) {
-		struct vrec *r = &v->recs[i];
-
-		if (!r->auth)
-			continue;
-		if (v->at[r->seq] >= 0) {
-			r->dup = true;
-			problem(v, r->line, "%s: inserted: a replayed copy of %s",
-				where(r, w, sizeof(w)), where(&v->recs[v->at[r->seq]], w2, sizeof(w2)));
-			continue;
-		}
-		v->at[r->seq] = (ssize_t)i;
-	}
-	return 0;
-}
-
-/*
- * An authentic record is out of place when neither file neighbour is its
- * chain neighbour and it breaks the file's ascending order.  Both tests are
- * needed: a record between two deletions has no chain neighbours but is in
- * order; of a swapped pair, both records are reported.
- */
-static int find_moved(struct verify *v)
-{
-	_cleanup_free_ size_t *idx = malloc((v->n + 1) * sizeof(*idx));
-	_cleanup_free_ long long *min_after = malloc((v->n + 1) * sizeof(*min_after));
-	size_t m = 0;
-	long long max_before = -1;
-	char w[64], w1[64], w2[64];
-
-	if (!idx || !min_after)
-		return -ENOMEM;
-	for (size_t i = 0; i < v->n; i++)
-		if (v->recs[i].auth && !v->recs[i].dup)
-			idx[m++] = i;
-	for (size_t k = m; k-- > 0; )
-		min_after[k] = k + 1 < m ? (v->recs[idx[k + 1]].seq < min_after[k + 1] ?
-					    v->recs[idx[k + 1]].seq : min_after[k + 1]) : LLONG_MAX;
-	for (size_t k = 0; k < m; k++) {
-		struct vrec *r = &v->recs[idx[k]];
-		bool prev_ok = k == 0 ? r->seq == 0 : v->recs[idx[k - 1]].seq == r->seq - 1;
-		bool next_ok = k + 1 == m || v->recs[idx[k + 1]].seq == r->seq + 1;
-
-		if (!prev_ok && !next_ok && (r->seq < max_before || r->seq > min_after[k])) {
-			r->moved = true;
-			problem(v, r->line, "%s: reordered: out of place between %s and %s",
-				where(r, w, sizeof(w)),
-				k > 0 ? where(&v->recs[idx[k - 1]], w1, sizeof(w1)) : "the start",
-				k + 1 < m ? where(&v->recs[idx[k + 1]], w2, sizeof(w2)) : "the end");
-		}
-		if (r->seq > max_before)
-			max_before = r->seq;
-	}
-	return 0;
-}
-
-/* A free slot in [lo, hi) no authentic record and no other line fills. */
-static bool slot_free(const struct verify *v, long long s, long long lo, long long hi)
-{
-	if (s < lo || s >= hi)
-		return false;
-	if (s > v->max_seq)
-		return s > v->tail_claimed;
-	return v->at[s] < 0 && !v->claimed[s];
-}
-
-static void claim(struct verify *v, long long s)
-{
-	if (s > v->max_seq)
-		v->tail_claimed = s;
-	else
-		v->claimed[s] = true;
-}
-
-/*
- * Lines that fail their HMAC between two in-place authentic records A and B
- * (NULL: the start or the end).  One that claims a free seq between them is
- * that record, modified; a line that is not JSON takes the first free seq
- * if one is left; anything else is inserted.  After the seal, every line is
- * appended.
- */
-static void resolve(struct verify *v, const struct vrec *a, const struct vrec *b,
-		    const size_t *pending, size_t n)
-{
-	long long lo = a ? a->seq + 1 : 0, hi = b ? b->seq : LLONG_MAX;
-	char w[64], w2[64];
-	bool *done = calloc(n ? n : 1, sizeof(*done));
-
-	if (!done) {
-		v->oom = -ENOMEM;
-		return;
-	}
-	for (size_t k = 0; k < n; k++) {
-		struct vrec *r = &v->recs[pending[k]];
-
-		if (a && a->seal) {
-			if (r->parsed)
-				problem(v, r->line, "%s: appended: after the seal (%s), and its HMAC does not match",
-					where(r, w, sizeof(w)), where(a, w2, sizeof(w2)));
-			else
-				problem(v, r->line, "line %zu: appended: after the seal (%s), not JSON: %s",
-					r->line, where(a, w2, sizeof(w2)), r->err);
-			done[k] = true;
-		} else if (r->parsed && slot_free(v, r->seq, lo, hi)) {
-			claim(v, r->seq);
-			problem(v, r->line, "%s: modified: %s", where(r, w, sizeof(w)),
-				r->has_hmac ? "its HMAC does not match" : "its hmac member is missing or malformed");
-			done[k] = true;
-		}
-	}
-	for (size_t k = 0; k < n; k++) {
-		struct vrec *r = &v->recs[pending[k]];
-		long long s = lo;
-
-		if (done[k])
-			continue;
-		if (r->parsed) {
-			problem(v, r->line, "%s: inserted: not part of the chain (its HMAC does not match)",
-				where(r, w, sizeof(w)));
-			continue;
-		}
-		while (s < hi && s <= v->max_seq && !slot_free(v, s, lo, hi))
-			s++;
-		if (s < hi && s <= v->max_seq) {
-			claim(v, s);
-			problem(v, r->line, "line %zu: bad JSON, where seq %lld belongs: %s", r->line, s, r->err);
-		} else {
-			problem(v, r->line, "line %zu: bad JSON: %s", r->line, r->err);
-		}
-	}
-	free(done);
-}
-
-/* Walk the in-place authentic records, resolving the lines between them and checking each link. */
-static int walk_chain(struct verify *v)
-{
-	_cleanup_free_ size_t *pending = malloc((v->n + 1) * sizeof(*pending));
-	const struct vrec *last = NULL;
-	size_t np = 0;
-	char w[64], w2[64];
-
-	if (!pending)
-		return -ENOMEM;
-	for (size_t i = 0; i < v->n; i++) {
-		struct vrec *r = &v->recs[i];
-		unsigned char start[HASH_LEN];
-
-		if (!r->auth) {
-			pending[np++] = i;
-			continue;
-		}
-		if (r->dup || r->moved)
-			continue;
-		resolve(v, last, r, pending, np);
-		np = 0;
-		if (r->seq == 0) {
-			if (chain_start(r->session, start) < 0)
-				return -ENOMEM;
-			if (!r->has_prev || memcmp(r->prev, start, HASH_LEN))
-				problem(v, r->line, "%s: chain break: prev is not the start of session \"%s\"",
-					where(r, w, sizeof(w)), r->session);
-		} else if (last && last->seq == r->seq - 1 &&
-			   (!r->has_prev || memcmp(r->prev, last->hash, HASH_LEN))) {
-			problem(v, r->line, "%s: chain break: prev is not the hash of %s",
-				where(r, w, sizeof(w)), where(last, w2, sizeof(w2)));
-		}
-		last = r;
-	}
-	resolve(v, last, NULL, pending, np);
-	return 0;
-}
-
-/* Seqs up to the highest authentic one that no line holds or stands in for. */
-static void find_deleted(struct verify *v)
-{
-	char w1[64], w2[64];
-
-	for (long long s = 0; s <= v->max_seq; s++) {
-		long long e = s;
-		const struct vrec *after;
-
-		if (v->at[s] >= 0 || v->claimed[s])
-			continue;
-		while (e + 1 <= v->max_seq && v->at[e + 1] < 0 && !v->claimed[e + 1])
-			e++;
-		/* max_seq is held by an authentic record, so e + 1 is in the file. */
-		after = v->at[e + 1] >= 0 ? &v->recs[v->at[e + 1]] : NULL;
-		if (s == e)
-			problem(v, after ? after->line : 0, "seq %lld: deleted: missing between %s and %s",
-				s, s > 0 ? where_seq(v, s - 1, w1, sizeof(w1)) : "the start",
-				where_seq(v, e + 1, w2, sizeof(w2)));
-		else
-			problem(v, after ? after->line : 0,
-				"seq %lld-%lld: deleted: %lld records missing between %s and %s", s, e, e - s + 1,
-				s > 0 ? where_seq(v, s - 1, w1, sizeof(w1)) : "the start",
-				where_seq(v, e + 1, w2, sizeof(w2)));
-		s = e;
-	}
-}
-
-/* The seal: present, and agreeing with the chain it closes. */
-static bool check_seal(struct verify *v)
-{
-	const struct vrec *seal = NULL, *last = NULL;
-	char w[64];
-
-	for (size_t i = 0; i < v->n; i++) {
-		const struct vrec *r = &v->recs[i];
-
-		if (!r->auth || r->dup)
-			continue;
-		if (r->seal)
-			seal = r;
-		if (!last || r->seq > last->seq)
-			last = r;
-	}
-	if (!seal) {
-		problem(v, last->line, "%s: truncated: no seal after the last record "
-			"(the log was cut, or its writer died before sealing)", where(last, w, sizeof(w)));
-		return false;
-	}
-	if (seal->seq != v->max_seq) {
-		problem(v, seal->line, "%s: truncated: the seal is not the last record (seq %lld follows)",
-			where(seal, w, sizeof(w)), v->max_seq);
-		return false;
-	}
-	if (seal->seal_records != seal->seq || !seal->seal_chain_ok || !seal->has_prev ||
-	    memcmp(seal->seal_chain, seal->prev, HASH_LEN)) {
-		problem(v, seal->line, "%s: truncated: the seal counts %lld records and a chain hash "
-			"that disagree with its place in the chain", where(seal, w, sizeof(w)), seal->seal_records);
-		return false;
-	}
-	return true;
-}
-
-static void verify_free(struct verify *v)
-{
-	OPENSSL_cleanse(v->key, sizeof(v->key));
-	for (size_t i = 0; i < v->n; i++) {
-		free(v->recs[i].session);
-		free(v->recs[i].err);
-	}
-	free(v->recs);
-	for (size_t i = 0; i < v->n_probs; i++)
-		free(v->probs[i].text);
-	free(v->probs);
-	free(v->at);
-	free(v->claimed);
-}
-
-static int verify_run(struct verify *v, const char *path, const char *key_path,
-		      struct audit_verify_stats *st)
-{
-	size_t n_records = 0, n_auth = 0;
-	bool no_newline = false;
-	int r;
-
-	r = load_key(key_path, v->key);
-	if (r < 0)
-		return r;
-	r = read_log(v, path, &no_newline);
-	if (r < 0)
-		return r;
-	st->lines = v->n;
-	if (v->n == 0) {
-		problem(v, 0, "line 1: truncated: the log is empty (no start record)");
-		return v->oom;
-	}
-	if (no_newline)
-		problem(v, v->n, "line %zu: truncated: the last line has no newline (cut mid-record?)", v->n);
-	for (size_t i = 0; i < v->n; i++) {
-		n_records += v->recs[i].parsed;
-		n_auth += v->recs[i].auth;
-	}
-	if (n_auth == 0) {
-		if (n_records > 0) {
-			problem(v, 0, "wrong key: not one of the %zu records authenticates with %s "
-				"(the wrong key, or every record rewritten)", n_records, key_path);
-		} else {
-			for (size_t i = 0; i < v->n; i++)
-				problem(v, v->recs[i].line, "line %zu: bad JSON: %s", v->recs[i].line, v->recs[i].err);
-		}
-		return v->oom;
-	}
-	r = index_seqs(v);
-	if (r < 0)
-		return r;
-	r = find_moved(v);
-	if (r < 0)
-		return r;
-	r = walk_chain(v);
-	if (r < 0)
-		return r;
-	find_deleted(v);
-	st->sealed = check_seal(v);
-	for (size_t i = 0; i < v->n; i++)
-		st->records += v->recs[i].auth && !v->recs[i].dup;
-	return v->oom;
-}
-
-int audit_verify_stats(const char *path, const char *key_path, FILE *report,
-		       struct audit_verify_stats *stats)
-{
-	_cleanup_free_ char *default_key = NULL;
-	struct audit_verify_stats st = {};
-	struct verify v = {};
-	int r;
-
-	if (!path)
-		return -EINVAL;
-	if (!key_path) {
-		r = audit_log_key_path(path, NULL, &default_key);
-		if (r < 0)
-			return r;
-		key_path = default_key;
-	}
-	r = verify_run(&v, path, key_path, &st);
-	if (r == 0) {
-		if (v.n_probs)
-			qsort(v.probs, v.n_probs, sizeof(*v.probs), problem_cmp);
-		for (size_t i = 0; i < v.n_probs && report; i++)
-			fprintf(report, "%s\n", v.probs[i].text);
-		st.problems = v.n_probs;
-		r = v.n_probs ? -EBADMSG : 0;
-	}
-	verify_free(&v);
-	if (stats)
-		*stats = st;
-	return r;
-}
-
-int audit_verify(const char *path, const char *key_path, FILE *report)
-{
-	return audit_verify_stats(path, key_path, report, NULL);
-}
-
 /*
  * Resuming a log whose writer died.  Attack: the supervisor is killed (the
  * watchdog then ends the session) or it and its watchdog both are (the
@@ -1345,9 +665,9 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 {
 	_cleanup_(audit_freep) struct audit *a = NULL;
 	struct audit_verify_stats st = {};
-	struct verify v = {};
+	struct audit_verify_state v = {};
 	struct stat before, after, named;
-	const struct vrec *last;
+	const struct audit_verify_rec *last;
 	int r;
 
 	if (!path || !key_path || !out)
@@ -1363,7 +683,7 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 		return -errno;
 	if (!S_ISREG(before.st_mode))
 		return -EINVAL;
-	r = verify_run(&v, path, key_path, &st);
+	r = audit_verify_run(&v, path, key_path, &st);
 	if (r < 0)
 		goto out;
 	/*
@@ -1375,7 +695,8 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 	if (st.sealed || v.n == 0 || v.n_probs != 1 || st.records != v.n)
 		goto out;
 	last = &v.recs[v.n - 1];
-	if (last->seq != (long long)v.n - 1 || !v.recs[0].session || !session_valid(v.recs[0].session))
+	if (last->seq != (long long)v.n - 1 || !v.recs[0].session ||
+	    !audit_format_session_valid(v.recs[0].session))
 		goto out;
 	if (fstat(a->fd, &after) < 0 || stat(path, &named) < 0) {
 		r = -errno;
@@ -1391,7 +712,7 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 		goto out;
 	}
 	memcpy(a->key, v.key, AUDIT_KEY_LEN);
-	memcpy(a->prev, last->hash, HASH_LEN);
+	memcpy(a->prev, last->hash, AUDIT_HASH_LEN);
 	a->seq = (uint64_t)v.n;
 	a->end = before.st_size;
 	/* The dead writer's reserve may still be allocated: audit_close gives it back. */
@@ -1399,28 +720,6 @@ int audit_resume(const char *path, const char *key_path, struct audit **out)
 	*out = TAKE_PTR(a);
 	r = 0;
 out:
-	verify_free(&v);
+	audit_verify_free(&v);
 	return r;
-}
-
-int audit_log_key_path(const char *path, const char *key_dir, char **out)
-{
-	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *buf = NULL;
-	_cleanup_json_ json_t *j = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = getline(&buf, &cap, f);
-	if (n < 0)
-		return ferror(f) ? -EIO : -EBADMSG;
-	j = json_loadb(buf, (size_t)n, JSON_DISABLE_EOF_CHECK, NULL);
-	if (!json_is_string(json_object_get(j, "session")))
-		return -EBADMSG;
-	if (audit_key_path_for(key_dir, json_string_value(json_object_get(j, "session")), out) < 0)
-		return -EBADMSG;
-	return 0;
 }

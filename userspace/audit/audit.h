@@ -13,16 +13,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/*
- * Where session keys live.  The caller (`cordon run`) must add this directory
- * to the policy's protected paths: whoever reads a key can forge that
- * session's log.
- */
-#define AUDIT_KEY_DIR "/var/lib/cordon/audit-keys"
-#define AUDIT_KEY_LEN 32
-/* Named by record 0's "format"; record 0's prev is SHA-256 of "FORMAT:SESSION". */
-#define AUDIT_FORMAT "cordon-audit-v1"
-#define AUDIT_CHAIN_TAG AUDIT_FORMAT ":"
+/* The format's primitives and the verifier: own modules, here for the callers of the whole. */
+#include "audit_format.h"
+#include "audit_verify.h"
+
 /* Bytes kept allocated past the log's end, and the largest record (audit.c). */
 #define AUDIT_RESERVE    (4 << 20)
 #define AUDIT_RECORD_MAX (1u << 20)
@@ -119,42 +113,5 @@ int audit_sync_key(struct audit *a);
 
 const char *audit_key_path(const struct audit *a);
 const char *audit_session(const struct audit *a);
-
-/* KEY_DIR/SESSION.key (KEY_DIR NULL: AUDIT_KEY_DIR).  -EINVAL for a bad session name. */
-int audit_key_path_for(const char *key_dir, const char *session, char **out);
-
-/*
- * The key file of the log at PATH: the session named by its first line
- * (unauthenticated: it only chooses which key to try) under KEY_DIR.
- * -EBADMSG if the first line names no valid session.
- */
-int audit_log_key_path(const char *path, const char *key_dir, char **out);
-
-struct audit_verify_stats {
-	size_t lines;     /* lines in the file */
-	size_t records;   /* records that authenticate, seal included */
-	size_t problems;  /* lines written to the report */
-	bool sealed;
-};
-
-/*
- * Verify the log at PATH with the key at KEY_PATH (NULL: the log's own key
- * under AUDIT_KEY_DIR).  Returns 0 if every line authenticates, the chain is
- * whole and the log is sealed; -EBADMSG if not; -errno if the log or key
- * cannot be read (-EINVAL: the key file is not a key).  Writes one line per
- * problem to REPORT (may be NULL), in file order, naming the line and seq:
- *   line N (seq S): modified: ...       the record's HMAC does not match
- *   line N (seq S): inserted: ...       a line that is not part of the chain
- *   seq S: deleted: ...                 a record missing from the chain
- *   line N (seq S): reordered: ...      an authentic record out of place
- *   line N: bad JSON: ...               a line that is not a JSON object
- *   line N (seq S): appended: ...       a line after the seal
- *   line N (seq S): truncated: ...      no seal (or a seal that disagrees)
- *   wrong key: ...                      not one record authenticates
- * STATS may be NULL.
- */
-int audit_verify_stats(const char *path, const char *key_path, FILE *report,
-		       struct audit_verify_stats *stats);
-int audit_verify(const char *path, const char *key_path, FILE *report);
 
 #endif /* CORDON_AUDIT_H */

@@ -58,439 +58,7 @@
 #include <string.h>
 
 #include "http.h"
-
-/* The reason, naming the head's line (1 = the start line) when one line is to blame. */
-static int fail(char *why, size_t whylen, int status, unsigned line, const char *msg)
-{
-	if (!msg)
-		msg = "malformed";
-	if (why && whylen && line)
-		snprintf(why, whylen, "line %u: %s", line, msg);
-	else if (why && whylen)
-		snprintf(why, whylen, "%s", msg);
-	return -status;
-}
-
-/* Byte classes, locale-free. */
-static bool is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_alpha(unsigned char c)
-{
-	return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-}
-
-static bool is_xdigit(unsigned char c)
-{
-	return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
-}
-
-static bool is_tchar(unsigned char c)
-{
-	return is_digit(c) || is_alpha(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-static bool is_ows(unsigned char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* field-vchar, obs-text, SP or HTAB: anything but CTLs and DEL. */
-static bool is_field_byte(unsigned char c)
-{
-	return c == '\t' || (c >= 0x20 && c != 0x7f);
-}
-
-static unsigned char lc(unsigned char c)
-{
-	return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
-}
-
-static bool ieq(const char *a, size_t n, const char *lit)
-{
-	if (n != strlen(lit))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (lc((unsigned char)a[i]) != lc((unsigned char)lit[i]))
-			return false;
-	return true;
-}
-
-static bool is_token(const char *s, size_t n)
-{
-	if (!n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return false;
-	return true;
-}
-
-/* --- authority ----------------------------------------------------------- */
-
-/* IPv4 in its one canonical spelling: four parts 0-255, no leading zeros. */
-static bool dotted_quad(const char *s, size_t n)
-{
-	size_t i = 0;
-
-	for (int part = 0; part < 4; part++) {
-		size_t b = i;
-		unsigned v = 0;
-
-		if (part) {
-			if (i >= n || s[i] != '.')
-				return false;
-			b = ++i;
-		}
-		while (i < n && is_digit((unsigned char)s[i]) && i - b < 3)
-			v = v * 10 + (unsigned)(s[i++] - '0');
-		if (i == b || v > 255 || (i - b > 1 && s[b] == '0'))
-			return false;
-	}
-	return i == n;
-}
-
-/*
- * A last label that inet_aton (and so getaddrinfo) would read as a number:
- * decimal, or 0x and hex.  The WHATWG URL standard uses the same test.
- */
-static bool numeric_label(const char *s, size_t n)
-{
-	size_t i = 0;
-
-	if (n >= 2 && s[0] == '0' && (s[1] | 0x20) == 'x') {
-		for (i = 2; i < n; i++)
-			if (!is_xdigit((unsigned char)s[i]))
-				return false;
-		return true;
-	}
-	for (; i < n; i++)
-		if (!is_digit((unsigned char)s[i]))
-			return false;
-	return n > 0;
-}
-
-static int ipv6_literal(const char *s, size_t n, char *out, size_t outlen)
-{
-	char a[INET6_ADDRSTRLEN];
-	struct in6_addr a6;
-
-	if (n == 0 || n >= sizeof(a))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (!is_xdigit((unsigned char)s[i]) && s[i] != ':' && s[i] != '.')
-			return -EINVAL;
-	memcpy(a, s, n);
-	a[n] = '\0';
-	if (inet_pton(AF_INET6, a, &a6) != 1)
-		return -EINVAL;
-	/* As policy/match.c does: a mapped address is the IPv4 one it reaches. */
-	if (IN6_IS_ADDR_V4MAPPED(&a6))
-		return inet_ntop(AF_INET, &a6.s6_addr[12], out, (socklen_t)outlen) ? 0 : -EINVAL;
-	return inet_ntop(AF_INET6, &a6, out, (socklen_t)outlen) ? 0 : -EINVAL;
-}
-
-static int reg_name(const char *s, size_t n, char *out, size_t outlen)
-{
-	size_t label = 0, last = 0;
-
-	if (n && s[n - 1] == '.')
-		n--;
-	if (n == 0 || n > 253 || n >= outlen)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '.') {
-			if (!label)
-				return -EINVAL;
-			label = 0;
-			last = i + 1;
-		} else if (is_alpha(c) || is_digit(c) || c == '-' || c == '_') {
-			if (++label > 63)
-				return -EINVAL;
-		} else {
-			return -EINVAL;
-		}
-		out[i] = (char)lc(c);
-	}
-	out[n] = '\0';
-	if (!label)
-		return -EINVAL;
-	if (numeric_label(s + last, n - last) && !dotted_quad(s, n))
-		return -EINVAL;
-	return 0;
-}
-
-int http_parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t *port,
-			 uint16_t default_port)
-{
-	char out[256];
-	const char *p = NULL;   /* after a ':' that introduces a port */
-	size_t pn = 0, n;
-	unsigned long v = 0;
-	int rc;
-
-	if (!s || !len || !host || !port)
-		return -EINVAL;
-	/* Userinfo, percent-encoding and zone ids: no spelling of them is safe. */
-	if (memchr(s, '@', len) || memchr(s, '%', len))
-		return -EINVAL;
-	if (s[0] == '[') {
-		const char *rb = memchr(s, ']', len);
-
-		if (!rb)
-			return -EINVAL;
-		n = (size_t)(rb - s) - 1;
-		rc = ipv6_literal(s + 1, n, out, sizeof(out));
-		if (rc < 0)
-			return rc;
-		if (n + 2 < len) {
-			if (rb[1] != ':')
-				return -EINVAL;
-			p = rb + 2;
-			pn = len - n - 3;
-		}
-	} else {
-		const char *colon = memchr(s, ':', len);
-
-		n = colon ? (size_t)(colon - s) : len;
-		if (colon) {
-			p = colon + 1;
-			pn = len - n - 1;
-		}
-		rc = reg_name(s, n, out, sizeof(out));
-		if (rc < 0)
-			return rc;
-	}
-	if (p) {
-		/* "host:" and leading zeros are legal URI syntax; one spelling is safer. */
-		if (pn == 0 || pn > 5 || p[0] == '0')
-			return -EINVAL;
-		for (size_t i = 0; i < pn; i++) {
-			if (!is_digit((unsigned char)p[i]))
-				return -EINVAL;
-			v = v * 10 + (unsigned long)(p[i] - '0');
-		}
-		if (v > 65535)
-			return -EINVAL;
-	} else {
-		if (!default_port)
-			return -EINVAL;
-		v = default_port;
-	}
-	n = strlen(out);
-	if (n >= hostlen)
-		return -EINVAL;
-	memcpy(host, out, n + 1);
-	*port = (uint16_t)v;
-	return 0;
-}
-
-/* --- headers ------------------------------------------------------------- */
-
-const struct http_header *http_header_get(const struct http_header *h, size_t n,
-					  const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ieq(h[i].name, h[i].name_len, name))
-			return &h[i];
-	return NULL;
-}
-
-size_t http_header_count(const struct http_header *h, size_t n, const char *name)
-{
-	size_t c = 0;
-
-	for (size_t i = 0; i < n; i++)
-		c += ieq(h[i].name, h[i].name_len, name);
-	return c;
-}
-
-/* The elements of a comma-separated list, each trimmed of OWS (may be empty). */
-struct list {
-	const char *p, *end;
-	bool done;
-};
-
-static void list_init(struct list *l, const struct http_header *h)
-{
-	l->p = h->value;
-	l->end = h->value + h->value_len;
-	l->done = false;
-}
-
-static bool list_next(struct list *l, const char **e, size_t *n)
-{
-	const char *s = l->p, *c;
-
-	if (l->done)
-		return false;
-	c = memchr(s, ',', (size_t)(l->end - s));
-	if (c) {
-		l->p = c + 1;
-	} else {
-		c = l->end;
-		l->done = true;
-	}
-	while (s < c && is_ows((unsigned char)*s))
-		s++;
-	while (c > s && is_ows((unsigned char)c[-1]))
-		c--;
-	*e = s;
-	*n = (size_t)(c - s);
-	return true;
-}
-
-/*
- * The lines of a head.  Only the first HTTP_MAX_HEAD bytes are looked at,
- * so a head that has not ended by then is 431 however much more arrived.
- */
-struct lines {
-	const char *buf;
-	size_t len;             /* bytes available */
-	size_t win;             /* of which the head may use */
-	size_t pos;             /* where the next line begins */
-	unsigned no;            /* lines returned */
-	unsigned bad;           /* the line a refusal is about, 0 if not one line's */
-};
-
-/* 1: a line [*line, *line + *n) that ended in CRLF; 0: more bytes; -400 or -431 with *err. */
-static int next_line(struct lines *l, const char **line, size_t *n, const char **err)
-{
-	for (size_t i = l->pos; i < l->win; i++) {
-		char c = l->buf[i];
-
-		if (c == '\n') {
-			*err = "bare LF: every line must end in CRLF";
-			l->bad = l->no + 1;
-			return -400;
-		}
-		if (c != '\r')
-			continue;
-		if (i + 1 == l->win)
-			break;
-		if (l->buf[i + 1] != '\n') {
-			*err = "bare CR in the head";
-			l->bad = l->no + 1;
-			return -400;
-		}
-		*line = l->buf + l->pos;
-		*n = i - l->pos;
-		l->pos = i + 2;
-		l->no++;
-		return 1;
-	}
-	if (l->len >= HTTP_MAX_HEAD) {
-		*err = "head longer than 16384 bytes";
-		return -431;
-	}
-	return 0;
-}
-
-static const char *parse_field(const char *line, size_t n, struct http_header *h)
-{
-	size_t i, b, e;
-
-	if (is_ows((unsigned char)line[0]))
-		return "obs-fold: a field line begins with whitespace";
-	for (i = 0; i < n && line[i] != ':'; i++) {
-		if (is_ows((unsigned char)line[i]))
-			return "whitespace in a field name or before its colon";
-		if (!is_tchar((unsigned char)line[i]))
-			return "bad byte in a field name";
-	}
-	if (i == n)
-		return "field line without a colon";
-	if (i == 0)
-		return "empty field name";
-	for (b = i + 1; b < n; b++)
-		if (!is_field_byte((unsigned char)line[b]))
-			return "control byte in a field value";
-	b = i + 1;
-	e = n;
-	while (b < e && is_ows((unsigned char)line[b]))
-		b++;
-	while (e > b && is_ows((unsigned char)line[e - 1]))
-		e--;
-	h->name = line;
-	h->name_len = i;
-	h->value = line + b;
-	h->value_len = e - b;
-	return NULL;
-}
-
-/* Field lines up to the empty one: the head's length, 0 for more bytes, or -status. */
-static int read_fields(struct lines *l, struct http_header *h, size_t *nh, const char **err)
-{
-	const char *line;
-	size_t n;
-	int rc;
-
-	for (;;) {
-		rc = next_line(l, &line, &n, err);
-		if (rc <= 0)
-			return rc;
-		if (n == 0)
-			return (int)l->pos;
-		if (*nh == HTTP_MAX_HEADERS) {
-			*err = "more than 64 header fields";
-			return -431;
-		}
-		*err = parse_field(line, n, &h[*nh]);
-		if (*err) {
-			l->bad = l->no;
-			return -400;
-		}
-		(*nh)++;
-	}
-}
-
-static bool parse_length(const struct http_header *h, int64_t *out)
-{
-	int64_t v = 0;
-
-	/* 15 digits: below 2^53, and far beyond any body worth forwarding. */
-	if (h->value_len == 0 || h->value_len > 15)
-		return false;
-	for (size_t i = 0; i < h->value_len; i++) {
-		if (!is_digit((unsigned char)h->value[i]))
-			return false;
-		v = v * 10 + (h->value[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-/* close / keep-alive from every Connection field; -400 for a non-token element. */
-static int connection(const struct http_header *h, size_t nh, bool *close, bool *keep_alive,
-		      const char **err)
-{
-	for (size_t i = 0; i < nh; i++) {
-		struct list l;
-		const char *e;
-		size_t n;
-
-		if (!ieq(h[i].name, h[i].name_len, "connection"))
-			continue;
-		list_init(&l, &h[i]);
-		while (list_next(&l, &e, &n)) {
-			if (n == 0)
-				continue;
-			if (!is_token(e, n)) {
-				*err = "bad Connection header";
-				return -400;
-			}
-			if (ieq(e, n, "close"))
-				*close = true;
-			else if (ieq(e, n, "keep-alive"))
-				*keep_alive = true;
-		}
-	}
-	return 0;
-}
+#include "http_lex.h"
 
 /* --- requests ------------------------------------------------------------ */
 
@@ -657,7 +225,7 @@ static int request_line(struct http_request *r, const char *line, size_t n, cons
  * A request line not yet ended (or ended badly): what its bytes so far, up
  * to the first CR or LF, already refuse.  0 when nothing yet.
  */
-static int request_line_start(const struct lines *l, const char **err)
+static int request_line_start(const struct http_fields_lines *l, const char **err)
 {
 	size_t e = l->pos, m, t0, t1;
 	int rc;
@@ -733,13 +301,13 @@ static int host_header(struct http_request *r, const char **err)
 /* A request's Transfer-Encoding: exactly "chunked". */
 static int request_coding(const struct http_header *h, const char **err)
 {
-	struct list l;
+	struct http_fields_list l;
 	const char *e;
 	size_t n, count = 0;
 	bool unknown = false;
 
-	list_init(&l, h);
-	while (list_next(&l, &e, &n)) {
+	http_fields_list_init(&l, h);
+	while (http_fields_list_next(&l, &e, &n)) {
 		if (!is_token(e, n)) {
 			*err = "bad Transfer-Encoding";
 			return -400;
@@ -777,7 +345,7 @@ static int request_fields(struct http_request *r, const char **err)
 		*err = "more than one Content-Length";
 		return -400;
 	}
-	if (cl && !parse_length(cl, &r->content_length)) {
+	if (cl && !http_fields_length(cl, &r->content_length)) {
 		*err = "bad Content-Length";
 		return -400;
 	}
@@ -804,7 +372,7 @@ static int request_fields(struct http_request *r, const char **err)
 		return -400;
 	}
 
-	rc = connection(h, nh, &r->close, &keep_alive, err);
+	rc = http_fields_connection(h, nh, &r->close, &keep_alive, err);
 	if (rc < 0)
 		return rc;
 	if (r->minor == 0 && !keep_alive)
@@ -826,7 +394,7 @@ static int request_fields(struct http_request *r, const char **err)
 int http_parse_request(const char *buf, size_t len, struct http_request *r, char *why,
 		       size_t whylen)
 {
-	struct lines l = { .buf = buf, .len = len };
+	struct http_fields_lines l = { .buf = buf, .len = len };
 	const char *line, *err = NULL;
 	size_t n;
 	int rc, head;
@@ -838,7 +406,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 		why[0] = '\0';
 	/* RFC 9112 2.2: a few empty lines may precede the request line (a CRLF after a body). */
 	for (int skipped = 0;; skipped++) {
-		rc = next_line(&l, &line, &n, &err);
+		rc = http_fields_next_line(&l, &line, &n, &err);
 		if (rc <= 0) {
 			/* A bad method or target is refused before the line ends. */
 			const char *early = NULL;
@@ -865,7 +433,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *r, char
 		l.bad = l.no;
 		goto out;
 	}
-	rc = read_fields(&l, r->headers, &r->n_headers, &err);
+	rc = http_fields_read(&l, r->headers, &r->n_headers, &err);
 	if (rc <= 0)
 		goto out;
 	head = rc;
@@ -911,13 +479,13 @@ static const char *status_line(struct http_response *r, const char *line, size_t
 /* A response's Transfer-Encoding: codings that end in one "chunked", which frames it. */
 static const char *response_coding(const struct http_header *h)
 {
-	struct list l;
+	struct http_fields_list l;
 	const char *e;
 	size_t n, chunked = 0;
 	bool last = false;
 
-	list_init(&l, h);
-	while (list_next(&l, &e, &n)) {
+	http_fields_list_init(&l, h);
+	while (http_fields_list_next(&l, &e, &n)) {
 		if (!is_token(e, n))
 			return "bad Transfer-Encoding";
 		last = ieq(e, n, "chunked");
@@ -940,7 +508,7 @@ static const char *response_fields(struct http_response *r)
 
 		if (!ieq(h[i].name, h[i].name_len, "content-length"))
 			continue;
-		if (!parse_length(&h[i], &v))
+		if (!http_fields_length(&h[i], &v))
 			return "bad Content-Length";
 		/* RFC 9110 8.6: identical repeats may be accepted; differing ones never. */
 		if (r->content_length >= 0 && v != r->content_length)
@@ -960,7 +528,7 @@ static const char *response_fields(struct http_response *r)
 			return err;
 		r->chunked = true;
 	}
-	if (connection(h, nh, &r->close, &keep_alive, &err) < 0)
+	if (http_fields_connection(h, nh, &r->close, &keep_alive, &err) < 0)
 		return err;
 	if (r->minor == 0 && !keep_alive)
 		r->close = true;
@@ -970,7 +538,7 @@ static const char *response_fields(struct http_response *r)
 int http_parse_response(const char *buf, size_t len, struct http_response *r, char *why,
 			size_t whylen)
 {
-	struct lines l = { .buf = buf, .len = len };
+	struct http_fields_lines l = { .buf = buf, .len = len };
 	const char *line, *err = NULL;
 	size_t n;
 	int rc;
@@ -980,7 +548,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, ch
 	r->content_length = -1;
 	if (why && whylen)
 		why[0] = '\0';
-	rc = next_line(&l, &line, &n, &err);
+	rc = http_fields_next_line(&l, &line, &n, &err);
 	if (rc <= 0)
 		goto out;
 	err = status_line(r, line, n);
@@ -989,7 +557,7 @@ int http_parse_response(const char *buf, size_t len, struct http_response *r, ch
 		rc = -502;
 		goto out;
 	}
-	rc = read_fields(&l, r->headers, &r->n_headers, &err);
+	rc = http_fields_read(&l, r->headers, &r->n_headers, &err);
 	if (rc <= 0)
 		goto out;
 	err = response_fields(r);
@@ -1006,14 +574,14 @@ bool http_response_identity(const struct http_response *r)
 	for (size_t i = 0; i < r->n_headers; i++) {
 		const struct http_header *h = &r->headers[i];
 		bool te = ieq(h->name, h->name_len, "transfer-encoding");
-		struct list l;
+		struct http_fields_list l;
 		const char *e;
 		size_t n, k = 0;
 
 		if (!te && !ieq(h->name, h->name_len, "content-encoding"))
 			continue;
-		list_init(&l, h);
-		while (list_next(&l, &e, &n))
+		http_fields_list_init(&l, h);
+		while (http_fields_list_next(&l, &e, &n))
 			if ((te && ++k > 1) || !ieq(e, n, te ? "chunked" : "identity"))
 				return false;
 	}
@@ -1034,246 +602,4 @@ int http_response_body_mode(const struct http_response *r, const char *request_m
 	if (r->content_length >= 0)
 		return HTTP_BODY_LENGTH;
 	return HTTP_BODY_CLOSE;
-}
-
-/* --- chunked bodies ------------------------------------------------------ */
-
-/*
- * RFC 9112 7.1:
- *   chunk-size [ chunk-ext ] CRLF chunk-data CRLF ... last-chunk trailer-section CRLF
- *   chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
- * The states up to CH_EXT_QEND are inside a chunk-size line.
- */
-enum {
-	CH_SIZE,                /* hex digits */
-	CH_BWS,                 /* whitespace after the size or an extension: ';' next */
-	CH_EXT_NAME0,           /* after ';': whitespace, then a name */
-	CH_EXT_NAME,
-	CH_EXT_NAME_BWS,        /* whitespace after a name: '=' or ';' next */
-	CH_EXT_VAL0,            /* after '=': whitespace, then a token or a quoted-string */
-	CH_EXT_TOKEN,
-	CH_EXT_QUOTED,
-	CH_EXT_QPAIR,
-	CH_EXT_QEND,            /* after the closing quote */
-	CH_SIZE_LF,
-	CH_DATA,
-	CH_DATA_CR,
-	CH_DATA_LF,
-	CH_TR_LINE,             /* a trailer line begins, or the final CRLF */
-	CH_TR_NAME,
-	CH_TR_VALUE,
-	CH_TR_LF,
-	CH_END_LF,
-	CH_DONE,
-	CH_ERROR,
-};
-
-void http_chunked_init(struct http_chunked *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->state = CH_SIZE;
-}
-
-/* Framing and routing fields in a trailer would mean something to a server that merges trailers. */
-static bool forbidden_trailer(const struct http_chunked *c)
-{
-	static const char *const names[] = { "content-length", "transfer-encoding", "host" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (c->name_len == strlen(names[i]) && !memcmp(c->name, names[i], c->name_len))
-			return true;
-	return false;
-}
-
-/* The state after a byte that may end a chunk-size line element (token, quote, size). */
-static int ext_next(unsigned char b)
-{
-	if (is_ows(b))
-		return CH_BWS;
-	if (b == ';')
-		return CH_EXT_NAME0;
-	if (b == '\r')
-		return CH_SIZE_LF;
-	return CH_ERROR;
-}
-
-uint64_t http_chunked_data_left(const struct http_chunked *c)
-{
-	return c->state == CH_DATA ? c->left : 0;
-}
-
-ssize_t http_chunked_scan(struct http_chunked *c, const char *buf, size_t len)
-{
-	size_t i = 0;
-
-	if (c->state == CH_ERROR)
-		return -400;
-	if (c->state == CH_DONE)
-		return 0;
-	while (i < len) {
-		unsigned char b = (unsigned char)buf[i];
-		int s = c->state;
-
-		if (s == CH_DATA) {
-			size_t n = len - i < c->left ? len - i : (size_t)c->left;
-
-			i += n;
-			c->left -= n;
-			if (!c->left)
-				c->state = CH_DATA_CR;
-			continue;
-		}
-		i++;
-		if (s <= CH_EXT_QEND && b != '\r' && ++c->line > HTTP_MAX_CHUNK_LINE)
-			goto bad;
-		if (s >= CH_TR_LINE && s <= CH_END_LF && ++c->trailer > HTTP_MAX_HEAD)
-			goto bad;
-		switch (s) {
-		case CH_SIZE:
-			if (is_xdigit(b)) {
-				if (++c->digits > 16)
-					goto bad;
-				c->size = c->size * 16 +
-					  (uint64_t)(is_digit(b) ? b - '0' : (b | 0x20) - 'a' + 10);
-				if (c->size >= (uint64_t)1 << 40)
-					goto bad;
-				break;
-			}
-			if (!c->digits)
-				goto bad;
-			c->state = ext_next(b);
-			break;
-		case CH_BWS:
-			if (b == ';')
-				c->state = CH_EXT_NAME0;
-			else if (!is_ows(b))
-				goto bad;
-			break;
-		case CH_EXT_NAME0:
-			if (is_tchar(b))
-				c->state = CH_EXT_NAME;
-			else if (!is_ows(b))
-				goto bad;
-			break;
-		case CH_EXT_NAME:
-			if (is_tchar(b))
-				break;
-			if (b == '=')
-				c->state = CH_EXT_VAL0;
-			else if (is_ows(b))
-				c->state = CH_EXT_NAME_BWS;
-			else
-				c->state = ext_next(b);
-			break;
-		case CH_EXT_NAME_BWS:
-			if (b == '=')
-				c->state = CH_EXT_VAL0;
-			else if (b == ';')
-				c->state = CH_EXT_NAME0;
-			else if (!is_ows(b))
-				goto bad;
-			break;
-		case CH_EXT_VAL0:
-			if (is_tchar(b))
-				c->state = CH_EXT_TOKEN;
-			else if (b == '"')
-				c->state = CH_EXT_QUOTED;
-			else if (!is_ows(b))
-				goto bad;
-			break;
-		case CH_EXT_TOKEN:
-			if (!is_tchar(b))
-				c->state = ext_next(b);
-			break;
-		case CH_EXT_QUOTED:
-			/* qdtext: HTAB, SP, VCHAR but '"' and '\', obs-text. */
-			if (b == '"')
-				c->state = CH_EXT_QEND;
-			else if (b == '\\')
-				c->state = CH_EXT_QPAIR;
-			else if (!is_field_byte(b))
-				goto bad;
-			break;
-		case CH_EXT_QPAIR:
-			if (!is_field_byte(b))
-				goto bad;
-			c->state = CH_EXT_QUOTED;
-			break;
-		case CH_EXT_QEND:
-			c->state = ext_next(b);
-			break;
-		case CH_SIZE_LF:
-			if (b != '\n')
-				goto bad;
-			if (c->size) {
-				c->left = c->size;
-				c->state = CH_DATA;
-			} else {
-				c->state = CH_TR_LINE;
-			}
-			c->size = 0;
-			c->digits = 0;
-			c->line = 0;
-			break;
-		case CH_DATA_CR:
-			if (b != '\r')
-				goto bad;
-			c->state = CH_DATA_LF;
-			break;
-		case CH_DATA_LF:
-			if (b != '\n')
-				goto bad;
-			c->state = CH_SIZE;
-			break;
-		case CH_TR_LINE:
-			if (b == '\r') {
-				c->state = CH_END_LF;
-				break;
-			}
-			/* Whitespace here would be obs-fold; ':' an empty name. */
-			if (!is_tchar(b))
-				goto bad;
-			c->name_len = 0;
-			c->state = CH_TR_NAME;
-			/* fall through */
-		case CH_TR_NAME:
-			if (b == ':') {
-				if (forbidden_trailer(c))
-					goto bad;
-				c->state = CH_TR_VALUE;
-				break;
-			}
-			if (!is_tchar(b))
-				goto bad;
-			if (c->name_len < sizeof(c->name))
-				c->name[c->name_len] = (char)lc(b);
-			c->name_len++;
-			break;
-		case CH_TR_VALUE:
-			if (b == '\r')
-				c->state = CH_TR_LF;
-			else if (!is_field_byte(b))
-				goto bad;
-			break;
-		case CH_TR_LF:
-			if (b != '\n')
-				goto bad;
-			c->state = CH_TR_LINE;
-			break;
-		case CH_END_LF:
-			if (b != '\n')
-				goto bad;
-			c->state = CH_DONE;
-			c->done = true;
-			return (ssize_t)i;
-		default:
-			goto bad;
-		}
-		if (c->state == CH_ERROR)
-			goto bad;
-	}
-	return (ssize_t)i;
-bad:
-	c->state = CH_ERROR;
-	return -400;
 }

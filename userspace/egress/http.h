@@ -14,20 +14,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define HTTP_MAX_HEAD 16384        /* request or response head, bytes */
-#define HTTP_MAX_HEADERS 64
+/* The parser's parts, each its own module; here for the callers of the whole. */
+#include "http_authority.h"
+#include "http_chunked.h"
+#include "http_fields.h"
+
 /* Empty lines (CRLF) skipped before a request line (RFC 9112 2.2); one more is refused. */
 #define HTTP_MAX_LEADING_CRLF 2
-/* A chunk-size line (size and extensions, without its CRLF), bytes. */
-#define HTTP_MAX_CHUNK_LINE 4096
-
-/* Points into the caller's buffer; value trimmed of OWS. */
-struct http_header {
-	const char *name;
-	size_t name_len;
-	const char *value;
-	size_t value_len;
-};
 
 enum http_form { HTTP_ORIGIN_FORM, HTTP_ABSOLUTE_FORM, HTTP_AUTHORITY_FORM, HTTP_ASTERISK_FORM };
 
@@ -114,61 +107,5 @@ int http_response_body_mode(const struct http_response *r, const char *request_m
  * plain forwarding passes on).
  */
 bool http_response_identity(const struct http_response *r);
-
-/*
- * "host[:port]" or "[v6][:port]": lower-cased host without brackets or
- * trailing dot into host; the port, or default_port (0 = port required).
- * 0 or -EINVAL.  Refuses userinfo ('@'), an empty host, a bad, zero,
- * leading-zero or overflowing port, an empty port after ':', '%' (zone ids
- * and percent-encoding), bytes outside [A-Za-z0-9._-] in a name (the
- * reg-name set narrowed to what DNS can mean), empty or over-long labels,
- * and a name whose last label is numeric unless it is a dotted quad
- * (inet_aton's 0x7f.1 and 2130706433 spell 127.0.0.1).  IPv6 literals come
- * out in inet_ntop's canonical text, IPv4-mapped ones as IPv4.
- */
-int http_parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t *port,
-			 uint16_t default_port);
-
-/* Find a header (case-insensitive name): the first, or NULL. */
-const struct http_header *http_header_get(const struct http_header *h, size_t n,
-					  const char *name);
-/* How many fields carry this name (case-insensitive). */
-size_t http_header_count(const struct http_header *h, size_t n, const char *name);
-
-/*
- * Incremental chunked-body scanner: validates, does not decode (a proxy
- * forwards the bytes as they are).  Zero it with http_chunked_init.
- */
-struct http_chunked {
-	int state;
-	uint64_t left;          /* chunk-data bytes still to come */
-	size_t line;            /* bytes of the current chunk-size line */
-	bool done;
-	uint64_t size;          /* the chunk size being read */
-	unsigned digits;        /* hex digits of it */
-	size_t trailer;         /* bytes of the trailer section so far */
-	char name[20];          /* the trailer field name being read (lower-case, truncated) */
-	size_t name_len;
-};
-
-void http_chunked_init(struct http_chunked *c);
-/*
- * Scan the next len bytes of a chunked body.  Returns how many belong to
- * the message (== len unless the message ends inside buf: then the count up
- * to and including the final CRLF of the trailer section, and c->done is
- * set; 0 once done), or -400 when malformed (and on every later call).
- * Chunk sizes: hex, at most 16 digits and below 2^40; chunk extensions to
- * RFC 9112 7.1.1's grammar, each chunk-size line at most
- * HTTP_MAX_CHUNK_LINE bytes; every line ends in CRLF; trailer fields with
- * the head's syntax, no obs-fold, at most HTTP_MAX_HEAD bytes in all, and
- * none of Content-Length, Transfer-Encoding or Host.
- */
-ssize_t http_chunked_scan(struct http_chunked *c, const char *buf, size_t len);
-/*
- * Chunk-data bytes the scanner expects next (0 while it reads framing):
- * a proxy that re-frames a body scans framing a byte at a time and takes
- * this many bytes as data.
- */
-uint64_t http_chunked_data_left(const struct http_chunked *c);
 
 #endif /* CORDON_HTTP_H */

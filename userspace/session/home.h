@@ -48,6 +48,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The review side (diff, apply, discard): its own modules, here for the callers of the whole. */
+#include "home_apply.h"
+#include "home_diff.h"
+
 #define HOME_LAYER_BASE "/var/lib/cordon/home"
 
 struct home_layer {
@@ -89,52 +93,5 @@ int home_layer_mount(const struct home_layer *l, int *mount_fd, char *why, size_
 /* Release the lock.  Safe on a closed layer, and on one home_layer_open refused. */
 void home_layer_close(struct home_layer *l);
 
-/* Is REL (relative to a home) a credential store or below one?  Pure. */
-bool home_is_store(const char *rel);
-
-enum home_change_kind {
-	HOME_ADDED,
-	HOME_MODIFIED,
-	HOME_DELETED,
-};
-
-struct home_change {
-	enum home_change_kind kind;
-	const char *path;       /* relative to the home */
-	mode_t mode;            /* type and mode: the layer's, the home's when deleted */
-	long long size;         /* bytes in the layer; 0 when deleted */
-	long long old_size;     /* bytes in the home; -1 when added */
-	const char *link;       /* a symlink's target in the layer, else NULL */
-	bool store;             /* a credential store or below one: apply refuses it */
-};
-
-/*
- * What the layer in LAYER_DIR changed relative to the real HOME, in name
- * order, parents before children, one call of FN per change (its strings
- * live for the call only).  A file copied up but left the same (type,
- * mode, owner, content) is not a change.  Reads only; takes no lock (a
- * running session may change the layer under it).  FN returning < 0 stops
- * the walk with that value.  0, or -errno (-ENOENT: no layer yet).
- */
-int home_diff(const char *layer_dir, const char *home,
-	      int (*fn)(void *ctx, const struct home_change *c), void *ctx);
-
-/*
- * Copy PATH (relative to HOME, or absolute below it) from the layer into
- * the real home, deletions included, then drop it from the layer so the
- * home shows through again.  A directory is applied whole.  As the home's
- * owner (fsuid/fsgid, no supplementary groups), through openat2
- * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS on both sides.
- * Refuses (-EPERM) a credential store, a directory holding one in the
- * layer, a symlink at a store's name or on its way; -EBUSY while a session
- * holds the layer; -ELOOP a path through a symlink on either side; -ENOENT
- * when the layer has no change at PATH.  Must run as root.  0, or -errno
- * with WHY.
- */
-int home_apply(const char *layer_dir, const char *home, const char *path, char *why,
-	       size_t wlen);
-
-/* Empty the layer (upper and workdir), under the lock.  0, or -errno with WHY. */
-int home_discard(const char *layer_dir, char *why, size_t wlen);
 
 #endif /* CORDON_HOME_H */

@@ -46,7 +46,8 @@
  * these knowingly, or the IDE rewrites them all the time); a watched file
  * the human edited on the host during the session is reverted too (held
  * aside, never lost); a hard link to config made before the session.  A
- * workspace over the caps below is refused, not half protected.
+ * workspace over the walk's caps (git_guard_walk.h) is refused, not half
+ * protected.
  */
 #ifndef CORDON_GIT_GUARD_H
 #define CORDON_GIT_GUARD_H
@@ -55,62 +56,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The walk's caps: over either, git_guard_plan_session fails (-E2BIG, WHY names it). */
-#define GIT_GUARD_MAX_ENTRIES 200000    /* directory entries read */
-#define GIT_GUARD_MAX_REPOS   4096      /* git directories and .git files */
-/*
- * A watched file bigger than this, or past the total kept (4096 roots of
- * 13 files could hold 53 GiB), is held aside at the end but not put back.
- */
-#define GIT_GUARD_SAVE_MAX    (1u << 20)
-#define GIT_GUARD_SAVE_TOTAL  (64u << 20)
-
-/* The agent and editor files watched, relative to each root. */
-#define GIT_GUARD_WATCHED \
-	".claude/settings.json", ".claude/settings.local.json", ".mcp.json", \
-	".vscode/tasks.json", ".vscode/settings.json", ".vscode/launch.json", ".envrc", \
-	".devcontainer/devcontainer.json", ".devcontainer.json", ".gemini/settings.json", \
-	".codex/config.toml", ".cursor/mcp.json", ".pre-commit-config.yaml"
-
-struct git_guard_id {
-	dev_t dev;
-	ino_t ino;
-};
-
-struct git_guard_watch;
-
-struct git_guard {
-	size_t n_dirs;                  /* git directories pinned, parents first */
-	char **dirs;
-	bool *had_commondir;            /* GITDIR/commondir existed at the start */
-	struct git_guard_id *dir_ids;   /* each of dirs, as it was */
-	size_t n_ro;                    /* paths made read-only, after their pins */
-	char **ro;
-	/* What git_guard_end compares with. */
-	char *workspace, *session;
-	size_t n_known;                 /* .git files and linked worktrees' directories */
-	struct git_guard_id *known;
-	size_t n_roots;                 /* the workspace ("") and each repository's top, relative */
-	char **roots;
-	size_t n_watch;
-	struct git_guard_watch *watch;
-	size_t walked;                  /* directory entries the plan read */
-};
-
-/*
- * What to protect below WORKSPACE, and the state git_guard_end compares
- * with: every repository (walked without following a symlink, across
- * mount points: a human's git runs hooks on any filesystem; nothing
- * skipped by name; a .git directory or a bare repository is not walked
- * into, its modules/ is searched), and the watched files' contents.
- * SESSION names what is held aside at the end (NULL: "pidPID").  0, or
- * -errno with WHY (-E2BIG: a cap was reached; WHY names it: the session
- * must not start).  Changes nothing; git_guard_free after, either way.
- */
-int git_guard_plan_session(const char *workspace, const char *session, struct git_guard *g,
-			   char *why, size_t wlen);
-/* The same, SESSION NULL and no WHY. */
-int git_guard_plan(const char *workspace, struct git_guard *g);
+/* The plan and the end: their own modules, here for the callers of the whole. */
+#include "git_guard_end.h"
+#include "git_guard_plan.h"
 
 /*
  * Carry out a plan in a new mount namespace of the calling thread (which
@@ -120,41 +68,5 @@ int git_guard_plan(const char *workspace, struct git_guard *g);
  * -errno with WHY.
  */
 int git_guard_apply(const struct git_guard *g, char *why, size_t wlen);
-
-enum git_guard_what {
-	GIT_GUARD_COMMONDIR,            /* planted in a git directory (makes config/hooks elsewhere) */
-	GIT_GUARD_HOOK,                 /* of a repository made during the session, or its hooks, a symlink */
-	GIT_GUARD_CONFIG,               /* such a repository's config: DETAIL, the keys dropped */
-	GIT_GUARD_GITFILE,              /* a new .git file pointing at no git directory found */
-	GIT_GUARD_FILE_CREATED,         /* a watched file (or its directory, as a symlink) */
-	GIT_GUARD_FILE_CHANGED,
-	GIT_GUARD_FILE_DELETED,
-	GIT_GUARD_INCOMPLETE,           /* the walk stopped (a cap, an error): DETAIL says where */
-};
-
-struct git_guard_held {
-	enum git_guard_what what;
-	const char *path;
-	const char *moved_to;           /* the agent's version now; NULL: not moved (DETAIL says why) */
-	bool restored;                  /* the original is back at PATH */
-	const char *detail;             /* or NULL */
-};
-
-/*
- * After the session, once every task of it is dead (run.c: after the
- * session's cgroup is destroyed): the holding described above, each thing
- * reported through REPORT.  Returns how many were reported, or -errno
- * when the workspace itself cannot be opened.  Run as root, in any mount
- * namespace (held files stay in the directory or mount they were in).
- */
-int git_guard_end(const struct git_guard *g,
-		  void (*report)(void *ctx, const struct git_guard_held *h), void *ctx);
-
-/* The same, reporting PATH and MOVED_TO only (the first API; git_guard_end says more). */
-int git_guard_check(const struct git_guard *g, void (*report)(void *ctx, const char *path,
-							      const char *moved_to),
-		    void *ctx);
-
-void git_guard_free(struct git_guard *g);
 
 #endif /* CORDON_GIT_GUARD_H */
