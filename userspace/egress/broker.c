@@ -1,6 +1,18 @@
-static int send_all(int fd, const char *b, size_t n);
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The egress broker's records, plain replies and budgets (broker.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
 
-static int chan_send(struct hp *hp, json_t *msg)
+#include "broker.h"
+#include "jsonrpc.h"
+#include "util.h"
+
+int chan_send(struct hp *hp, json_t *msg)
 {
 	size_t len = 0;
 	char *line = msg ? jrpc_dump(msg, &len) : NULL;
@@ -16,12 +28,12 @@ static int chan_send(struct hp *hp, json_t *msg)
 	return r;
 }
 
-static bool recording(const struct hp *hp)
+bool broker_recording(const struct hp *hp)
 {
 	return hp->chan_fd >= 0 || hp->audit;
 }
 
-static void record(struct hp *hp, const char *type, json_t *fields)
+void broker_record(struct hp *hp, const char *type, json_t *fields)
 {
 	if (hp->chan_fd >= 0 && fields) {
 		(void)chan_send(hp, json_pack("{s:s,s:s,s:O}", "op", "record", "type", type, "fields",
@@ -36,18 +48,7 @@ static void record(struct hp *hp, const char *type, json_t *fields)
 	json_decref(fields);
 }
 
-/*
- * A record's fields are built only when the record is kept (a session's
- * channel or --audit): a proxy run without either would otherwise pack,
- * and free, two JSON documents per request for nobody.
- */
-#define RECORD(hp, type, ...)							\
-	do {									\
-		if (recording(hp))						\
-			record(hp, type, json_pack(__VA_ARGS__));		\
-	} while (0)
-
-static int send_all(int fd, const char *b, size_t n)
+int send_all(int fd, const char *b, size_t n)
 {
 	while (n) {
 		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
@@ -63,7 +64,7 @@ static int send_all(int fd, const char *b, size_t n)
 	return 0;
 }
 
-static const char *status_text(int code)
+const char *broker_status_text(int code)
 {
 	switch (code) {
 	case 400: return "Bad Request";
@@ -83,26 +84,23 @@ static const char *status_text(int code)
 	}
 }
 
-/* A plain answer that closes the connection: its length in b. */
-static size_t format_reply(char *b, size_t cap, int code, const char *why)
+size_t format_reply(char *b, size_t cap, int code, const char *why)
 {
 	int n = snprintf(b, cap, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
 			 "Connection: close\r\nContent-Length: %zu\r\n\r\ncordon: %.700s\n", code,
-			 status_text(code), strnlen(why, 700) + 9, why);
+			 broker_status_text(code), strnlen(why, 700) + 9, why);
 
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
-/* A plain answer, then the connection is closed by the caller. */
-static void reply(struct conn *c, int code, const char *why)
+void broker_reply(struct conn *c, int code, const char *why)
 {
 	char b[1024];
 
 	(void)send_all(c->fd, b, format_reply(b, sizeof(b), code, why));
 }
 
-/* Wait for fd to be readable until `deadline` (CLOCK_MONOTONIC ms): 1, 0 timeout, <0. */
-static int wait_readable(int fd, uint64_t deadline)
+int wait_readable(int fd, uint64_t deadline)
 {
 	for (;;) {
 		uint64_t now = mono_ms();
@@ -127,7 +125,7 @@ static int wait_readable(int fd, uint64_t deadline)
  * known only when a response's usage has been read, so the request that
  * crosses the token budget completes and the next is refused.
  */
-static int spend_request(struct hp *hp, char *why, size_t wlen)
+int spend_request(struct hp *hp, char *why, size_t wlen)
 {
 	const struct pol_budgets *b = &hp->pol->budgets;
 	uint64_t n = atomic_fetch_add(&hp->spent_requests, 1) + 1;
@@ -151,7 +149,7 @@ static int spend_request(struct hp *hp, char *why, size_t wlen)
  * counts: every byte of a request or response the broker moves (heads and
  * bodies, as relayed or re-framed), not TLS handshakes or record overhead.
  */
-static bool spend_bytes(struct hp *hp, uint64_t n, char *why, size_t wlen)
+bool spend_bytes(struct hp *hp, uint64_t n, char *why, size_t wlen)
 {
 	uint64_t lim = hp->pol->budgets.egress_bytes;
 
@@ -167,7 +165,7 @@ static bool spend_bytes(struct hp *hp, uint64_t n, char *why, size_t wlen)
  * the byte budget before it is sent (a transfer crossing it is cut), and
  * into the connection's totals.  up: toward the upstream.
  */
-static int conn_send(struct conn *c, bool up, const char *b, size_t n)
+int conn_send(struct conn *c, bool up, const char *b, size_t n)
 {
 	if (!spend_bytes(c->hp, n, c->why, sizeof(c->why)) || send_all(up ? c->up : c->fd, b, n) < 0)
 		return -EPIPE;

@@ -1,3 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The egress broker's shared state (struct hp, one per `cordon
+ * http-proxy`), one client connection (struct conn), and what every part
+ * of the broker uses: its records (to the supervisor's channel under
+ * cordon run, to --audit alone), plain replies, and the session's budgets.
+ * The broker itself is described in http_proxy.c.
+ */
+#ifndef CORDON_BROKER_H
+#define CORDON_BROKER_H
+
+#include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "audit.h"
+#include "cred_proxy.h"
+#include "http.h"
+#include "policy.h"
+#include "steps.h"
+#include "tls_sni.h"
+
 #define MAX_CONNS 256
 #define CONNECT_TIMEOUT_MS 10000
 #define IDLE_TIMEOUT_MS 300000         /* the default of --idle-timeout */
@@ -60,3 +85,44 @@ struct conn {
 	bool grant_ssh;                 /* ... for an ssh remote: the tunnel carries SSH, not TLS */
 	bool inner;                     /* past the request that opened it (grants: outer only) */
 };
+
+/* Send a message (stolen; NULL: a failed send) to the supervisor: 0, or -errno (-EPIPE: gone). */
+int chan_send(struct hp *hp, json_t *msg);
+
+/* Are records kept (a session's channel or --audit)? */
+bool broker_recording(const struct hp *hp);
+
+/* Keep a record of TYPE with FIELDS (stolen; NULL: none). */
+void broker_record(struct hp *hp, const char *type, json_t *fields);
+
+/*
+ * A record's fields are built only when the record is kept (a session's
+ * channel or --audit): a proxy run without either would otherwise pack,
+ * and free, two JSON documents per request for nobody.
+ */
+#define RECORD(hp, type, ...)							\
+	do {									\
+		if (broker_recording(hp))					\
+			broker_record(hp, type, json_pack(__VA_ARGS__));	\
+	} while (0)
+
+int send_all(int fd, const char *b, size_t n);
+
+/* The reason phrase of an HTTP status code cordon answers with. */
+const char *broker_status_text(int code);
+
+/* A plain answer that closes the connection: its length in b. */
+size_t format_reply(char *b, size_t cap, int code, const char *why);
+
+/* A plain answer, then the connection is closed by the caller. */
+void broker_reply(struct conn *c, int code, const char *why);
+
+/* Wait for fd to be readable until `deadline` (CLOCK_MONOTONIC ms): 1, 0 timeout, <0. */
+int wait_readable(int fd, uint64_t deadline);
+
+/* The budgets (broker.c says how they are counted). */
+int spend_request(struct hp *hp, char *why, size_t wlen);
+bool spend_bytes(struct hp *hp, uint64_t n, char *why, size_t wlen);
+int conn_send(struct conn *c, bool up, const char *b, size_t n);
+
+#endif /* CORDON_BROKER_H */

@@ -1,5 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The broker's end of the supervisor's channel, read (broker_chan.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "broker_chan.h"
+#include "grants.h"
+#include "jsonrpc.h"
+#include "proto.h"
+#include "util.h"
+
 /* Decisions from the supervisor, until it goes (then the session is over: so is this). */
-static void *chan_reader(void *arg)
+void *chan_reader(void *arg)
 {
 	struct hp *hp = arg;
 	struct linebuf lb;
@@ -63,8 +81,7 @@ static void *chan_reader(void *arg)
  * SESSION_WAIT_MS; -E2BIG, -EBADMSG: a first message too long, or not the
  * session's.
  */
-#define SESSION_WAIT_MS 30000
-static int session_from_channel(struct hp *hp)
+int session_from_channel(struct hp *hp)
 {
 	char line[256];
 	size_t have = 0;

@@ -1,4 +1,30 @@
-/* --- one connection --------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* One client connection, accepted to closed (conn.h). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "cred_pipeline.h"
+#include "grants.h"
+#include "judge.h"
+#include "tunnel.h"
+#include "upstream.h"
+#include "util.h"
 
 static json_t *event_of(const struct conn *c)
 {
@@ -19,17 +45,17 @@ static int read_head(struct conn *c)
 		if (r > 0)
 			return r;
 		if (r < 0) {
-			reply(c, -r, why[0] ? why : "malformed request");
+			broker_reply(c, -r, why[0] ? why : "malformed request");
 			return r;
 		}
 		if (c->len >= HTTP_MAX_HEAD) {
-			reply(c, 431, "request head too large");
+			broker_reply(c, 431, "request head too large");
 			return -431;
 		}
 		r = wait_readable(c->fd, deadline);
 		if (r == 0) {
 			/* Slowloris: the head did not arrive in time. */
-			reply(c, 408, "the request head did not arrive in time");
+			broker_reply(c, 408, "the request head did not arrive in time");
 			return -408;
 		}
 		if (r < 0)
@@ -50,23 +76,23 @@ static void serve(struct conn *c)
 	if (head <= 0)
 		return;
 	if (c->req.form == HTTP_ORIGIN_FORM || c->req.form == HTTP_ASTERISK_FORM) {
-		reply(c, 400, "this is a proxy: send CONNECT host:port, or an absolute URL");
+		broker_reply(c, 400, "this is a proxy: send CONNECT host:port, or an absolute URL");
 		return;
 	}
 	if (c->req.form == HTTP_ABSOLUTE_FORM && strcmp(c->req.scheme, "http")) {
-		reply(c, 400, "https:// goes through CONNECT");
+		broker_reply(c, 400, "https:// goes through CONNECT");
 		return;
 	}
 	event = event_of(c);
 	if (!judge(c, event, c->req.host, c->req.port, &res, why, sizeof(why))) {
-		reply(c, 403, why);
+		broker_reply(c, 403, why);
 		goto out;
 	}
 	c->inner = true;
 	if (c->grant_ssh && c->req.form != HTTP_AUTHORITY_FORM) {
 		snprintf(why, sizeof(why), "%s:%u is granted to an ssh push: CONNECT only",
 			 c->req.host, c->req.port);
-		reply(c, 403, why);
+		broker_reply(c, 403, why);
 		goto out;
 	}
 	if (res.via == POL_VIA_CRED_PROXY) {
@@ -79,14 +105,14 @@ static void serve(struct conn *c)
 			RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id,
 			       "event", event, "outcome", "refused", "reason",
 			       why);
-			reply(c, 403, why);
+			broker_reply(c, 403, why);
 			goto out;
 		}
 	}
 	if (spend_request(c->hp, why, sizeof(why)) < 0) {
 		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", why);
-		reply(c, 403, why);
+		broker_reply(c, 403, why);
 		goto out;
 	}
 	why[0] = '\0';
@@ -106,24 +132,24 @@ static void serve(struct conn *c)
 		       event, "outcome", "upstream unreachable", "reason", why);
 		c->up_err = r;
 		snprintf(c->up_why, sizeof(c->up_why), "%s", why);
-		do_credential(c, (size_t)head, event, ci);
+		cred_pipeline_tunnel(c, (size_t)head, event, ci);
 		goto out;
 	}
 	if (r < 0) {
 		RECORD(c->hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", why);
-		reply(c, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, why);
+		broker_reply(c, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, why);
 		goto out;
 	}
 	c->up = r;
 	if (ci >= 0)
-		do_credential(c, (size_t)head, event, ci);
+		cred_pipeline_tunnel(c, (size_t)head, event, ci);
 	else if (c->grant_ssh)
-		do_ssh_tunnel(c, (size_t)head, event);
+		tunnel_ssh(c, (size_t)head, event);
 	else if (c->req.form == HTTP_AUTHORITY_FORM)
-		do_connect(c, (size_t)head, event);
+		tunnel_connect(c, (size_t)head, event);
 	else
-		do_forward(c, (size_t)head, event);
+		tunnel_forward(c, (size_t)head, event);
 out:
 	json_decref(event);
 }
@@ -208,7 +234,7 @@ out:
  * every client would be refused as foreign: say so once and do not start,
  * rather than run a proxy that refuses all.
  */
-static int peer_check_works(int listen_fd)
+int conn_peer_check(int listen_fd)
 {
 	struct sockaddr_storage a;
 	socklen_t al = sizeof(a);
@@ -258,7 +284,7 @@ static void *conn_thread(void *arg)
 		RECORD(hp, "http", "{s:I,s:s,s:I}", "conn", (json_int_t)c->id, "outcome",
 		       "refused: a client outside the session", "cgroup",
 		       (json_int_t)cg);
-		reply(c, 403, "this proxy serves one cordon session, and this client is not in it");
+		broker_reply(c, 403, "this proxy serves one cordon session, and this client is not in it");
 	} else {
 		serve(c);
 	}
@@ -272,12 +298,12 @@ static void *conn_thread(void *arg)
 
 static volatile sig_atomic_t got_signal;
 
-static void on_signal(int sig)
+void conn_on_signal(int sig)
 {
 	got_signal = sig;
 }
 
-static int accept_loop(struct hp *hp)
+int conn_accept_loop(struct hp *hp)
 {
 	pthread_attr_t at;
 

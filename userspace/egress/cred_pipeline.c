@@ -1,3 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The credential proxy's request pipeline inside a tunnel (cred_pipeline.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <openssl/err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "cred_pipeline.h"
+#include "judge.h"
+#include "llm_tools.h"
+#include "llm_usage.h"
+#include "stream_scrub.h"
+#include "tls_io.h"
+#include "tunnel.h"
+#include "upstream.h"
+#include "util.h"
+
 /* One credential tunnel's state. */
 struct ctun {
 	struct conn *c;
@@ -41,7 +63,7 @@ static int ctun_upstream(struct ctun *t)
 	}
 	t->up.fd = c->up;
 	t->up.len = 0;
-	if (sock_limits(&t->up, c->hp->idle_timeout_ms) < 0) {
+	if (tlsio_limits(&t->up, c->hp->idle_timeout_ms) < 0) {
 		snprintf(t->why, sizeof(t->why), "cannot set the upstream socket's time limits");
 		return -EPROTO;
 	}
@@ -322,7 +344,7 @@ static int ctun_emit(struct ctun *t, struct sscrub *sc, struct llm_usage_parser 
 	if (!spend_bytes(t->c->hp, k, t->why, sizeof(t->why))) {
 		/* Nothing of the response sent yet: the agent gets a status and why. */
 		if (!t->down_bytes)
-			tls_reply(t->cl.ssl, 403, t->why);
+			tlsio_reply(t->cl.ssl, 403, t->why);
 		return -EPIPE;
 	}
 	if (tout_write(&t->to_cl, p, k) < 0)
@@ -479,7 +501,7 @@ static int ctun_response(struct ctun *t)
 	return again ? 1 : 0;
 bad:
 	if (tout_flush(&t->to_cl) == 0)
-		tls_reply(t->cl.ssl, 502, t->why);
+		tlsio_reply(t->cl.ssl, 502, t->why);
 broken:
 	if (upp) {
 		/* Cut mid-answer (the agent closed early): what was read, and an estimate. */
@@ -513,16 +535,16 @@ static int ctun_request(struct ctun *t)
 		if (r > 0)
 			break;
 		if (r < 0) {
-			tls_reply(t->cl.ssl, -r, t->why);
+			tlsio_reply(t->cl.ssl, -r, t->why);
 			return r;
 		}
 		if (t->cl.len && !deadline)
 			deadline = mono_ms() + (uint64_t)hp->head_timeout_ms;
 		n = tin_fill(&t->cl, HTTP_MAX_HEAD, deadline);
 		if (n == -ENOBUFS)
-			tls_reply(t->cl.ssl, 431, "request head too large");
+			tlsio_reply(t->cl.ssl, 431, "request head too large");
 		else if (n == -ETIMEDOUT && deadline)
-			tls_reply(t->cl.ssl, 408, "the request head did not arrive in time");
+			tlsio_reply(t->cl.ssl, 408, "the request head did not arrive in time");
 		if (n <= 0)
 			return 0;
 	}
@@ -540,7 +562,7 @@ static int ctun_request(struct ctun *t)
 			 "use HTTPS");
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", t->why);
-		tls_reply_api(t->cl.ssl, t->rq->path, 426, t->why);
+		tlsio_reply_api(t->cl.ssl, t->rq->path, 426, t->why);
 		json_decref(event);
 		return 0;
 	}
@@ -550,7 +572,7 @@ static int ctun_request(struct ctun *t)
 	    spend_request(hp, t->why, sizeof(t->why)) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", t->why);
-		tls_reply_api(t->cl.ssl, t->rq->path, 403, t->why);
+		tlsio_reply_api(t->cl.ssl, t->rq->path, 403, t->why);
 		json_decref(event);
 		return 0;
 	}
@@ -578,7 +600,7 @@ static int ctun_request(struct ctun *t)
 		const struct pol_credential *cr = creds_at(hp->creds, (size_t)t->ci,
 							   &(const char *){ NULL });
 
-		r = t->rq->expect_continue ? tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25) : 0;
+		r = t->rq->expect_continue ? tlsio_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25) : 0;
 		r = r ?: ctun_read_body(t, &jb);
 		if (r == -E2BIG || r == -EBADMSG || r == -EBUSY)
 			snprintf(t->why, sizeof(t->why), "%s", r == -E2BIG ?
@@ -593,8 +615,8 @@ static int ctun_request(struct ctun *t)
 		if (r < 0 && r != -EPIPE) {
 			RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 			       event, "outcome", "refused", "reason", t->why);
-			tls_reply_api(t->cl.ssl, t->rq->path, r == -E2BIG ? 413 : r == -EBUSY ? 503 :
-				      400, t->why);
+			tlsio_reply_api(t->cl.ssl, t->rq->path, r == -E2BIG ? 413 : r == -EBUSY ? 503 :
+					400, t->why);
 		}
 		if (r < 0) {
 			explicit_bzero(upstream_head, (size_t)built + 1);
@@ -607,14 +629,14 @@ static int ctun_request(struct ctun *t)
 	if (!t->up.ssl && (r = ctun_upstream(t)) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", t->why);
-		tls_reply(t->cl.ssl, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, t->why);
+		tlsio_reply(t->cl.ssl, r == -EACCES ? 403 : r == -ETIMEDOUT ? 504 : 502, t->why);
 		explicit_bzero(upstream_head, built < 0 ? 0 : (size_t)built + 1);
 		judge_free(hp, &jb);
 		json_decref(event);
 		return -EPIPE;
 	}
 	if (hl >= 0 && !spend_bytes(hp, (uint64_t)hl, t->why, sizeof(t->why))) {
-		tls_reply(t->cl.ssl, 403, t->why);
+		tlsio_reply(t->cl.ssl, 403, t->why);
 		hl = -EDQUOT;
 	}
 	r = hl < 0 ? hl : tout_write(&t->to_up, upstream_head, (size_t)hl);
@@ -630,7 +652,7 @@ static int ctun_request(struct ctun *t)
 		judge_free(hp, &jb);
 	} else {
 		if (r == 0 && t->rq->expect_continue)
-			r = tls_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+			r = tlsio_send(t->cl.ssl, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 		r = r ?: ctun_request_body(t);
 	}
 	memset(&t->usage, 0, sizeof(t->usage));
@@ -675,13 +697,13 @@ static int ctun_request(struct ctun *t)
  * CONNECT to a credential host: cordon is the TLS server (a leaf from the
  * session CA), reads each request, and is the TLS client upstream.
  */
-static void do_credential(struct conn *c, size_t head, json_t *event, int ci)
+void cred_pipeline_tunnel(struct conn *c, size_t head, json_t *event, int ci)
 {
 	struct ctun t = { .c = c, .ci = ci };
 	char sni[256] = "";
 	int r = 0;
 
-	if (read_hello(c, head, event, sni, sizeof(sni)) < 0)
+	if (tunnel_read_hello(c, head, event, sni, sizeof(sni)) < 0)
 		return;
 	t.cl.cap = t.up.cap = HTTP_MAX_HEAD + RELAY_BUF;
 	t.out_cap = SSCRUB_OUT(RELAY_BUF > HTTP_MAX_HEAD ? RELAY_BUF : HTTP_MAX_HEAD) + 64;
@@ -704,7 +726,7 @@ static void do_credential(struct conn *c, size_t head, json_t *event, int ci)
 			goto out;
 	}
 	t.cl.fd = c->fd;
-	if (sock_limits(&t.cl, c->hp->idle_timeout_ms) < 0)
+	if (tlsio_limits(&t.cl, c->hp->idle_timeout_ms) < 0)
 		goto out;
 	t.cl.ssl = creds_accept(c->hp->creds, c->req.host, c->fd, c->buf, c->len, t.why,
 				sizeof(t.why));

@@ -1,4 +1,17 @@
-/* --- grants ----------------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Grants: an approved push's destinations, for its process (grants.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "grants.h"
+#include "util.h"
 
 /*
  * A human approved a `git push` (push_grant.h): the supervisor grants that
@@ -51,7 +64,7 @@ struct grant {
 };
 
 /* Under chan_lock. */
-static void grant_add(struct hp *hp, json_t *m)
+void grant_add(struct hp *hp, json_t *m)
 {
 	struct grant *g;
 	json_t *d;
@@ -124,7 +137,7 @@ static bool grant_alive(const struct grant *g)
  * Grants whose process has gone, or whose time is up: dropped, then
  * recorded (the record goes through the channel, which takes chan_lock).
  */
-static void grants_sweep(struct hp *hp)
+void grants_sweep(struct hp *hp)
 {
 	uint64_t now = mono_ms();
 	struct grant *ended = NULL;
@@ -232,8 +245,8 @@ static bool descends(pid_t pid, pid_t root, unsigned long long start)
  * -ENOENT: no live grant names host:port; -EACCES: one does, and the
  * client is not its process (why says).
  */
-static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_t *gid,
-			char *why, size_t wlen)
+int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_t *gid,
+		 char *why, size_t wlen)
 {
 	struct hp *hp = c->hp;
 	struct { uint64_t id; pid_t pid; unsigned long long start; bool ssh; } cand[8];
@@ -289,7 +302,7 @@ static int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_
  * remote, or one of its descendants: the rule grant_admits applies to a
  * CONNECT.
  */
-static int agent_may_sign(void *ctx, uint64_t peer, uint64_t *gid, char *why, size_t wlen)
+int grants_agent_may_sign(void *ctx, uint64_t peer, uint64_t *gid, char *why, size_t wlen)
 {
 	struct hp *hp = ctx;
 	struct { uint64_t id; pid_t pid; unsigned long long start; } cand[8];
@@ -332,12 +345,12 @@ static int agent_may_sign(void *ctx, uint64_t peer, uint64_t *gid, char *why, si
 	return -EACCES;
 }
 
-static void agent_record(void *ctx, json_t *fields)
+void grants_agent_record(void *ctx, json_t *fields)
 {
 	struct hp *hp = ctx;
 
-	if (recording(hp))
-		record(hp, "http", fields);     /* the broker's own type (helper.c) */
+	if (broker_recording(hp))
+		broker_record(hp, "http", fields);     /* the broker's own type (helper.c) */
 	else
 		json_decref(fields);
 }

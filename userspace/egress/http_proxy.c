@@ -34,42 +34,28 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <linux/inet_diag.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <openssl/err.h>
-#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <sys/mman.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
+#include <unistd.h>
 
-#include "audit.h"
-#include "cred_proxy.h"
-#include "llm_tools.h"
-#include "ssh_agent.h"
-#include "llm_usage.h"
-#include "stream_scrub.h"
-#include "http.h"
-#include "jsonrpc.h"
+#include "broker.h"
+#include "broker_chan.h"
+#include "conn.h"
+#include "grants.h"
 #include "http_proxy.h"
-#include "policy.h"
-#include "tls_sni.h"
 #include "session_policy.h"
-#include "steps.h"
+#include "ssh_agent.h"
 #include "util.h"
 
 /* --- the command ---------------------------------------------------------------------- */
@@ -231,10 +217,10 @@ int cmd_http_proxy(int argc, char **argv)
 	const char *vars[32], *gateways[32];
 	int n_vars = 0, n_gateways = 0, o, r, ret = 125, listen_fd = -1, agent_fd = -1;
 	const char *agent_up = NULL;
-	static struct ssh_agent_hooks agent_hooks = { .may_sign = agent_may_sign,
-						      .record = agent_record };
+	static struct ssh_agent_hooks agent_hooks = { .may_sign = grants_agent_may_sign,
+						      .record = grants_agent_record };
 	struct passwd *pw;
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = conn_on_signal };
 
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -382,7 +368,7 @@ int cmd_http_proxy(int argc, char **argv)
 		if (r < 0)
 			goto out;     /* -EPIPE: the supervisor gave up, and said why */
 	}
-	if (hp.cgroup_id && (r = peer_check_works(hp.listen_fd)) < 0) {
+	if (hp.cgroup_id && (r = conn_peer_check(hp.listen_fd)) < 0) {
 		log_err("http-proxy: cannot tell which cgroup a client's socket belongs to (sock_diag: "
 			"%s; is the tcp_diag module available?): every client would be refused",
 			strerror(-r));
@@ -417,7 +403,7 @@ int cmd_http_proxy(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = accept_loop(&hp) < 0 ? 125 : 0;
+	ret = conn_accept_loop(&hp) < 0 ? 125 : 0;
 	r = audit_down(hp.audit, NULL);
 	if (r < 0) {
 		log_err("http-proxy: stopped: the audit log cannot keep its records (%s)", strerror(-r));

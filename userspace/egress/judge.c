@@ -1,3 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The policy's word, and the human's, on one request (judge.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "grants.h"
+#include "judge.h"
+#include "session_policy.h"
+#include "util.h"
+
 /*
  * An escalated request waits, this connection's thread blocked, until the
  * supervisor's decision comes back (the policy's approval timeout is the
@@ -51,8 +64,8 @@ static bool wait_for_human(struct conn *c, json_t *event, const char *rule, cons
  * a request inside a credential tunnel (with its path), lifted into
  * http.request and recorded.  true: go on; false: refused, why says so.
  */
-static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
-		  struct pol_result *res, char *why, size_t wlen)
+bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
+	   struct pol_result *res, char *why, size_t wlen)
 {
 	struct pol_request pr = { .op = POL_OP_CONNECT, .host = host, .port = port,
 				  .ev_server = "http", .ev_tool = "request",
@@ -108,7 +121,7 @@ static bool judge(struct conn *c, json_t *event, const char *host, uint16_t port
 	       "refused: no approval channel" : "refused");
 	/*
 	 * A log that can no longer keep records (a full disk: AUDIT_RESERVE in
-	 * audit.c) allows nothing more, and the proxy stops (record()); its
+	 * audit.c) allows nothing more, and the proxy stops (broker_record()); its
 	 * "audit-down" record follows the last decision it kept.
 	 */
 	if (c->hp->audit && audit_down(c->hp->audit, NULL)) {

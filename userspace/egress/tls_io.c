@@ -1,15 +1,18 @@
-/* --- inside a credential tunnel ---------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Reading and writing one side of a credential tunnel's TLS (tls_io.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <openssl/err.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 
-/* Buffered reading from one TLS side. */
-struct tls_in {
-	SSL *ssl;
-	int fd;
-	char *buf;
-	size_t len;
-	size_t cap;
-	uint64_t timeo_ms;              /* the socket's SO_RCVTIMEO now */
-	uint64_t idle_ms;               /* the proxy's idle time */
-};
+#include "broker.h"
+#include "llm_tools.h"
+#include "tls_io.h"
+#include "util.h"
 
 /*
  * Time limits on a tunnel's socket, both ways, before its TLS handshake:
@@ -28,7 +31,7 @@ static int tin_limit(struct tls_in *t, uint64_t ms)
 	return 0;
 }
 
-static int sock_limits(struct tls_in *t, int idle_ms)
+int tlsio_limits(struct tls_in *t, int idle_ms)
 {
 	struct timeval tv = { .tv_sec = idle_ms / 1000, .tv_usec = (idle_ms % 1000) * 1000 };
 
@@ -46,7 +49,7 @@ static int sock_limits(struct tls_in *t, int idle_ms)
  * timeout is set only when it changes (the idle time, always the same,
  * stays; a head's deadline is re-set for each partial read).
  */
-static ssize_t tin_fill(struct tls_in *t, size_t cap, uint64_t deadline)
+ssize_t tin_fill(struct tls_in *t, size_t cap, uint64_t deadline)
 {
 	uint64_t ms = t->idle_ms, now;
 	int n, r;
@@ -76,13 +79,13 @@ static ssize_t tin_fill(struct tls_in *t, size_t cap, uint64_t deadline)
 	return n;
 }
 
-static void tin_consume(struct tls_in *t, size_t n)
+void tin_consume(struct tls_in *t, size_t n)
 {
 	memmove(t->buf, t->buf + n, t->len - n);
 	t->len -= n;
 }
 
-static int tls_send(SSL *ssl, const char *b, size_t n)
+int tlsio_send(SSL *ssl, const char *b, size_t n)
 {
 	while (n) {
 		int w = SSL_write(ssl, b, (int)(n > INT_MAX ? INT_MAX : n));
@@ -97,45 +100,31 @@ static int tls_send(SSL *ssl, const char *b, size_t n)
 	return 0;
 }
 
-/*
- * Output toward one TLS peer, coalesced: a head and the body that follows
- * it go out as one record and one write(2) rather than several, which on a
- * request/response exchange halves the writes and the wake-ups of the peer.
- * Whoever holds bytes here must flush before it blocks on a read (else a
- * streamed response would stall in the buffer) and at the end of each
- * message.  Flushed bytes are wiped: the upstream's carries the secret.
- */
-struct tls_out {
-	SSL *ssl;
-	char *buf;
-	size_t len, cap;
-};
-
-static int tout_flush(struct tls_out *o)
+int tout_flush(struct tls_out *o)
 {
-	int r = o->len ? tls_send(o->ssl, o->buf, o->len) : 0;
+	int r = o->len ? tlsio_send(o->ssl, o->buf, o->len) : 0;
 
 	explicit_bzero(o->buf, o->len);
 	o->len = 0;
 	return r;
 }
 
-static int tout_write(struct tls_out *o, const char *b, size_t n)
+int tout_write(struct tls_out *o, const char *b, size_t n)
 {
 	if (o->len + n > o->cap && tout_flush(o) < 0)
 		return -EPIPE;
 	if (n > o->cap)
-		return tls_send(o->ssl, b, n);
+		return tlsio_send(o->ssl, b, n);
 	memcpy(o->buf + o->len, b, n);
 	o->len += n;
 	return 0;
 }
 
-static void tls_reply(SSL *ssl, int code, const char *why)
+void tlsio_reply(SSL *ssl, int code, const char *why)
 {
 	char b[1024];
 
-	(void)tls_send(ssl, b, format_reply(b, sizeof(b), code, why));
+	(void)tlsio_send(ssl, b, format_reply(b, sizeof(b), code, why));
 }
 
 /*
@@ -147,20 +136,20 @@ static void tls_reply(SSL *ssl, int code, const char *why)
  * before it says anything), so a request that will never pass, a tool the
  * policy refuses, answers 400; an endpoint or sentinel refusal keeps 403.
  */
-static void tls_reply_api(SSL *ssl, const char *path, int code, const char *why)
+void tlsio_reply_api(SSL *ssl, const char *path, int code, const char *why)
 {
 	char b[1400], j[1100];
 	int n = llm_error_json(path, code, why, j, sizeof(j));
 	int m;
 
 	if (n < 0) {
-		tls_reply(ssl, code, why);
+		tlsio_reply(ssl, code, why);
 		return;
 	}
 	m = snprintf(b, sizeof(b), "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-		     "Connection: close\r\nContent-Length: %d\r\n\r\n%s", code, status_text(code),
+		     "Connection: close\r\nContent-Length: %d\r\n\r\n%s", code, broker_status_text(code),
 		     n, j);
 	if (m > 0 && (size_t)m < sizeof(b))
-		(void)tls_send(ssl, b, (size_t)m);
+		(void)tlsio_send(ssl, b, (size_t)m);
 }
 

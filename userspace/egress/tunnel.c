@@ -1,4 +1,16 @@
-/* --- relaying --------------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* CONNECT tunnels, SSH tunnels on a grant, and plain HTTP forwarded (tunnel.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "tunnel.h"
+#include "util.h"
 
 /* Both ways until both sides are done (half-closes passed on) or idle too long. */
 static void relay(struct conn *c)
@@ -53,7 +65,7 @@ static void relay(struct conn *c)
  * 0 with the hello in c->buf[0, c->len) and its name in sni; <0 refused
  * (recorded).
  */
-static int read_hello(struct conn *c, size_t head, json_t *event, char *sni, size_t slen)
+int tunnel_read_hello(struct conn *c, size_t head, json_t *event, char *sni, size_t slen)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	uint64_t deadline;
@@ -103,11 +115,11 @@ static int read_hello(struct conn *c, size_t head, json_t *event, char *sni, siz
 }
 
 /* A tunnel cordon does not read: the hello, then both ways. */
-static void do_connect(struct conn *c, size_t head, json_t *event)
+void tunnel_connect(struct conn *c, size_t head, json_t *event)
 {
 	char sni[256] = "";
 
-	if (read_hello(c, head, event, sni, sizeof(sni)) < 0)
+	if (tunnel_read_hello(c, head, event, sni, sizeof(sni)) < 0)
 		return;
 	if (conn_send(c, true, c->buf, c->len) == 0)
 		relay(c);
@@ -128,7 +140,7 @@ static void do_connect(struct conn *c, size_t head, json_t *event)
  * Attack: the approved push's tree using its grant for another protocol
  * to the approved host:port (it still reaches only that host and port).
  */
-static void do_ssh_tunnel(struct conn *c, size_t head, json_t *event)
+void tunnel_ssh(struct conn *c, size_t head, json_t *event)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	static const char id[] = "SSH-2.0-";
@@ -187,7 +199,7 @@ static bool hop_header(const struct http_header *h)
 }
 
 /* Plain HTTP, absolute-form: the request once, in origin-form, then the response until close. */
-static void do_forward(struct conn *c, size_t head, json_t *event)
+void tunnel_forward(struct conn *c, size_t head, json_t *event)
 {
 	int ms = c->hp->idle_timeout_ms;
 	struct timeval idle = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };

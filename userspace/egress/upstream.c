@@ -1,4 +1,20 @@
-/* --- destinations ------------------------------------------------------------- */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Where the broker connects: name resolution and the address rule (upstream.h). */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "upstream.h"
+#include "util.h"
 
 /* Public unicast: anything else must be listed by a rule. */
 static bool addr_public(const struct sockaddr *sa)
@@ -87,7 +103,7 @@ static int connect_to(const struct sockaddr *sa, socklen_t sl)
  * it reach.  `why` says what refused the last candidate.  Returns the
  * socket, -EACCES (every address refused) or -errno.
  */
-static int open_upstream(struct conn *c, char *why, size_t wlen)
+int open_upstream(struct conn *c, char *why, size_t wlen)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_ADDRCONFIG };
 	struct addrinfo *res = NULL, *ai;
@@ -176,7 +192,7 @@ static int open_gateway(struct conn *c, const struct pol_credential *cr, char *w
 }
 
 /* Credential i's upstream: its gateway if it names one, else the host asked for. */
-static int open_credential_upstream(struct conn *c, size_t i, char *why, size_t wlen)
+int open_credential_upstream(struct conn *c, size_t i, char *why, size_t wlen)
 {
 	const char *sentinel;
 	const struct pol_credential *cr = creds_at(c->hp->creds, i, &sentinel);
