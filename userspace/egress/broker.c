@@ -10,6 +10,7 @@
 
 #include "broker.h"
 #include "jsonrpc.h"
+#include "proto.h"
 #include "util.h"
 
 int chan_send(struct hp *hp, json_t *msg)
@@ -36,8 +37,7 @@ bool broker_recording(const struct hp *hp)
 void broker_record(struct hp *hp, const char *type, json_t *fields)
 {
 	if (hp->chan_fd >= 0 && fields) {
-		(void)chan_send(hp, json_pack("{s:s,s:s,s:O}", "op", "record", "type", type, "fields",
-					      fields));
+		(void)chan_send(hp, proto_record(type, fields));
 	} else if (hp->audit && fields) {
 		pthread_mutex_lock(&hp->lock);
 		(void)audit_write(hp->audit, type, fields);

@@ -34,27 +34,30 @@ void *chan_reader(void *arg)
 		if (n <= 0 || linebuf_push(&lb, buf, (size_t)n) < 0)
 			break;
 		while ((r = linebuf_next(&lb, &line, &len)) > 0) {
-			json_t *m = json_loadb(line, len, 0, NULL);
-			json_t *hold = json_object_get(m, "hold");
+			json_t *j = json_loadb(line, len, 0, NULL);
+			struct proto_msg m;
 
-			if (m && !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "grant")) {
+			/* A message not what its op says (proto.h) decides nothing. */
+			if (!j || proto_read(j, &m) < 0) {
+				json_decref(j);
+				continue;
+			}
+			if (m.op == PROTO_GRANT) {
 				pthread_mutex_lock(&hp->chan_lock);
-				grant_add(hp, m);
+				grant_add(hp, &m);
 				pthread_mutex_unlock(&hp->chan_lock);
-			} else if (m && json_is_integer(hold) &&
-			    !strcmp(json_string_value(json_object_get(m, "op")) ?: "", "decision")) {
+			} else if (m.op == PROTO_DECISION) {
 				pthread_mutex_lock(&hp->chan_lock);
 				for (struct waiter *w = hp->waiters; w; w = w->next)
-					if (w->hold == (uint64_t)json_integer_value(hold)) {
+					if (w->hold == m.hold) {
 						w->decided = true;
-						w->allow = json_is_true(json_object_get(m, "allow"));
-						snprintf(w->why, sizeof(w->why), "%s",
-							 json_string_value(json_object_get(m, "why")) ?: "");
+						w->allow = m.allow;
+						snprintf(w->why, sizeof(w->why), "%s", m.why ?: "");
 						pthread_cond_signal(&w->cond);
 					}
 				pthread_mutex_unlock(&hp->chan_lock);
 			}
-			json_decref(m);
+			json_decref(j);
 		}
 		if (r < 0)
 			break;
@@ -85,7 +88,8 @@ int session_from_channel(struct hp *hp)
 {
 	char line[256];
 	size_t have = 0;
-	json_t *m, *id;
+	struct proto_msg m;
+	json_t *j;
 	int r = -EBADMSG;
 
 	for (;;) {
@@ -111,14 +115,12 @@ int session_from_channel(struct hp *hp)
 		if (have == sizeof(line) - 1)
 			return -E2BIG;
 	}
-	m = json_loadb(line, have, 0, NULL);
-	id = json_object_get(m, "cgroup_id");
-	if (!strcmp(json_string_value(json_object_get(m, "op")) ?: "", "session") &&
-	    json_is_integer(id) && json_integer_value(id) > 0) {
-		hp->cgroup_id = (uint64_t)json_integer_value(id);
+	j = json_loadb(line, have, 0, NULL);
+	if (j && proto_read(j, &m) == 0 && m.op == PROTO_SESSION && m.cgroup_id > 0) {
+		hp->cgroup_id = m.cgroup_id;
 		r = 0;
 	}
-	json_decref(m);
+	json_decref(j);
 	return r;
 }
 

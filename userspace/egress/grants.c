@@ -64,7 +64,7 @@ struct grant {
 };
 
 /* Under chan_lock. */
-void grant_add(struct hp *hp, json_t *m)
+void grant_add(struct hp *hp, const struct proto_msg *m)
 {
 	struct grant *g;
 	json_t *d;
@@ -72,17 +72,16 @@ void grant_add(struct hp *hp, json_t *m)
 
 	for (g = hp->grants; g; g = g->next)
 		n++;
-	if (n >= GRANT_MAX || !json_is_integer(json_object_get(m, "pid")) ||
-	    !json_is_integer(json_object_get(m, "start")))
+	if (n >= GRANT_MAX)
 		return;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return;
-	g->id = (uint64_t)json_integer_value(json_object_get(m, "grant"));
-	g->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
-	g->start = (unsigned long long)json_integer_value(json_object_get(m, "start"));
-	g->expires_ms = mono_ms() + (uint64_t)json_integer_value(json_object_get(m, "ttl_ms"));
-	json_array_foreach(json_object_get(m, "dests"), i, d) {
+	g->id = m->grant;
+	g->pid = m->pid;
+	g->start = (unsigned long long)m->start;
+	g->expires_ms = mono_ms() + m->ttl_ms;
+	json_array_foreach(m->dests, i, d) {
 		const char *h = json_string_value(json_object_get(d, "host"));
 		json_int_t port = json_integer_value(json_object_get(d, "port"));
 

@@ -13,9 +13,10 @@
 #include <stdint.h>
 
 #include "broker.h"
+#include "proto.h"
 
-/* A grant message from the supervisor (proto.h), under chan_lock: added, or ignored when malformed. */
-void grant_add(struct hp *hp, json_t *m);
+/* A grant from the supervisor (proto_read's), under chan_lock: added (no room: ignored). */
+void grant_add(struct hp *hp, const struct proto_msg *m);
 
 /* Drop the grants whose process has gone or whose time is up, and record their end. */
 void grants_sweep(struct hp *hp);

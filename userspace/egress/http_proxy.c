@@ -54,6 +54,7 @@
 #include "conn.h"
 #include "grants.h"
 #include "http_proxy.h"
+#include "proto.h"
 #include "session_policy.h"
 #include "ssh_agent.h"
 #include "util.h"
@@ -388,7 +389,7 @@ int cmd_http_proxy(int argc, char **argv)
 				json_object_set_new(sent, cr->env, json_string(v));
 		}
 		if (pthread_create(&reader, NULL, chan_reader, &hp) != 0 ||
-		    chan_send(&hp, json_pack("{s:s,s:o}", "op", "ready", "sentinels", sent)) < 0) {
+		    chan_send(&hp, proto_ready(json_pack("{s:o}", "sentinels", sent))) < 0) {
 			log_err("http-proxy: the supervisor's channel: %m");
 			goto out;
 		}

@@ -8,6 +8,7 @@
 
 #include "grants.h"
 #include "judge.h"
+#include "proto.h"
 #include "session_policy.h"
 #include "util.h"
 
@@ -35,9 +36,7 @@ static bool wait_for_human(struct conn *c, json_t *event, const char *rule, cons
 	w.next = hp->waiters;
 	hp->waiters = &w;
 	pthread_mutex_unlock(&hp->chan_lock);
-	if (chan_send(hp, json_pack("{s:s,s:I,s:O,s:s,s:s?,s:s}", "op", "escalate", "hold",
-				    (json_int_t)w.hold, "event", event, "summary", summary, "rule",
-				    rule, "reason", reason)) < 0) {
+	if (chan_send(hp, proto_escalate(w.hold, event, summary, rule, reason)) < 0) {
 		w.decided = true;
 		snprintf(w.why, sizeof(w.why), "the approval channel is gone");
 	}
