@@ -23,8 +23,6 @@
 #include "steps.h"
 #include "tls_sni.h"
 
-#define MAX_CONNS 256
-#define CONNECT_TIMEOUT_MS 10000
 #define IDLE_TIMEOUT_MS 300000         /* the default of --idle-timeout */
 #define RELAY_BUF 65536
 
@@ -54,7 +52,7 @@ struct hp {
 	atomic_ullong spent_requests, spent_bytes, spent_tokens;
 	atomic_ullong judging;          /* bytes of request bodies held to be judged, now */
 	struct steps steps;             /* the session's steps (steps.h); none alone */
-	struct grant *grants;           /* approved pushes' destinations (grants, below); chan_lock */
+	struct grant *grants;           /* approved pushes' destinations (grants.h); chan_lock */
 };
 
 /* A request held for the session's human. */

@@ -14,7 +14,6 @@
 #include "grants.h"
 #include "jsonrpc.h"
 #include "proto.h"
-#include "util.h"
 
 /* Decisions from the supervisor, until it goes (then the session is over: so is this). */
 void *chan_reader(void *arg)

@@ -26,6 +26,8 @@
 #include "upstream.h"
 #include "util.h"
 
+#define MAX_CONNS 256
+
 static json_t *event_of(const struct conn *c)
 {
 	return pol_event_http(c->req.method, c->req.host, c->req.port,

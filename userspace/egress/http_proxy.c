@@ -22,7 +22,7 @@
  *     name, or no TLS at all: the tunnel is closed before a byte reaches the
  *     server); a tunnel admitted by an ssh remote's grant carries SSH
  *     instead, and must begin with its identification string
- *     (do_ssh_tunnel).
+ *     (tunnel_ssh, tunnel.c).
  *   - Ambiguous HTTP (request smuggling, obs-fold, bare CR, absolute-form
  *     host differing from Host): refused by the strict parser (http.c) with
  *     a plain status; slowloris: a head must arrive whole within

@@ -9,8 +9,6 @@
 #include "grants.h"
 #include "judge.h"
 #include "proto.h"
-#include "session_policy.h"
-#include "util.h"
 
 /*
  * An escalated request waits, this connection's thread blocked, until the
@@ -76,7 +74,7 @@ bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
 	/* Each judged request is one of the session's steps, a refused one too (steps.h). */
 	steps_eval(&c->hp->steps, c->hp->pol, &pr, res);
 	/*
-	 * An approved push's destination (grants, above): only where the
+	 * An approved push's destination (grants.c): only where the
 	 * policy refuses by default or would ask, never over a rule or an
 	 * invariant that refuses, and only for the request that opens a
 	 * connection, not one inside a credential tunnel (c->inner).

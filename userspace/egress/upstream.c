@@ -16,6 +16,8 @@
 #include "upstream.h"
 #include "util.h"
 
+#define CONNECT_TIMEOUT_MS 10000
+
 /* Public unicast: anything else must be listed by a rule. */
 static bool addr_public(const struct sockaddr *sa)
 {
@@ -139,7 +141,7 @@ int open_upstream(struct conn *c, char *why, size_t wlen)
 			fd = -EACCES;
 			continue;
 		}
-		/* A granted name: the human saw it; link-local never (grants, above). */
+		/* A granted name: the human saw it; link-local never (grants.c). */
 		if (pres.decision != CORDON_ALLOW && !addr_public(ai->ai_addr) &&
 		    (!c->grant || addr_link_local(ai->ai_addr))) {
 			snprintf(why, wlen, "%s resolves to %s, a non-public address no rule "
