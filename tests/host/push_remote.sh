@@ -1,6 +1,6 @@
 #!/bin/bash
 # An approved `git push` reaches the remote the human approved, and only
-# it (userspace/supervisor/push_grant.h, http_proxy.c's grants): a real git over HTTPS
+# it (userspace/supervisor/push_grant.h, egress/grants.c): a real git over HTTPS
 # to a local git server (git http-backend behind TLS with the test CA's
 # certificate for "localhost", tests/net/git_server.py), the shipped
 # profile (no egress host), approvals through `cordon approve/deny`.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # An approved `git push` over ssh reaches the remote the human approved, and
 # only it (userspace/session/ssh_session.c, userspace/egress/ssh_agent.h and
-# http_proxy.c's grants): a real git and ssh against an sshd of the test's
+# egress/grants.c): a real git and ssh against an sshd of the test's
 # own on 127.0.0.1 (a free port, its own host key, a throwaway account whose
 # authorized key is a throwaway key held by an ssh-agent the test starts as
 # the invoker's), the

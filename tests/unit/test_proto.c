@@ -67,8 +67,13 @@ static void round_trip(void **state)
 	json_decref(w);
 
 	w = wire(proto_grant(1, 42, 99, 600000, dests));
-	assert_int_equal(proto_op(w), PROTO_GRANT);
-	assert_true(json_equal(json_object_get(w, "dests"), dests));
+	assert_int_equal(proto_read(w, &m), 0);
+	assert_int_equal(m.op, PROTO_GRANT);
+	assert_int_equal(m.grant, 1);
+	assert_int_equal(m.pid, 42);
+	assert_int_equal(m.start, 99);
+	assert_int_equal(m.ttl_ms, 600000);
+	assert_true(json_equal(m.dests, dests));
 	json_decref(w);
 
 	w = wire(proto_ready(json_pack("{s:i}", "servers", 2)));
@@ -90,6 +95,9 @@ static void breaches(void **state)
 		"{\"op\":\"withdraw\"}",
 		"{\"op\":\"record\",\"type\":\"http\",\"fields\":[]}",
 		"{\"op\":\"session\",\"cgroup_id\":\"1\"}",
+		"{\"op\":\"grant\",\"grant\":1,\"start\":2,\"ttl_ms\":3,\"dests\":[]}", /* no pid */
+		"{\"op\":\"grant\",\"grant\":1,\"pid\":1,\"start\":2,\"ttl_ms\":3,\"dests\":{}}",
+		"{\"op\":\"grant\",\"grant\":1,\"pid\":4294967296,\"start\":2,\"ttl_ms\":3,\"dests\":[]}",
 		"{\"op\":\"nonsense\"}",
 		"{\"hold\":1}",
 	};

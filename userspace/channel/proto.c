@@ -2,6 +2,7 @@
 /* The supervisor-helper protocol, its one definition (proto.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include "proto.h"
 
@@ -81,11 +82,20 @@ static int get_u64(const json_t *msg, const char *key, uint64_t *out)
 
 int proto_read(const json_t *msg, struct proto_msg *m)
 {
+	uint64_t pid;
+
 	memset(m, 0, sizeof(*m));
 	m->op = proto_op(msg);
 	switch (m->op) {
 	case PROTO_READY:
-	case PROTO_GRANT:       /* read whole by the broker (http_proxy.c, grants) */
+		return 0;
+	case PROTO_GRANT:       /* each destination is read by the broker (grants.c) */
+		m->dests = json_object_get(msg, "dests");
+		if (get_u64(msg, "grant", &m->grant) < 0 || get_u64(msg, "pid", &pid) < 0 ||
+		    pid > INT_MAX || get_u64(msg, "start", &m->start) < 0 ||
+		    get_u64(msg, "ttl_ms", &m->ttl_ms) < 0 || !json_is_array(m->dests))
+			return -EINVAL;
+		m->pid = (pid_t)pid;
 		return 0;
 	case PROTO_RECORD:
 		m->type = json_string_value(json_object_get(msg, "type"));

@@ -73,6 +73,9 @@ struct proto_msg {
 	const char *type;               /* record */
 	json_t *fields;                 /* record */
 	uint64_t cgroup_id;             /* session */
+	uint64_t grant, start, ttl_ms;  /* grant */
+	pid_t pid;                      /* grant */
+	json_t *dests;                  /* grant: an array, each {host, port, ssh} read by its user */
 };
 
 /* Read MSG into M: 0, or -EINVAL when a field its op needs is missing or of the wrong type. */

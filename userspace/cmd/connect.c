@@ -5,7 +5,7 @@
  * by CONNECT: ssh's ProxyCommand (cordon run sets GIT_SSH_COMMAND with it,
  * ssh_session.c).  ssh ignores HTTPS_PROXY and the floor refuses it a
  * direct connect; the broker admits the CONNECT only on an approved push's
- * grant for this host and port and this process tree (http_proxy.c).
+ * grant for this host and port and this process tree (egress/grants.c).
  * This program holds no privilege and decides nothing: a refusal is the
  * broker's, printed as it said it, and the exit status is 1.
  */

@@ -4,7 +4,7 @@
  * for credential hosts, the real secrets and the sentinels that stand for
  * them inside the sandbox, and the TLS contexts facing the agent and the
  * upstream.  The HTTP side (what is read, judged and relayed) is the egress
- * broker's (http_proxy.c); this module holds what must never leak.
+ * broker's (cred_pipeline.c); this module holds what must never leak.
  */
 #ifndef CORDON_CRED_PROXY_H
 #define CORDON_CRED_PROXY_H

@@ -11,7 +11,7 @@
  *     user, "ssh-connection", "publickey", TRUE, algorithm, the same key),
  *     and the hooks' may_sign admits the client: every process holding the
  *     client's end of the connection belongs to a live grant's tree for an
- *     ssh remote (http_proxy.c, the broker's grant rule);
+ *     ssh remote (grants.c, the broker's grant rule);
  *     (or OpenSSH's host-bound variant, which adds the server's key);
  *   - the session-bind@openssh.com extension: relayed (it only narrows
  *     what the invoker's agent will sign: that session, that host);

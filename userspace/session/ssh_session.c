@@ -2,7 +2,7 @@
 /*
  * A git push over ssh, approved, reaches its remote (the supervisor's side;
  * the grant is push_grant.c's, the tunnel and the agent relay the broker's,
- * http_proxy.c and ssh_agent.c).
+ * egress/tunnel.c and ssh_agent.c).
  *
  * ssh ignores HTTPS_PROXY and the floor refuses it a direct connect, so the
  * agent's environment carries GIT_SSH_COMMAND (unless the invoker passed

@@ -511,7 +511,7 @@ void push_grant(struct sup *s, pid_t pid, const json_t *event, const char *appro
 		/*
 		 * Through the broker: https (CONNECT), http (absolute-form), and
 		 * ssh (CONNECT from `cordon connect`, the agent's ssh ProxyCommand,
-		 * carrying SSH: http_proxy.c, do_ssh_tunnel).
+		 * carrying SSH: egress/tunnel.c, tunnel_ssh).
 		 */
 		if (scheme && (ssh || !strcmp(scheme, "https") || !strcmp(scheme, "http")))
 			json_array_append_new(grant, json_pack("{s:O,s:O,s:b}", "host",

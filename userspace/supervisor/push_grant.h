@@ -18,10 +18,10 @@
  * the egress broker, over its channel, "this pid (and start time), these
  * host:port pairs": the broker admits a CONNECT the policy would refuse by
  * default when it names a granted host:port and the client's socket is
- * held only by that process and its descendants (http_proxy.c), until the
+ * held only by that process and its descendants (egress/grants.c), until the
  * process exits or PUSH_GRANT_TTL_MS passes.  Both ends are audited.
  *
- * What it cannot close: see http_proxy.c (grants).  A destination git
+ * What it cannot close: see egress/grants.c.  A destination git
  * would pick differently from what was read here is refused by the broker
  * (the grant names what the human saw), never reached.
  */
