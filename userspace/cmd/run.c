@@ -1,4 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `cordon run [OPTIONS] -- AGENT [ARGS...]`: the options and their checks;
+ * the session itself is session/run.c's (run.h).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit_session.h"
+#include "cmd.h"
+#include "progress.h"
+#include "run.h"
+#include "util.h"
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -135,4 +153,33 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 	}
 	o->argv = argv + i;
 	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_options opt = { .policy = "coding-agent" };
+
+	phase_start();
+	if (parse_args(argc, argv, &opt) < 0)
+		return EXIT_CORDON;
+	/*
+	 * A question on the terminal needs the terminal's keys, which reach
+	 * cordon only on its stdin (setup_pty).  --approve tty without it was
+	 * accepted and nobody was ever asked; without --approve the session
+	 * silently denied every escalation.  Now the first is refused, and the
+	 * second said (unless -q).
+	 */
+	if (!opt.approve_set) {
+		opt.approve = isatty(STDIN_FILENO) ? APPROVE_TTY : APPROVE_DENY;
+		if (opt.approve == APPROVE_DENY && !opt.quiet)
+			fprintf(stderr, "cordon: no terminal on stdin and no --approve: every "
+				"escalation will be denied (--approve socket holds them for "
+				"`cordon approve`)\n");
+	} else if (opt.approve == APPROVE_TTY && !isatty(STDIN_FILENO)) {
+		log_err("run: --approve tty needs a terminal on stdin to ask on (stdin is not "
+			"one); use --approve socket (`cordon pending`, `cordon approve`) or "
+			"--approve deny");
+		return EXIT_CORDON;
+	}
+	return run_session(&opt);
 }

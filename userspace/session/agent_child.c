@@ -1,4 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's side of a session, from its fork to its exec (agent_child.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "agent_child.h"
+#include "agent_env.h"
+#include "budget.h"
+#include "cgroup.h"
+#include "fallback.h"
+#include "notify.h"
+#include "progress.h"
+#include "util.h"
+#include "world.h"
+
 static void child_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void child_fail(int code, const char *fmt, ...)
 {
@@ -168,7 +195,7 @@ static void __attribute__((noreturn)) session_init(pid_t agent, int chan)
  * On 'R' it forks the agent, which runs in a session and a terminal of its
  * own, and stays as its init.
  */
-static void __attribute__((noreturn)) agent_child(struct sup *s, int sock, int pty_slave)
+void agent_child(struct sup *s, int sock, int pty_slave)
 {
 	struct fallback_report rep;
 	char why[PATH_MAX + 128];

@@ -1,4 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's environment and PATH (agent_env.h). */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent_env.h"
+#include "ssh_session.h"
+#include "util.h"
+
 static const char *const keep_env[] = {
 	"PATH", "TERM", "LANG", "LANGUAGE", "TZ", "COLORTERM", "COLUMNS", "LINES",
 	"NO_COLOR", "FORCE_COLOR", "EDITOR", "VISUAL", "PAGER", NULL,
@@ -10,7 +23,7 @@ static const char *const keep_env[] = {
  * secret in the invoking shell's environment (cloud keys, tokens, SSH agent
  * sockets) therefore never reaches the agent unless the user passes it.
  */
-static char **build_env(const struct sup *s)
+char **build_env(const struct sup *s)
 {
 	size_t n = 0, cap = 48 + (size_t)s->opt->n_env + s->pol->n_creds;
 	char **env = calloc(cap + 1, sizeof(char *));
@@ -112,7 +125,7 @@ static bool path_dir_ok(const struct sup *s, const char *dir)
 	return res.decision != CORDON_DENY;
 }
 
-static void filter_path(const struct sup *s, char **env)
+void filter_path(const struct sup *s, char **env)
 {
 	char **slot = NULL, *out;
 	const char *src;

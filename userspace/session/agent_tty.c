@@ -1,8 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's terminal and the human's job control (agent_tty.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "agent_tty.h"
+
+/* The human's terminal as cordon found it (stdin), restored at exit and at Ctrl-Z. */
 static struct termios saved_tio;
 static bool tio_saved;
 
-static void restore_tty(void)
+void restore_tty(void)
 {
 	if (tio_saved)
 		(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tio);
@@ -19,7 +35,7 @@ static void restore_tty(void)
  * terminal through its own stdout, so the output filter was not on the way.
  * The human's keys reach the agent only when stdin is the terminal.
  */
-static int setup_pty(struct sup *s, int *slave)
+int setup_pty(struct sup *s, int *slave)
 {
 	int term = isatty(STDIN_FILENO) ? STDIN_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO :
 		   isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
@@ -60,7 +76,7 @@ static int setup_pty(struct sup *s, int *slave)
  * is cordon's again, raw, and the agent's terminal takes the size it has
  * now.
  */
-static void suspend_session(struct sup *s)
+void suspend_session(struct sup *s)
 {
 	struct termios raw = saved_tio;
 	struct winsize ws;

@@ -1,7 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's audit log, from its placement to its seal (audit_session.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "audit_session.h"
+#include "reap.h"
+#include "scrub.h"
+#include "steps.h"
+#include "supervisor.h"
+#include "util.h"
+#include "world.h"
+
 /* Where the audit log and its key go: decided before the policy is compiled,
  * so that both can be protected from the agent. */
-static int audit_paths(struct sup *s)
+int audit_paths(struct sup *s)
 {
 	if (s->opt->audit) {
 		if (s->opt->audit[0] == '/')
@@ -23,7 +42,7 @@ static int audit_paths(struct sup *s)
 	return 0;
 }
 
-static const char *audit_dir_of(const struct sup *s)
+const char *audit_dir_of(const struct sup *s)
 {
 	static char dir[PATH_MAX];
 	char *slash;
@@ -54,7 +73,7 @@ static const char *audit_dir_of(const struct sup *s)
  *     full posture judges the log's inode).
  *   - Elsewhere: protected, as before.
  */
-static int audit_place(struct sup *s, const char **split)
+int audit_place(struct sup *s, const char **split)
 {
 	char canon[PATH_MAX], probe[PATH_MAX + 32];
 	struct pol_request pr = { .path = probe };
@@ -94,7 +113,7 @@ static int audit_place(struct sup *s, const char **split)
 	return 0;
 }
 
-static int open_audit(struct sup *s)
+int open_audit(struct sup *s)
 {
 	json_t *start;
 	int r;
@@ -155,12 +174,11 @@ static void add_secret(void *ctx, const char *name, const char *value)
 	(void)audit_add_secret(ctx, name, value);
 }
 
-static void register_secrets(struct sup *s)
+void register_secrets(struct sup *s)
 {
 	scrub_env_secrets(add_secret, s->audit);
 }
 
-/* The end of the log: the "end" record, the seal, the key wiped. */
 /*
  * What the agent left that would run code as the human (git_guard.h): held
  * aside when the session ends, on record, said.
@@ -189,12 +207,13 @@ static void held_aside(void *ctx, const struct git_guard_held *h)
 }
 
 /* Only once every task of the session is dead (sup_loop's end killed its cgroup). */
-static void git_quarantine(struct sup *s)
+void git_quarantine(struct sup *s)
 {
 	(void)git_guard_end(&s->git, held_aside, s);
 }
 
-static void *seal_audit(void *arg)
+/* The end of the log: the "end" record, the seal, the key wiped. */
+void *seal_audit(void *arg)
 {
 	struct sup *s = arg;
 	json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", s->exit_status,

@@ -1,4 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's floor opened, its posture measured or remembered (floor_open.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "floor.h"
+#include "floor_open.h"
+#include "net.h"
+#include "probe.h"
+#include "progress.h"
+#include "reap.h"
+#include "util.h"
+
+#define RUN_DIR CORDON_RUN_DIR
+
 /*
  * The fallback's posture, remembered for this boot: a kernel that refused
  * BPF LSM keeps refusing it until it reboots, so later sessions skip the
@@ -20,7 +39,7 @@ static bool cache_key(char *out, size_t len)
 	return true;
 }
 
-static bool posture_cached(struct sup *s)
+bool posture_cached(struct sup *s)
 {
 	char key[128];
 	json_t *o, *m;
@@ -85,7 +104,7 @@ static void posture_cache(struct sup *s)
  * The network floor (cgroup-bpf) is needed by both: without it the posture
  * is insufficient and nothing starts.
  */
-static int open_floor(struct sup *s)
+int open_floor(struct sup *s)
 {
 	_cleanup_close_ int lock = -1;
 	int r;
@@ -168,7 +187,7 @@ static int open_floor(struct sup *s)
 	return 0;
 }
 
-static void print_posture(const struct sup *s)
+void print_posture(const struct sup *s)
 {
 	if (s->posture.level == POSTURE_FULL) {
 		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,

@@ -1,11 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The agent's home layer for one session (home_session.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "home.h"
+#include "home_session.h"
+#include "progress.h"
+#include "util.h"
+#include "world.h"
+
 /*
  * The agent's home layer (home.h), opened and mounted detached before the
  * view is built.  A second session of the same user and profile finds the
  * layer held: it gets a layer of its own below HOME_LAYER_BASE-sessions,
  * removed when it ends (said at start; its home changes are not kept).
  */
-static int open_home_layer(struct sup *s, int *fd)
+int open_home_layer(struct sup *s, int *fd)
 {
 	const char *profile = s->pol->name && *s->pol->name ? s->pol->name : "policy";
 	char why[PATH_MAX + 128] = "";
@@ -58,7 +74,7 @@ static int count_changes(void *arg)
  * Compared with the real home, seen from the host's namespace (this thread
  * is in the view, where the home is the layer itself).
  */
-static void home_summary(const struct sup *s)
+void home_summary(const struct sup *s)
 {
 	struct home_count c = { .s = s };
 	size_t n;
@@ -76,7 +92,7 @@ static void home_summary(const struct sup *s)
 }
 
 /* After the session's last process: the layer's lock, and a session-own layer removed. */
-static void close_home_layer(struct sup *s)
+void close_home_layer(struct sup *s)
 {
 	home_layer_close(&s->home_layer);
 	if (s->home_tmp[0] &&

@@ -1,71 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `cordon run [options] -- AGENT [ARGS...]`: start-up and teardown of a
- * session.  The event loop is supervisor.c's.
+ * A session's start-up and teardown, in order (run.h); `cordon run`'s
+ * options are cmd/run.c's, the event loop supervisor.c's.
  *
- * Order of start-up, and why:
+ * Order of start-up, and why (each step a function below; run_session
+ * calls them in turn, and run_teardown undoes whatever was made, on every
+ * path past the first check):
  *   1. everything that can fail on bad input (user, workspace, policy) is
- *      checked before anything is created, so an error leaves nothing behind;
+ *      checked before anything is created, so an error leaves nothing behind
+ *      (run_check); then the session's name and the paths the rules name,
+ *      and the helpers whose sockets they grant (run_plan);
  *   2. the floor: BPF LSM if the kernel takes it (full posture), otherwise
  *      the fallback, and the lacks of the posture are printed (never
- *      pretend); --require-full-floor refuses the fallback;
+ *      pretend); --require-full-floor refuses the fallback (run_open_floor);
  *   3. the session cgroup with its kernel rules, registered before any task
  *      enters it (a task in an unregistered session cgroup is denied
- *      everything by the network floor);
+ *      everything by the network floor) (run_make_session);
  *   4. the watchdog, so that from here on a dead supervisor means a dead
- *      session (cgroup.kill);
+ *      session (cgroup.kill) (run_make_session);
  *   5. the agent: forked, moved into the cgroup by the supervisor, then it
  *      drops privileges, sets no_new_privs, applies the fallback layers when
- *      needed, installs the notify filter, hands its listener over and execs.
+ *      needed, installs the notify filter, hands its listener over and execs
+ *      (run_fork_agent, run_start_agent; its own side is agent_child.c).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
-#include <linux/capability.h>
-#include <linux/securebits.h>
-#include <linux/sched.h>
-#include <pty.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <termios.h>
-#include <time.h>
+#include <unistd.h>
 
-#include "audit.h"
-#include "scrub.h"
-#include "budget.h"
-#include "cgroup.h"
-#include "fallback.h"
+#include "agent_child.h"
+#include "agent_tty.h"
+#include "approve.h"
+#include "audit_session.h"
+#include "egress_session.h"
 #include "floor.h"
+#include "floor_open.h"
+#include "helper.h"
+#include "home_session.h"
+#include "mcp_session.h"
 #include "net.h"
 #include "notify.h"
-#include "session_policy.h"
-#include "probe.h"
+#include "progress.h"
 #include "reap.h"
-#include "cmd.h"
-#include "supervisor.h"
-#include "approve.h"
-#include "helper.h"
-#include "egress_session.h"
+#include "run.h"
+#include "session_cgroup.h"
+#include "session_policy.h"
 #include "ssh_session.h"
-#include "mcp_session.h"
+#include "steps.h"
+#include "supervisor.h"
 #include "unix_connector.h"
 #include "util.h"
+#include "view_prep.h"
+#include "watchdog.h"
 #include "world.h"
 
-#define EXIT_CORDON 125
-
 #define RUN_DIR CORDON_RUN_DIR
-#define AUDIT_DIR "/var/log/cordon"
 
 /*
  * Who the agent runs as.  Never with capabilities: the invoking user (the
@@ -140,11 +136,6 @@ static int load_policy(struct sup *s)
 	return 0;
 }
 
-
-/* --- the agent's side ----------------------------------------------------- */
-
-/* --- the supervisor's side ------------------------------------------------ */
-
 static int random_name(char *out, size_t len)
 {
 	unsigned char b[8];
@@ -171,139 +162,155 @@ static int exit_code(int status)
 	return EXIT_CORDON;
 }
 
-int cmd_run(int argc, char **argv)
+/*
+ * One `cordon run`: the supervisor's state, and what start-up holds that
+ * run_teardown must undo (threads to join, descriptors to close).
+ */
+struct run {
+	struct sup s;
+	int sp[2];              /* the socketpair to the agent's first process */
+	int slave;              /* the agent's terminal (setup_pty), until the fork */
+	pid_t pid;              /* the agent's first process */
+	bool in_cgroup;         /* born in its v2 cgroup (world_clone) */
+	bool prep_started, att_started;
+	pthread_t prep_thread, att_thread;
+	struct attach att;
+	const char *audit_split;        /* audit_place's rule, else NULL */
+	int status, ret;
+};
+
+/*
+ * Step 1: bad input refused before anything is made (root, the agent's
+ * user, the workspace, the policy, --env naming a credential), then the
+ * steps counter.  0, or negative with the reason logged and nothing left
+ * to undo.
+ */
+static int run_check(struct run *run)
 {
-	struct run_options opt = { .policy = "coding-agent" };
-	struct sup s = { .ops = &sup_ops, .opt = &opt, .listener = -1, .term.tty_fd = -1, .term.pty_master = -1, .init_chan = -1,
-			 .term.pty_out = STDOUT_FILENO, .term.term_fd = -1, .ap.approve_sock = -1, .ap.events_sock = -1,
-			 .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1, .world = { .ns_fd = -1, .host_fd = -1 },
-			 .home_layer = { .lock_fd = -1 },
-			 .mcp_listen = -1, .egress_listen = -1, .ssh_agent_listen = -1, .egress_ca = -1, .conn.chan = -1,
-			 .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
-				  .held = HELD_MCP, .chan = -1 },
-			 .egress = { .what = "egress broker", .raw_name = "http-proxy",
-				     .record_type = "http", .held = HELD_HTTP, .chan = -1 },
-			 .steps = { .fd = -1 } };
-	int sp[2] = { -1, -1 }, slave = -1, status = 0, r, ret = EXIT_CORDON;
-	bool in_cgroup = false, prep_started = false, att_started = false;
-	const char *audit_split = NULL;
-	pthread_t prep_thread, att_thread, seal_thread;
-	bool sealing;
-	struct attach att = { 0 };
+	struct sup *s = &run->s;
+	const struct run_options *opt = s->opt;
 	char ws[PATH_MAX];
 	struct stat st;
-	pid_t pid;
+	int r;
 
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	if (parse_args(argc, argv, &opt) < 0)
-		return EXIT_CORDON;
-	/*
-	 * A question on the terminal needs the terminal's keys, which reach
-	 * cordon only on its stdin (setup_pty).  --approve tty without it was
-	 * accepted and nobody was ever asked; without --approve the session
-	 * silently denied every escalation.  Now the first is refused, and the
-	 * second said (unless -q).
-	 */
-	if (!opt.approve_set) {
-		opt.approve = isatty(STDIN_FILENO) ? APPROVE_TTY : APPROVE_DENY;
-		if (opt.approve == APPROVE_DENY && !opt.quiet)
-			fprintf(stderr, "cordon: no terminal on stdin and no --approve: every "
-				"escalation will be denied (--approve socket holds them for "
-				"`cordon approve`)\n");
-	} else if (opt.approve == APPROVE_TTY && !isatty(STDIN_FILENO)) {
-		log_err("run: --approve tty needs a terminal on stdin to ask on (stdin is not "
-			"one); use --approve socket (`cordon pending`, `cordon approve`) or "
-			"--approve deny");
-		return EXIT_CORDON;
-	}
-	pthread_mutex_init(&s.lock, NULL);
 	if (geteuid() != 0) {
 		log_err("run: needs root to load the kernel floor and create the session's "
 			"cgroup; run it with sudo (the agent then runs as you, without privileges)");
-		return EXIT_CORDON;
+		return -EPERM;
 	}
-	if (resolve_user(&s) < 0)
-		return EXIT_CORDON;
+	if (resolve_user(s) < 0)
+		return -EINVAL;
 	phase("user resolved");
-	if (!realpath(opt.workspace ? opt.workspace : ".", ws) || stat(ws, &st) < 0) {
-		log_err("run: workspace %s: %m", opt.workspace ? opt.workspace : ".");
-		return EXIT_CORDON;
+	if (!realpath(opt->workspace ? opt->workspace : ".", ws) || stat(ws, &st) < 0) {
+		log_err("run: workspace %s: %m", opt->workspace ? opt->workspace : ".");
+		return -EINVAL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_err("run: workspace %s: not a directory", ws);
-		return EXIT_CORDON;
+		return -EINVAL;
 	}
-	snprintf(s.workspace, sizeof(s.workspace), "%s", ws);
-	if (load_policy(&s) < 0)
-		return EXIT_CORDON;
+	snprintf(s->workspace, sizeof(s->workspace), "%s", ws);
+	if (load_policy(s) < 0)
+		return -EINVAL;
 	/* --env cannot hand the agent a secret the credential proxy stands in for. */
-	for (int i = 0; i < opt.n_env; i++)
-		for (size_t k = 0; k < s.pol->n_creds; k++) {
-			const struct pol_credential *cr = &s.pol->creds[k];
+	for (int i = 0; i < opt->n_env; i++)
+		for (size_t k = 0; k < s->pol->n_creds; k++) {
+			const struct pol_credential *cr = &s->pol->creds[k];
 
-			if (!strcmp(opt.env[i], cr->env) ||
-			    (cr->source_env && !strcmp(opt.env[i], cr->source_env))) {
+			if (!strcmp(opt->env[i], cr->env) ||
+			    (cr->source_env && !strcmp(opt->env[i], cr->source_env))) {
 				log_err("run: --env %s: that is credential %s's, which the agent gets "
-					"only as a sentinel", opt.env[i], cr->name);
-				return EXIT_CORDON;
+					"only as a sentinel", opt->env[i], cr->name);
+				return -EINVAL;
 			}
 		}
 	phase("policy loaded");
 	/* Before any helper starts: they count their calls in it too. */
-	r = steps_create(&s.steps, s.pol->budgets.steps);
+	r = steps_create(&s->steps, s->pol->budgets.steps);
 	if (r < 0) {
 		log_err("run: the steps counter: %s", strerror(-r));
-		pol_free(s.pol);
-		return EXIT_CORDON;
+		pol_free(s->pol);
+		return r;
 	}
+	return 0;
+}
+
+/*
+ * Step 1, continued: the session's name and every path a rule will name,
+ * before any rule is compiled: its repositories' plan, cordon's own paths
+ * and the audit log's place protected, the MCP socket and the egress
+ * broker's port made, and the broker started while this process is still
+ * single-threaded.  0, or negative, logged.
+ */
+static int run_plan(struct run *run)
+{
+	struct sup *s = &run->s;
+	const struct run_options *opt = s->opt;
+	int r;
+
 	/*
 	 * Opens are notified only when the policy escalates some file access
 	 * (the kernel cannot hold a call for a human; the supervisor can):
 	 * every other open is judged by the floor alone, at no cost here.
 	 */
-	for (size_t i = 0; i < s.pol->n_rules; i++)
-		if (s.pol->rules[i].kind == POL_FS && s.pol->rules[i].decision == CORDON_ESCALATE)
-			s.notify_open = true;
-	if (random_name(s.name, sizeof(s.name)) < 0) {
+	for (size_t i = 0; i < s->pol->n_rules; i++)
+		if (s->pol->rules[i].kind == POL_FS && s->pol->rules[i].decision == CORDON_ESCALATE)
+			s->notify_open = true;
+	if (random_name(s->name, sizeof(s->name)) < 0) {
 		log_err("run: /dev/urandom: %m");
-		goto out;
+		return -EIO;
 	}
-	s.started_ms = mono_ms();
+	s->started_ms = mono_ms();
 	{
 		char gwhy[PATH_MAX + 256] = "";
 
-		r = git_guard_plan_session(s.workspace, s.name, &s.git, gwhy, sizeof(gwhy));
+		r = git_guard_plan_session(s->workspace, s->name, &s->git, gwhy, sizeof(gwhy));
 		if (r < 0) {
 			log_err("run: the workspace's repositories and agent files: %s",
 				gwhy[0] ? gwhy : strerror(-r));
-			goto out;
+			return r;
 		}
 	}
-	snprintf(s.run_dir, sizeof(s.run_dir), RUN_DIR "/%s", s.name);
+	snprintf(s->run_dir, sizeof(s->run_dir), RUN_DIR "/%s", s->name);
 	/* cordon's own paths: never writable from inside, whatever the policy says. */
-	(void)pol_protect_path(s.pol, RUN_DIR);
-	(void)pol_protect_path(s.pol, AUDIT_DIR);
-	(void)pol_protect_path(s.pol, "/var/lib/cordon");
-	if (audit_paths(&s) < 0) {
-		log_err("run: --audit %s: path too long", opt.audit);
-		goto out;
+	(void)pol_protect_path(s->pol, RUN_DIR);
+	(void)pol_protect_path(s->pol, AUDIT_DIR);
+	(void)pol_protect_path(s->pol, "/var/lib/cordon");
+	if (audit_paths(s) < 0) {
+		log_err("run: --audit %s: path too long", opt->audit);
+		return -ENAMETOOLONG;
 	}
-	if (audit_place(&s, &audit_split) < 0)
-		goto out;
-	(void)pol_protect_path(s.pol, s.key_dir);
+	r = audit_place(s, &run->audit_split);
+	if (r < 0)
+		return r;
+	(void)pol_protect_path(s->pol, s->key_dir);
 	/* The MCP socket exists before any rule is compiled: the floor keys its grant by inode. */
-	if (opt.mcp && mcp_session_listen(&s) < 0)
-		goto out;
+	if (opt->mcp && mcp_session_listen(s) < 0)
+		return -EIO;
 	/*
 	 * So does the egress broker's port: the network floor's grant names it.
 	 * The broker is started now, while this process is single-threaded,
 	 * and readies itself while the floor and the session are made; it is
 	 * told the session's cgroup and waited for before the agent is forked.
 	 */
-	if (egress_session_wanted(&s) &&
-	    (egress_session_listen(&s) < 0 || ssh_session_prepare(&s) < 0 ||
-	     egress_session_spawn(&s) < 0))
-		goto out;
+	if (egress_session_wanted(s) &&
+	    (egress_session_listen(s) < 0 || ssh_session_prepare(s) < 0 ||
+	     egress_session_spawn(s) < 0))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Step 2: the floor, with the view's thread (view_prep.h) building the
+ * session's private world meanwhile, and the fallback's ruleset when it is
+ * known to be wanted; the checks that need the posture (a log in the
+ * workspace, --user root).  0, or negative, logged.
+ */
+static int run_open_floor(struct run *run)
+{
+	struct sup *s = &run->s;
+	int r;
+
 	/*
 	 * When the posture cache says this host has no BPF LSM, the fallback's
 	 * ruleset is started now, while the floor is opened (the cache is
@@ -311,92 +318,120 @@ int cmd_run(int argc, char **argv)
 	 * ruleset is dropped unused).
 	 */
 	{
-		struct sup probe = { .ops = &sup_ops, .opt = &opt };
+		struct sup probe = { .ops = &sup_ops, .opt = s->opt };
 
-		s.main_cpu = sched_getcpu();
-		s.ll_wanted = posture_cached(&probe);
-		r = pthread_create(&prep_thread, NULL, prepare_view, &s);
+		s->main_cpu = sched_getcpu();
+		s->ll_wanted = posture_cached(&probe);
+		r = pthread_create(&run->prep_thread, NULL, prepare_view, s);
 		if (r) {
 			log_err("run: a thread for the session's view: %s", strerror(r));
-			goto out;
+			return -r;
 		}
-		prep_started = true;
+		run->prep_started = true;
 	}
-	if (open_floor(&s) < 0)
-		goto out;
+	r = open_floor(s);
+	if (r < 0)
+		return r;
 	phase("floor open");
-	if (audit_split && !s.floor) {
+	if (run->audit_split && !s->floor) {
 		log_err("run: --audit %s: the agent may create and delete files in %s (rule '%s'), "
 			"and the fallback posture (Landlock) can keep it from the log there only by "
 			"taking those rights from that directory and each one above it up to the "
 			"rule's: the session would break (a compiler, an agent's own files); put the "
 			"log where the agent may not write (the default, " AUDIT_DIR ", or any "
-			"directory outside the workspace)", s.audit_path, audit_dir_of(&s), audit_split);
-		goto out;
+			"directory outside the workspace)", s->audit_path, audit_dir_of(s),
+			run->audit_split);
+		return -EPERM;
 	}
-	if (s.floor || !s.ll_wanted) {
+	if (s->floor || !s->ll_wanted) {
 		/* The LSM floor's rules are built in the view: it must be whole first. */
-		pthread_join(prep_thread, NULL);
-		prep_started = false;
-		if (s.ll_fd >= 0)
-			close(s.ll_fd);
-		s.ll_fd = -1;
-		if (s.world.ns_fd < 0) {
-			log_err("run: the session's private world: %s", s.world_error);
-			goto out;
+		pthread_join(run->prep_thread, NULL);
+		run->prep_started = false;
+		if (s->ll_fd >= 0)
+			close(s->ll_fd);
+		s->ll_fd = -1;
+		if (s->world.ns_fd < 0) {
+			log_err("run: the session's private world: %s", s->world_error);
+			return -EIO;
 		}
 	}
-	if (!s.floor && !s.ll_wanted) {
-		s.main_cpu = sched_getcpu();
-		s.ll_wanted = true;
-		r = pthread_create(&prep_thread, NULL, prepare_view, &s);
+	if (!s->floor && !s->ll_wanted) {
+		s->main_cpu = sched_getcpu();
+		s->ll_wanted = true;
+		r = pthread_create(&run->prep_thread, NULL, prepare_view, s);
 		if (r) {
 			log_err("run: a thread for the Landlock ruleset: %s", strerror(r));
-			goto out;
+			return -r;
 		}
-		prep_started = true;
+		run->prep_started = true;
 	}
-	s.proc_rights = proc_rights(s.pol);
-	if (opt.user && s.uid == 0 && s.posture.level != POSTURE_FULL) {
+	s->proc_rights = proc_rights(s->pol);
+	if (s->opt->user && s->uid == 0 && s->posture.level != POSTURE_FULL) {
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "
 			"it); run the agent as an unprivileged user");
-		goto out;
+		return -EPERM;
 	}
-	/* The log exists before the rules are compiled: the floor protects its inode. */
-	if (open_audit(&s) < 0)
-		goto out;
+	return 0;
+}
+
+/*
+ * Steps 3 and 4: the audit log (before the rules are compiled: the floor
+ * protects its inode), the session's cgroup and rules, the watchdog, then
+ * the helpers told the session.  0, or negative, logged.
+ */
+static int run_make_session(struct run *run)
+{
+	struct sup *s = &run->s;
+	int r;
+
+	r = open_audit(s);
+	if (r < 0)
+		return r;
 	phase("audit log open");
-	resolve_groups(&s);
+	resolve_groups(s);
 	phase("groups resolved");
-	if (make_session(&s) < 0)
-		goto out;
+	r = make_session(s);
+	if (r < 0)
+		return r;
 	phase("session created");
-	if (start_watchdog(&s) < 0) {
+	if (start_watchdog(s) < 0) {
 		log_err("run: cannot start the watchdog: %m");
-		goto out;
+		return -EIO;
 	}
 	phase("watchdog started");
-	if (opt.mcp && mcp_session_start(&s) < 0)
-		goto out;
-	if (s.egress_port && egress_session_start(&s) < 0)
-		goto out;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+	if (s->opt->mcp && mcp_session_start(s) < 0)
+		return -EIO;
+	if (s->egress_port && egress_session_start(s) < 0)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * Step 5: the view whole (and the fallback's ruleset built), this thread in
+ * it, the agent's terminal, and the agent's first process forked into the
+ * session (agent_child.h).  0, or negative, logged.
+ */
+static int run_fork_agent(struct run *run)
+{
+	struct sup *s = &run->s;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run->sp) < 0) {
 		log_err("run: socketpair: %m");
-		goto out;
+		return -EIO;
 	}
-	if (prep_started)
-		pthread_join(prep_thread, NULL);
-	prep_started = false;
+	if (run->prep_started)
+		pthread_join(run->prep_thread, NULL);
+	run->prep_started = false;
 	phase("landlock ruleset built");
-	if (s.world.ns_fd < 0) {
-		log_err("run: the session's private world: %s", s.world_error);
-		goto out;
+	if (s->world.ns_fd < 0) {
+		log_err("run: the session's private world: %s", s->world_error);
+		return -EIO;
 	}
-	if (!s.floor && s.ll_fd < 0) {
-		log_err("run: fallback floor: %s", s.ll_error[0] ? s.ll_error :
+	if (!s->floor && s->ll_fd < 0) {
+		log_err("run: fallback floor: %s", s->ll_error[0] ? s->ll_error :
 			"cannot build the Landlock ruleset");
-		goto out;
+		return -EIO;
 	}
 	/*
 	 * This thread joins the session's view (world.h) for the rest of the
@@ -404,148 +439,180 @@ int cmd_run(int argc, char **argv)
 	 * judged in it, and its terminal is made in the view's own devpts.  The
 	 * helpers and the watchdog, started before, stay in the host's.
 	 */
-	if (world_enter(&s.world) < 0) {
+	if (world_enter(&s->world) < 0) {
 		log_err("run: joining the session's view: %m");
-		goto out;
+		return -EIO;
 	}
 	phase("in the session's view");
-	if (setup_pty(&s, &slave) < 0) {
+	if (setup_pty(s, &run->slave) < 0) {
 		log_err("run: cannot create the agent's terminal: %m");
-		goto out;
+		return -EIO;
 	}
 	/*
 	 * The agent is forked now, while the supervisor is single-threaded (a
 	 * raw clone3 child must not inherit a lock another thread holds).  It
 	 * readies itself while the rest of start-up goes on, then waits.
 	 */
-	{
-		pid = world_clone(s.floor ? NULL : s.cgroup, &in_cgroup);
-		if (pid < 0) {
-			log_err("run: fork: %m");
-			goto out;
-		}
-		if (pid == 0) {
-			close(sp[0]);
-			agent_child(&s, sp[1], slave);
-		}
+	run->pid = world_clone(s->floor ? NULL : s->cgroup, &run->in_cgroup);
+	if (run->pid < 0) {
+		log_err("run: fork: %m");
+		return -EIO;
 	}
-	s.agent = pid;
+	if (run->pid == 0) {
+		close(run->sp[0]);
+		agent_child(s, run->sp[1], run->slave);
+	}
+	s->agent = run->pid;
 	phase("agent forked");
-	close(sp[1]);
-	sp[1] = -1;
-	if (slave >= 0)
-		close(slave);
-	att.s = &s;
-	att.pid = pid;
-	if (!in_cgroup && !s.floor) {
-		if (pthread_create(&att_thread, NULL, attach_agent, &att) == 0)
-			att_started = true;
+	return 0;
+}
+
+/*
+ * Step 5, the supervisor's half: the agent moved into its cgroup, the
+ * posture said, the approval sockets listening, the agent's listener
+ * received, and its word to go ('R').  0, or negative, logged (the agent's
+ * own failure: its exit status in run->ret).
+ */
+static int run_start_agent(struct run *run)
+{
+	struct sup *s = &run->s;
+	int r;
+
+	close(run->sp[1]);
+	run->sp[1] = -1;
+	if (run->slave >= 0)
+		close(run->slave);
+	run->att.s = s;
+	run->att.pid = run->pid;
+	if (!run->in_cgroup && !s->floor) {
+		if (pthread_create(&run->att_thread, NULL, attach_agent, &run->att) == 0)
+			run->att_started = true;
 		else
-			attach_agent(&att);
+			attach_agent(&run->att);
 	}
-	print_posture(&s);
-	register_secrets(&s);
-	r = approve_listen(&s);
+	print_posture(s);
+	register_secrets(s);
+	r = approve_listen(s);
 	phase("sockets listening");
-	if (att_started)
-		pthread_join(att_thread, NULL);
-	att_started = false;
+	if (run->att_started)
+		pthread_join(run->att_thread, NULL);
+	run->att_started = false;
 	if (r < 0)
-		goto out;
-	if (att.r < 0) {
-		log_err("run: cannot move the agent into its session: %s", strerror(-att.r));
-		goto out;
+		return r;
+	if (run->att.r < 0) {
+		log_err("run: cannot move the agent into its session: %s", strerror(-run->att.r));
+		return run->att.r;
 	}
 	phase("agent in its session");
-	s.listener = notify_recv_fd(sp[0]);
+	s->listener = notify_recv_fd(run->sp[0]);
 	phase("agent's listener received");
-	if (s.listener < 0) {
+	if (s->listener < 0) {
 		/* The child said why on stderr; reap it for its exit status. */
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(run->pid, &run->status, 0) < 0 && errno == EINTR)
 			;
-		ret = exit_code(status);
-		s.agent = 0;
-		goto out;
+		run->ret = exit_code(run->status);
+		s->agent = 0;
+		return s->listener;
 	}
 	/* Full posture: the rules on the host's /proc, for the agent's own. */
-	if (s.floor) {
+	if (s->floor) {
 		char p[64];
 		struct stat hp, ap;
 
-		snprintf(p, sizeof(p), "/proc/%d/root/proc", (int)pid);
+		snprintf(p, sizeof(p), "/proc/%d/root/proc", (int)run->pid);
 		r = stat("/proc", &hp) < 0 || stat(p, &ap) < 0 ? -errno :
-		    floor_session_alias_dev(s.floor, s.fsess, hp.st_dev, ap.st_dev);
+		    floor_session_alias_dev(s->floor, s->fsess, hp.st_dev, ap.st_dev);
 		if (r < 0) {
 			log_err("run: the kernel rules for the agent's /proc: %s", strerror(-r));
-			goto out;
+			return r;
 		}
 	}
-	if (write(sp[0], "R", 1) != 1) {
+	if (write(run->sp[0], "R", 1) != 1) {
 		log_err("run: the agent died during start-up");
-		goto out;
+		return -EPIPE;
 	}
-	if (s.term.pty_master >= 0) {
+	if (s->term.pty_master >= 0) {
 		/* cordon-init's word when the agent's job stops (session_init). */
-		s.init_chan = sp[0];
-		sp[0] = -1;
-		(void)fcntl(s.init_chan, F_SETFL, O_NONBLOCK);
-		if (s.term.tty_fd >= 0)
-			s.term.suspend = suspend_session;
+		s->init_chan = run->sp[0];
+		run->sp[0] = -1;
+		(void)fcntl(s->init_chan, F_SETFL, O_NONBLOCK);
+		if (s->term.tty_fd >= 0)
+			s->term.suspend = suspend_session;
 	} else {
-		close(sp[0]);
-		sp[0] = -1;
+		close(run->sp[0]);
+		run->sp[0] = -1;
 	}
 	phase("agent exec answered");
-	r = sup_loop(&s, &status);
+	return 0;
+}
+
+/* The session runs: the supervisor's loop until the agent exits; its status in run->ret. */
+static void run_supervise(struct run *run)
+{
+	int r = sup_loop(&run->s, &run->status);
+
 	phase("agent exited");
-	ret = r < 0 ? EXIT_CORDON : exit_code(status);
-	s.agent = 0;
-out:
-	if (prep_started)
-		pthread_join(prep_thread, NULL);
-	if (att_started)
-		pthread_join(att_thread, NULL);
-	if (s.ll_fd >= 0)
-		close(s.ll_fd);
-	if (s.agent > 0)
-		(void)kill(s.agent, SIGKILL);
-	if (sp[0] >= 0)
-		close(sp[0]);
-	if (s.term.pty_master >= 0)
-		close(s.term.pty_master);
-	if (s.init_chan >= 0)
-		close(s.init_chan);
+	run->ret = r < 0 ? EXIT_CORDON : exit_code(run->status);
+	run->s.agent = 0;
+}
+
+/*
+ * Undo whatever start-up made, whichever step it reached: the agent and
+ * the helpers stopped, the log's last records and seal, the session's
+ * cgroup and rules, the watchdog told, the run directory and home layer.
+ * Returns run->ret, the exit status of `cordon run`.
+ */
+static int run_teardown(struct run *run)
+{
+	struct sup *s = &run->s;
+	pthread_t seal_thread;
+	bool sealing;
+
+	if (run->prep_started)
+		pthread_join(run->prep_thread, NULL);
+	if (run->att_started)
+		pthread_join(run->att_thread, NULL);
+	if (s->ll_fd >= 0)
+		close(s->ll_fd);
+	if (s->agent > 0)
+		(void)kill(s->agent, SIGKILL);
+	if (run->sp[0] >= 0)
+		close(run->sp[0]);
+	if (s->term.pty_master >= 0)
+		close(s->term.pty_master);
+	if (s->init_chan >= 0)
+		close(s->init_chan);
 	restore_tty();
 	/* The proxy's last records go into the log before it is sealed. */
-	mcp_session_stop(&s);
-	egress_session_stop(&s);
-	ssh_session_stop(&s);
-	if (s.listener >= 0)
-		git_quarantine(&s);       /* only after an agent ran, and is gone */
+	mcp_session_stop(s);
+	egress_session_stop(s);
+	ssh_session_stop(s);
+	if (s->listener >= 0)
+		git_quarantine(s);       /* only after an agent ran, and is gone */
 	phase("teardown starts");
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a
 	 * thread while the session is taken down: nothing in the teardown
 	 * reads the log, and the log says nothing about the teardown.
 	 */
-	s.exit_status = ret;
-	sealing = s.audit && pthread_create(&seal_thread, NULL, seal_audit, &s) == 0;
-	if (s.audit && !sealing)
-		seal_audit(&s);
-	teardown(&s);
+	s->exit_status = run->ret;
+	sealing = s->audit && pthread_create(&seal_thread, NULL, seal_audit, s) == 0;
+	if (s->audit && !sealing)
+		seal_audit(s);
+	teardown(s);
 	phase("session removed");
-	if (s.watchdog_fd >= 0) {
-		(void)!write(s.watchdog_fd, "D", 1);
-		close(s.watchdog_fd);
+	if (s->watchdog_fd >= 0) {
+		(void)!write(s->watchdog_fd, "D", 1);
+		close(s->watchdog_fd);
 	}
-	if (s.floor)
-		floor_close(s.floor);
-	if (s.net)
-		net_close(s.net);
-	unix_connector_stop(&s);
+	if (s->floor)
+		floor_close(s->floor);
+	if (s->net)
+		net_close(s->net);
+	unix_connector_stop(s);
 	/* The helpers sent their last records and closed their channels; now their exits. */
-	helper_reap(&s.mcp);
-	helper_reap(&s.egress);
+	helper_reap(&s->mcp);
+	helper_reap(&s->egress);
 	if (sealing)
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");
@@ -554,18 +621,45 @@ out:
 	 * the run directory gone and the note still there would take the log
 	 * for abandoned and write into it beside the seal.
 	 */
-	remove_run_dir(&s);
-	if (s.run_lock >= 0)
-		close(s.run_lock);      /* after the directory is gone: no reaper finds it */
-	home_summary(&s);
-	close_home_layer(&s);
-	pol_free(s.pol);
-	free(s.ll_rep);
-	steps_close(&s.steps);
-	git_guard_free(&s.git);
-	world_close(&s.world);
+	remove_run_dir(s);
+	if (s->run_lock >= 0)
+		close(s->run_lock);      /* after the directory is gone: no reaper finds it */
+	home_summary(s);
+	close_home_layer(s);
+	pol_free(s->pol);
+	free(s->ll_rep);
+	steps_close(&s->steps);
+	git_guard_free(&s->git);
+	world_close(&s->world);
 	phase("done");
-	if (s.stop_reason[0])
-		fprintf(stderr, "cordon: session %s stopped: %s\n", s.name, s.stop_reason);
-	return ret;
+	if (s->stop_reason[0])
+		fprintf(stderr, "cordon: session %s stopped: %s\n", s->name, s->stop_reason);
+	return run->ret;
+}
+
+int run_session(struct run_options *opt)
+{
+	struct run run = {
+		.s = { .ops = &sup_ops, .opt = opt, .listener = -1, .term.tty_fd = -1,
+		       .term.pty_master = -1, .init_chan = -1, .term.pty_out = STDOUT_FILENO,
+		       .term.term_fd = -1, .ap.approve_sock = -1, .ap.events_sock = -1,
+		       .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1,
+		       .world = { .ns_fd = -1, .host_fd = -1 }, .home_layer = { .lock_fd = -1 },
+		       .mcp_listen = -1, .egress_listen = -1, .ssh_agent_listen = -1,
+		       .egress_ca = -1, .conn.chan = -1,
+		       .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",
+				.held = HELD_MCP, .chan = -1 },
+		       .egress = { .what = "egress broker", .raw_name = "http-proxy",
+				   .record_type = "http", .held = HELD_HTTP, .chan = -1 },
+		       .steps = { .fd = -1 } },
+		.sp = { -1, -1 }, .slave = -1, .ret = EXIT_CORDON,
+	};
+
+	pthread_mutex_init(&run.s.lock, NULL);
+	if (run_check(&run) < 0)
+		return EXIT_CORDON;     /* nothing made yet: nothing to undo */
+	if (run_plan(&run) == 0 && run_open_floor(&run) == 0 && run_make_session(&run) == 0 &&
+	    run_fork_agent(&run) == 0 && run_start_agent(&run) == 0)
+		run_supervise(&run);
+	return run_teardown(&run);
 }

@@ -1,4 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's cgroup and kernel rules, made and undone (session_cgroup.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "budget.h"
+#include "cgroup.h"
+#include "floor.h"
+#include "net.h"
+#include "session_cgroup.h"
+#include "util.h"
+#include "world.h"
+
 /* The kernel rules name objects as the agent reaches them: built in the view. */
 struct floor_call {
 	struct sup *s;
@@ -13,7 +30,7 @@ static int create_floor_session(void *arg)
 				       &c->s->fsess);
 }
 
-static int make_session(struct sup *s)
+int make_session(struct sup *s)
 {
 	char parent[PATH_MAX];
 	int r;
@@ -78,7 +95,7 @@ static int make_session(struct sup *s)
  * Undo the session: kill every task, then the kernel rules.  In that order,
  * so that no task of the session ever runs without its floor.
  */
-static void teardown(struct sup *s)
+void teardown(struct sup *s)
 {
 	if (s->cgroup[0])
 		(void)cg_destroy(s->cgroup);
@@ -96,7 +113,7 @@ static void teardown(struct sup *s)
 	s->cgroup[0] = '\0';
 }
 
-static void remove_run_dir(const struct sup *s)
+void remove_run_dir(const struct sup *s)
 {
 	char p[PATH_MAX + 32];
 
@@ -111,19 +128,7 @@ static void remove_run_dir(const struct sup *s)
 		(void)unlink(s->mcp_path);
 }
 
-/*
- * The agent's move into its v2 cgroup, where clone3 could not put it
- * (kernels before 5.7): a move by pid, which may wait for an RCU grace
- * period, so on a thread while start-up goes on.  (The v1 budget cgroups
- * the agent joins itself.)
- */
-struct attach {
-	struct sup *s;
-	pid_t pid;
-	int r;
-};
-
-static void *attach_agent(void *arg)
+void *attach_agent(void *arg)
 {
 	struct attach *a = arg;
 

@@ -5,8 +5,21 @@
  * policy and splitting directories takes a millisecond or two); the agent
  * only restricts itself with it.  The thread reads the policy only, and is
  * joined before the agent is forked (a raw clone3 child must not inherit a
- * lock another thread holds).
+ * lock another thread holds).  (view_prep.h)
  */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fallback.h"
+#include "home_session.h"
+#include "progress.h"
+#include "util.h"
+#include "view_prep.h"
+#include "world.h"
+
 /*
  * Run the calling thread on a CPU other than `busy` (where the thread that
  * started it runs), if it may use one.  A new thread starts on its
@@ -33,7 +46,7 @@ static void move_off_cpu(int busy)
  * floor was tried (the first session of a boot), a second run of this
  * thread joins the view and builds it.
  */
-static void *prepare_view(void *arg)
+void *prepare_view(void *arg)
 {
 	struct sup *s = arg;
 	struct fallback_report *rep;
@@ -123,7 +136,7 @@ static int proc_entry(void *ctx, const struct pol_fs_entry *e)
 	return 0;
 }
 
-static uint32_t proc_rights(const struct policy *p)
+uint32_t proc_rights(const struct policy *p)
 {
 	uint32_t r[2] = { 0, 0 };
 

@@ -1,4 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's watchdog (watchdog.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "budget.h"
+#include "cgroup.h"
+#include "floor.h"
+#include "net.h"
+#include "reap.h"
+#include "session_cgroup.h"
+#include "watchdog.h"
+
 /*
  * The watchdog: a process outside the session that holds a pipe from the
  * supervisor.  When the supervisor dies, however it dies (kill -9 included),
@@ -8,7 +27,7 @@
  * running, and then still on its floor (pinned programs, rules kept until
  * the cgroup is gone and `cordon floor gc` runs).
  */
-static int start_watchdog(struct sup *s)
+int start_watchdog(struct sup *s)
 {
 	int p[2];
 	pid_t pid;
