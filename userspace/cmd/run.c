@@ -159,7 +159,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_options opt = { .policy = "coding-agent" };
 
-	phase_start();
+	progress_start();
 	if (parse_args(argc, argv, &opt) < 0)
 		return EXIT_CORDON;
 	/*

@@ -11,7 +11,7 @@
 /* `cordon -v run`: how long each start-up phase took (ms since start). */
 static struct timespec t_start;
 
-void phase_start(void)
+void progress_start(void)
 {
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 }

@@ -11,8 +11,8 @@
 #include "sup_state.h"
 
 /* The start of the clock phase() measures from: the first thing `cordon run` does. */
-void phase_start(void);
-/* Under `cordon -v`: "run: WHAT  N ms" since phase_start().  Any thread. */
+void progress_start(void);
+/* Under `cordon -v`: "run: WHAT  N ms" since progress_start().  Any thread. */
 void phase(const char *what);
 /* "cordon: ..." on stderr, unless --quiet. */
 void say(const struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
