@@ -9,7 +9,7 @@
 #ifndef CORDON_CMD_H
 #define CORDON_CMD_H
 
-/* `cordon run [OPTIONS] -- AGENT [ARGS...]` (session/run.c, for now). */
+/* `cordon run [OPTIONS] -- AGENT [ARGS...]` (cmd/run.c; the session is session/run.c's). */
 int cmd_run(int argc, char **argv);
 /* `cordon pending`, `cordon approve ID [--session]`, `cordon deny ID`, `cordon stop SESSION` */
 int cmd_pending(int argc, char **argv);

@@ -7,7 +7,7 @@
  * Channels:
  *   - tty: a prompt on cordon's own terminal.  The agent never holds a
  *     descriptor of that terminal (it has its own pseudo-terminal, see
- *     run.c), so it cannot type the answer; nor can it make the terminal
+ *     agent_tty.c), so it cannot type the answer; nor can it make the terminal
  *     type one through what it writes, or hide the question (tty_guard.c).
  *   - socket: RUN_DIR/SESSION/approve.sock, spoken to by `cordon pending`,
  *     `cordon approve`, `cordon deny`.  A peer must be root or the invoking

@@ -155,7 +155,7 @@ struct approvals {
 	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
 };
 
-/* cordon's terminal and the agent's (run.c sets them up, tty_guard.c filters). */
+/* cordon's terminal and the agent's (agent_tty.c sets them up, tty_guard.c filters). */
 struct terminal {
 	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
 	int pty_master;                 /* the agent's terminal, or -1 */
@@ -164,7 +164,7 @@ struct terminal {
 	struct tty_keys keys;           /* cordon's terminal's input, parsed */
 	struct tty_out out;             /* the agent's output, filtered */
 	/*
-	 * Ctrl-Z on the agent's terminal stopped its job (run.c): give the
+	 * Ctrl-Z on the agent's terminal stopped its job (agent_tty.c): give the
 	 * human's terminal back and stop cordon itself; returns at `fg`, the
 	 * terminal cordon's again.  NULL: no terminal of the human's to give.
 	 */

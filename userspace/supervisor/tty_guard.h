@@ -2,7 +2,7 @@
 /*
  * The terminal between the agent and the human who approves its calls.
  * The agent cannot write to cordon's terminal's input (it has a pty of its
- * own, run.c), but its output reaches that terminal, and a terminal answers
+ * own, agent_tty.c), but its output reaches that terminal, and a terminal answers
  * some output with input: device reports, the ENQ answerback, echoed
  * titles and settings, mouse and focus reports once the output enables
  * them.  Read by a y/n prompt, such an answer is the agent approving its

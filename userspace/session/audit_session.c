@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's audit log, from its placement to its seal (audit_session.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "audit_session.h"
+#include "reap.h"
+#include "scrub.h"
+#include "steps.h"
+#include "supervisor.h"
+#include "util.h"
+#include "world.h"
+
+/* Where the audit log and its key go: decided before the policy is compiled,
+ * so that both can be protected from the agent. */
+int audit_paths(struct sup *s)
+{
+	if (s->opt->audit) {
+		if (s->opt->audit[0] == '/')
+			snprintf(s->audit_path, sizeof(s->audit_path), "%s", s->opt->audit);
+		else {
+			char cwd[PATH_MAX];
+
+			if (!getcwd(cwd, sizeof(cwd)))
+				return -errno;
+			if ((size_t)snprintf(s->audit_path, sizeof(s->audit_path), "%s/%s", cwd,
+					     s->opt->audit) >= sizeof(s->audit_path))
+				return -ENAMETOOLONG;
+		}
+	} else {
+		snprintf(s->audit_path, sizeof(s->audit_path), AUDIT_DIR "/%s.jsonl", s->name);
+	}
+	/* CORDON_AUDIT_KEY_DIR moves the keys (tests); cordon's environment, not the agent's. */
+	snprintf(s->key_dir, sizeof(s->key_dir), "%s", getenv("CORDON_AUDIT_KEY_DIR") ?: AUDIT_KEY_DIR);
+	return 0;
+}
+
+const char *audit_dir_of(const struct sup *s)
+{
+	static char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", s->audit_path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir] = '\0';
+	return dir;
+}
+
+/*
+ * Where the log may lie, and its protection from the agent.  Called once
+ * the audit path is known (audit_paths) and before any rule is compiled.
+ *   - In the agent's home: refused, in both postures.  The agent sees its
+ *     home as a layer over the real one (home.h): what it writes to the
+ *     log's name lands in its layer, and `cordon home apply` could carry
+ *     that over the log.
+ *   - In a tree the view replaces (/tmp, /var/tmp outside the workspace,
+ *     world_private): no task of the session can reach it, so no rule is
+ *     made for it.  Before, its denial split the agent's own /tmp, where
+ *     it could then create nothing: `cc` and every Claude Code command
+ *     failed.
+ *   - In the workspace, where the policy lets the agent create or delete
+ *     beside it: *split names that rule; run refuses it in the fallback
+ *     posture, whose Landlock cannot deny one file in a directory it lets
+ *     the agent change without taking the directory's rights away (the
+ *     full posture judges the log's inode).
+ *   - Elsewhere: protected, as before.
+ */
+int audit_place(struct sup *s, const char **split)
+{
+	char canon[PATH_MAX], probe[PATH_MAX + 32];
+	struct pol_request pr = { .path = probe };
+	struct pol_result res;
+
+	*split = NULL;
+	if (pol_canon_path(s->audit_path, "/", canon, sizeof(canon)) < 0) {
+		log_err("run: --audit %s: path too long", s->audit_path);
+		return -ENAMETOOLONG;
+	}
+	if (strcmp(s->home, "/") && pol_path_within(canon, s->home)) {
+		log_err("run: --audit %s: inside the agent's home, which it sees as a layer of its "
+			"own over yours: its writes to that name would land in the layer, and `cordon "
+			"home apply` could carry them over the log; put the log outside %s",
+			s->audit_path, s->home);
+		return -EPERM;
+	}
+	if (world_private(canon, s->workspace))
+		return 0;
+	(void)pol_protect_path(s->pol, s->audit_path);
+	if (strcmp(canon, s->audit_path))
+		(void)pol_protect_path(s->pol, canon);
+	/*
+	 * Only the workspace is refused: elsewhere (a policy that opens "/")
+	 * the directories above the log lose their own create and delete
+	 * rights, as before, and the session's work goes on below them.
+	 */
+	if (!pol_path_within(canon, s->workspace))
+		return 0;
+	snprintf(probe, sizeof(probe), "%s.cordon-probe", canon);
+	for (int op = POL_OP_CREATE; op <= POL_OP_DELETE && !*split; op++) {
+		pr.op = (enum pol_op)op;
+		pol_eval(s->pol, &pr, &res);
+		if (res.decision != CORDON_DENY)
+			*split = res.rule ? res.rule->name : "?";
+	}
+	return 0;
+}
+
+int open_audit(struct sup *s)
+{
+	json_t *start;
+	int r;
+
+	if (!s->opt->audit) {
+		r = mkdir_p(AUDIT_DIR, 0700);
+		if (r < 0) {
+			log_err("run: %s: %s", AUDIT_DIR, strerror(-r));
+			return r;
+		}
+	}
+	start = json_pack("{s:s,s:s,s:s,s:i,s:s,s:s}", "event", "start",
+			  "posture", posture_name(s->posture.level), "user", s->user,
+			  "uid", (int)s->uid, "workspace", s->workspace, "policy", s->opt->policy);
+	{
+		json_t *argv = json_array(), *lacks = json_array();
+
+		for (int i = 0; s->opt->argv[i]; i++)
+			json_array_append_new(argv, json_string(s->opt->argv[i]));
+		for (int i = 0; i < s->posture.n_lacks; i++)
+			json_array_append_new(lacks, json_string(s->posture.lacks[i]->id));
+		json_object_set_new(start, "argv", argv);
+		json_object_set_new(start, "lacks", lacks);
+	}
+	if (s->git.n_dirs || s->git.n_ro) {
+		json_t *ro = json_array();
+
+		for (size_t i = 0; i < s->git.n_ro; i++)
+			json_array_append_new(ro, pol_json_text(s->git.ro[i]));
+		json_object_set_new(start, "git_read_only", ro);
+	}
+	r = audit_open(s->audit_path, s->name, s->key_dir, start, &s->audit);
+	json_decref(start);
+	if (r < 0) {
+		if (r == -ENOSPC || r == -EDQUOT)
+			log_err("run: audit log %s: %s (it keeps %d MiB allocated ahead of its "
+				"records)", s->audit_path, strerror(-r), AUDIT_RESERVE >> 20);
+		else
+			log_err("run: audit log %s: %s", s->audit_path, strerror(-r));
+		return r;
+	}
+	/* So that a watchdog or reaper that ends this session can close its log. */
+	r = reap_note_log(s->name, s->audit_path, audit_key_path(s->audit));
+	if (r < 0) {
+		log_err("run: " CORDON_OPEN_LOGS_DIR "/%s: %s", s->name, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * The values of variables the scrub removed that look like secrets: the
+ * audit log redacts them wherever they appear (an agent echoing one into a
+ * command line does not put it in the log).
+ */
+static void add_secret(void *ctx, const char *name, const char *value)
+{
+	(void)audit_add_secret(ctx, name, value);
+}
+
+void register_secrets(struct sup *s)
+{
+	scrub_env_secrets(add_secret, s->audit);
+}
+
+/*
+ * What the agent left that would run code as the human (git_guard.h): held
+ * aside when the session ends, on record, said.
+ */
+static void held_aside(void *ctx, const struct git_guard_held *h)
+{
+	static const char *const what[] = { "commondir", "hook", "config", "gitfile",
+					     "file-created", "file-changed", "file-deleted",
+					     "incomplete" };
+	struct sup *s = ctx;
+	json_t *ev = json_pack("{s:s,s:s,s:s,s:s?,s:b,s:s?}", "event", "workspace-held",
+			       "what", what[h->what], "path", h->path, "moved_to", h->moved_to,
+			       "restored", h->restored, "detail", h->detail);
+
+	if (s->audit && ev) {
+		pthread_mutex_lock(&s->lock);
+		(void)audit_write(s->audit, "lifecycle", ev);
+		pthread_mutex_unlock(&s->lock);
+	}
+	json_decref(ev);
+	log_warn("run: %s %s%s%s%s", what[h->what], h->path,
+		 h->moved_to ? ": the agent's version is held aside at " : "",
+		 h->moved_to ? h->moved_to : "", h->restored ? "; the original is back" : "");
+	if (h->detail)
+		log_warn("run:   %s", h->detail);
+}
+
+/* Only once every task of the session is dead (sup_loop's end killed its cgroup). */
+void git_quarantine(struct sup *s)
+{
+	(void)git_guard_end(&s->git, held_aside, s);
+}
+
+/* The end of the log: the "end" record, the seal, the key wiped. */
+void *seal_audit(void *arg)
+{
+	struct sup *s = arg;
+	json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", s->exit_status,
+				"steps", (json_int_t)steps_count(&s->steps), "held", sup_stats(s));
+
+	uint64_t dropped = 0;
+
+	if (fin && s->stop_reason[0])
+		json_object_set_new(fin, "stopped", json_string(s->stop_reason));
+	if (fin && audit_down(s->audit, &dropped) < 0)
+		json_object_set_new(fin, "records_dropped", json_integer((json_int_t)dropped));
+	if (fin && s->floor_dropped)
+		json_object_set_new(fin, "floor_events_dropped",
+				    json_integer((json_int_t)s->floor_dropped));
+	if (fin && s->stats.n_unix_absent)      /* connects to a socket not in the view (sup_connect.c) */
+		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->stats.n_unix_absent));
+	if (fin && s->stats.n_exec_absent)      /* execs of a path not in the view (sup_exec.c) */
+		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->stats.n_exec_absent));
+	if (fin && s->net_dropped)
+		json_object_set_new(fin, "net_events_dropped",
+				    json_integer((json_int_t)s->net_dropped));
+	(void)audit_write(s->audit, "lifecycle", fin);
+	json_decref(fin);
+	(void)audit_seal(s->audit, NULL);
+	audit_close(s->audit);
+	s->audit = NULL;
+	reap_forget_log(s->name);
+	return NULL;
+}

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The session's floor opened, its posture measured or remembered (floor_open.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "floor.h"
+#include "floor_open.h"
+#include "net.h"
+#include "probe.h"
+#include "progress.h"
+#include "reap.h"
+#include "util.h"
+
+#define RUN_DIR CORDON_RUN_DIR
+
+/*
+ * The fallback's posture, remembered for this boot: a kernel that refused
+ * BPF LSM keeps refusing it until it reboots, so later sessions skip the
+ * doomed load and the probes (about a hundred milliseconds and several MiB
+ * of BTF).  Keyed by the boot id and the floor's build id; /run is cleared
+ * at boot; the file is root's, in a directory the agent can never write.
+ */
+#define POSTURE_CACHE RUN_DIR "/posture.json"
+
+static bool cache_key(char *out, size_t len)
+{
+	char *boot = NULL;
+
+	if (read_file("/proc/sys/kernel/random/boot_id", &boot, 64) < 0)
+		return false;
+	boot[strcspn(boot, "\n")] = '\0';
+	snprintf(out, len, "%s/%016llx", boot, (unsigned long long)floor_build_id());
+	free(boot);
+	return true;
+}
+
+bool posture_cached(struct sup *s)
+{
+	char key[128];
+	json_t *o, *m;
+	bool ok = false;
+
+	if (!cache_key(key, sizeof(key)))
+		return false;
+	o = json_load_file(POSTURE_CACHE, 0, NULL);
+	if (!o || strcmp(json_string_value(json_object_get(o, "key")) ?: "", key))
+		goto out;
+	m = json_object_get(o, "mechanisms");
+	for (int i = 0; i < MECH_MAX; i++) {
+		json_t *e = json_object_get(m, mech_name((enum mech)i));
+
+		if (!json_is_object(e))
+			goto out;
+		s->posture.mech[i].state = (enum mech_state)json_integer_value(json_object_get(e, "state"));
+		s->posture.mech[i].value = (int)json_integer_value(json_object_get(e, "value"));
+		snprintf(s->posture.mech[i].reason, sizeof(s->posture.mech[i].reason), "%s",
+			 json_string_value(json_object_get(e, "reason")) ?: "");
+	}
+	snprintf(s->floor_error, sizeof(s->floor_error), "%s",
+		 json_string_value(json_object_get(o, "floor_error")) ?: "");
+	s->posture.root = true;
+	posture_compute(&s->posture);
+	ok = s->posture.level == POSTURE_FALLBACK;
+out:
+	json_decref(o);
+	return ok;
+}
+
+static void posture_cache(struct sup *s)
+{
+	char key[128], tmp[] = POSTURE_CACHE ".XXXXXX";
+	json_t *o, *m;
+	int fd;
+
+	if (s->posture.level != POSTURE_FALLBACK || !cache_key(key, sizeof(key)))
+		return;
+	m = json_object();
+	for (int i = 0; i < MECH_MAX; i++)
+		json_object_set_new(m, mech_name((enum mech)i),
+				    json_pack("{s:i,s:i,s:s}", "state", (int)s->posture.mech[i].state,
+					      "value", s->posture.mech[i].value,
+					      "reason", s->posture.mech[i].reason));
+	o = json_pack("{s:s,s:s,s:o}", "key", key, "floor_error", s->floor_error, "mechanisms", m);
+	fd = mkstemp(tmp);
+	if (fd >= 0) {
+		if (json_dumpfd(o, fd, JSON_COMPACT) == 0 && fchmod(fd, 0644) == 0 &&
+		    rename(tmp, POSTURE_CACHE) == 0)
+			tmp[0] = '\0';
+		close(fd);
+		if (tmp[0])
+			(void)unlink(tmp);
+	}
+	json_decref(o);
+}
+
+/*
+ * The floor.  BPF LSM when the kernel takes it; otherwise the fallback
+ * (Landlock + cgroup-bpf + seccomp), with the doctor's measured reasons.
+ * The network floor (cgroup-bpf) is needed by both: without it the posture
+ * is insufficient and nothing starts.
+ */
+int open_floor(struct sup *s)
+{
+	_cleanup_close_ int lock = -1;
+	int r;
+
+	/*
+	 * Sessions starting at once would race to load and pin the same
+	 * programs (one of them failing with EEXIST): loading is serialised
+	 * by a lock next to the sessions' run directories.
+	 */
+	lock = reap_floor_lock();
+	if (lock < 0) {
+		log_err("run: " RUN_DIR "/.floor.lock: %s", strerror(-lock));
+		return -EIO;
+	}
+	if (posture_cached(s)) {
+		r = -EPERM;
+	} else {
+		r = floor_open(&s->floor);
+		if (r < 0) {
+			snprintf(s->floor_error, sizeof(s->floor_error), "%s", strerror(-r));
+			probe_all(&s->posture);
+			posture_cache(s);
+		}
+	}
+	if (r == 0) {
+		s->posture.level = POSTURE_FULL;
+		s->posture.n_lacks = 0;
+	} else {
+		if (s->posture.level == POSTURE_FULL)   /* measured yes, loading failed */
+			s->posture.level = POSTURE_FALLBACK;
+		if (s->opt->require_full_floor) {
+			log_err("run: --require-full-floor: the BPF LSM floor cannot be loaded "
+				"(%s); BPF LSM: %s", s->floor_error,
+				s->posture.mech[MECH_BPF_LSM].reason);
+			return -EPERM;
+		}
+		if (s->posture.level == POSTURE_INSUFFICIENT) {
+			log_err("run: this kernel cannot confine an agent (posture insufficient; "
+				"`cordon doctor` says why)");
+			return -ENOTSUP;
+		}
+	}
+	/* Another loader (an older cordon, a test) may pin at the same moment. */
+	for (int tries = 0; (r = net_open(&s->net)) == -EEXIST && tries < 5; tries++)
+		usleep(20000);
+	if (r < 0) {
+		log_err("run: cannot load the network floor (cgroup-bpf): %s", strerror(-r));
+		return r;
+	}
+	/*
+	 * The exec recheck keys expectations by the kernel's thread ids: the
+	 * ids seccomp reports here are those only in the initial PID
+	 * namespace (its /proc/self/ns/pid inode is fixed, PROC_PID_INIT_INO).
+	 */
+	{
+		struct stat st;
+
+		s->recheck.on = net_exec_recheck(s->net) && stat("/proc/self/ns/pid", &st) == 0 &&
+				  st.st_ino == 0xEFFFFFFCu;
+		if (!s->recheck.on)
+			posture_add(&s->posture, &posture_no_exec_recheck);
+	}
+	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
+	if (!s->floor && !net_unix_gate(s->net))
+		posture_add(&s->posture, &posture_no_unix_gate);
+	/*
+	 * Still under the floor lock: sessions whose cordon and watchdog both
+	 * died are reaped (reap.h), and this one's run directory is made and
+	 * locked for its life, before its cgroup exists, so that no reaper
+	 * takes it for dead.
+	 */
+	(void)reap_stale(s->net);
+	(void)net_gc(s->net);
+	(void)floor_gc();
+	s->run_lock = reap_lock_run_dir(s->run_dir);
+	if (s->run_lock < 0) {
+		log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
+		return s->run_lock;
+	}
+	return 0;
+}
+
+void print_posture(const struct sup *s)
+{
+	if (s->posture.level == POSTURE_FULL) {
+		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,
+		    s->posture.n_lacks ? ", and these protections are MISSING:" : "");
+		for (int i = 0; i < s->posture.n_lacks; i++)
+			say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+		return;
+	}
+	say(s, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
+	    "cgroup-bpf + seccomp enforce, and these protections are MISSING:", s->name,
+	    s->posture.mech[MECH_BPF_LSM].reason);
+	for (int i = 0; i < s->posture.n_lacks; i++)
+		say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+}

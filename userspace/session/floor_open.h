@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The session's floor (floor_open.c): BPF LSM when the kernel takes it,
+ * otherwise the fallback (Landlock + cgroup-bpf + seccomp), the network
+ * floor in both, and the posture that results, said to the human.  A
+ * kernel that refused BPF LSM is remembered for the boot (the posture
+ * cache in the run directory), so later sessions skip the doomed load.
+ */
+#ifndef CORDON_FLOOR_OPEN_H
+#define CORDON_FLOOR_OPEN_H
+
+#include <stdbool.h>
+
+#include "sup_state.h"
+
+/*
+ * The cached fallback posture for this boot and floor build, into
+ * s->posture and s->floor_error: true when there is one (this host has no
+ * BPF LSM).  Reads s->opt only; safe on a scratch struct sup.
+ */
+bool posture_cached(struct sup *s);
+/*
+ * Open the floor and the network floor under the floor lock, reap dead
+ * sessions, make and lock s->run_dir.  0, or negative errno, logged (an
+ * insufficient posture, --require-full-floor without BPF LSM).
+ */
+int open_floor(struct sup *s);
+/* The posture and what it lacks, on stderr (unless --quiet). */
+void print_posture(const struct sup *s);
+
+#endif

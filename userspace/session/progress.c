@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* What `cordon run` tells the human while a session starts and ends (progress.h). */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "progress.h"
+#include "util.h"
+
+/* `cordon -v run`: how long each start-up phase took (ms since start). */
+static struct timespec t_start;
+
+void progress_start(void)
+{
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+}
+
+void phase(const char *what)
+{
+	struct timespec t;
+
+	if (log_verbose() <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	log_debug("run: %-24s %.2f ms", what, (double)(t.tv_sec - t_start.tv_sec) * 1e3 +
+		  (double)(t.tv_nsec - t_start.tv_nsec) / 1e6);
+}
+
+void say(const struct sup *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->opt->quiet)
+		return;
+	fputs("cordon: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
