@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "jsonrpc.h"
 #include "mcp_client.h"
+#include "proto.h"
 #include "mcp_state.h"
 #include "policy.h"
 #include "steps.h"
@@ -223,9 +224,8 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 				k->token = json_incref(json_object_get(meta, "progressToken"));
 			snprintf(k->rule, sizeof(k->rule), "%s", rule ? rule : "");
 			snprintf(summary, sizeof(summary), "MCP tool %s on server %s", tool, s->name);
-			mcp_state_chan_send(p, json_pack("{s:s,s:I,s:o,s:s,s:s,s:s}", "op", "escalate", "hold",
-							 (json_int_t)k->hold, "event", event, "summary", summary,
-							 "rule", k->rule, "reason", res.reason));
+			mcp_state_chan_send(p, proto_escalate(k->hold, event, summary, k->rule, res.reason));
+			json_decref(event);
 			return;
 		}
 	}
@@ -262,16 +262,16 @@ static void forward(struct proxy *p, struct call *k)
 }
 
 /* The supervisor's answer for a held call. */
-static void on_decision(struct proxy *p, json_t *msg)
+static void on_decision(struct proxy *p, const struct proto_msg *m)
 {
-	json_int_t hold = json_integer_value(json_object_get(msg, "hold"));
-	bool allow = json_is_true(json_object_get(msg, "allow"));
-	const char *why = json_string_value(json_object_get(msg, "why")) ?: "decided";
-	const char *approver = json_string_value(json_object_get(msg, "approver"));
+	uint64_t hold = m->hold;
+	bool allow = m->allow;
+	const char *why = m->why && *m->why ? m->why : "decided";
+	const char *approver = m->approver;
 	struct call *k;
 
 	for (k = p->calls; k; k = k->next)
-		if (k->kind == CALL_HELD && (json_int_t)k->hold == hold)
+		if (k->kind == CALL_HELD && k->hold == hold)
 			break;
 	if (!k)
 		return;                 /* withdrawn meanwhile (cancelled, client gone) */
@@ -498,15 +498,15 @@ void mcp_client_channel_readable(struct proxy *p)
 		return;
 	}
 	while ((r = linebuf_next(&p->chan_in, &line, &len)) != 0) {
+		struct proto_msg m;
 		json_t *msg;
-		const char *op;
 
 		if (r < 0)
 			continue;
 		msg = json_loadb(line, len, 0, NULL);
-		op = json_string_value(json_object_get(msg, "op"));
-		if (op && !strcmp(op, "decision"))
-			on_decision(p, msg);
+		/* Only a well-formed decision decides; anything else is no answer. */
+		if (proto_read(msg, &m) == 0 && m.op == PROTO_DECISION)
+			on_decision(p, &m);
 		json_decref(msg);
 	}
 }

@@ -52,6 +52,7 @@
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_proxy.h"
+#include "proto.h"
 #include "mcp_server.h"
 #include "mcp_state.h"
 #include "policy.h"
@@ -438,7 +439,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 		}
 	}
 	/* Configuration accepted: cordon run may start the agent. */
-	mcp_state_chan_send(&p, json_pack("{s:s,s:I}", "op", "ready", "servers", (json_int_t)p.n_srv));
+	mcp_state_chan_send(&p, proto_ready(json_pack("{s:I}", "servers", (json_int_t)p.n_srv)));
 	for (size_t i = 0; i < p.n_srv; i++) {
 		r = mcp_server_start(&p, &p.srv[i]);
 		if (r < 0) {

@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "jsonrpc.h"
 #include "mcp_state.h"
+#include "proto.h"
 #include "util.h"
 
 /*
@@ -110,8 +111,7 @@ void mcp_state_chan_send(struct proxy *p, json_t *msg)
 void mcp_state_record(struct proxy *p, const char *type, json_t *fields)
 {
 	if (p->chan_fd >= 0)
-		mcp_state_chan_send(p, json_pack("{s:s,s:s,s:O}", "op", "record", "type", type,
-						 "fields", fields));
+		mcp_state_chan_send(p, proto_record(type, fields));
 	else if (p->audit) {
 		(void)audit_write(p->audit, type, fields);
 		/*
@@ -217,8 +217,7 @@ void mcp_state_call_free(struct proxy *p, struct call *k)
 /* A held call that will not be decided after all: the human is told so. */
 void mcp_state_withdraw(struct proxy *p, struct call *k, const char *why)
 {
-	mcp_state_chan_send(p, json_pack("{s:s,s:I,s:s}", "op", "withdraw", "hold", (json_int_t)k->hold,
-					 "reason", why));
+	mcp_state_chan_send(p, proto_withdraw(k->hold, why));
 }
 
 json_t *mcp_state_request(uint64_t id, const char *method, json_t *params)
