@@ -43,7 +43,7 @@ void broker_record(struct hp *hp, const char *type, json_t *fields)
 		(void)audit_write(hp->audit, type, fields);
 		pthread_mutex_unlock(&hp->lock);
 		if (audit_down(hp->audit, NULL))
-			raise(SIGTERM);         /* stop serving: see judge() */
+			raise(SIGTERM);         /* stop serving: see broker_judge() */
 	}
 	json_decref(fields);
 }

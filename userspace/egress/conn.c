@@ -21,7 +21,7 @@
 #include "conn.h"
 #include "cred_pipeline.h"
 #include "grants.h"
-#include "judge.h"
+#include "broker_judge.h"
 #include "tunnel.h"
 #include "upstream.h"
 #include "util.h"
@@ -86,7 +86,7 @@ static void serve(struct conn *c)
 		return;
 	}
 	event = event_of(c);
-	if (!judge(c, event, c->req.host, c->req.port, &res, why, sizeof(why))) {
+	if (!broker_judge(c, event, c->req.host, c->req.port, &res, why, sizeof(why))) {
 		broker_reply(c, 403, why);
 		goto out;
 	}

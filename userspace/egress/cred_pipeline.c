@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 
 #include "cred_pipeline.h"
-#include "judge.h"
+#include "broker_judge.h"
 #include "llm_tools.h"
 #include "llm_usage.h"
 #include "stream_scrub.h"
@@ -568,7 +568,7 @@ static int ctun_request(struct ctun *t)
 	}
 	if (creds_check(hp->creds, (size_t)t->ci, t->rq, c->req.host, c->req.port, t->why,
 			sizeof(t->why)) < 0 ||
-	    !judge(c, event, c->req.host, c->req.port, &res, t->why, sizeof(t->why)) ||
+	    !broker_judge(c, event, c->req.host, c->req.port, &res, t->why, sizeof(t->why)) ||
 	    spend_request(hp, t->why, sizeof(t->why)) < 0) {
 		RECORD(hp, "http", "{s:I,s:O,s:s,s:s}", "conn", (json_int_t)c->id, "event",
 		       event, "outcome", "refused", "reason", t->why);

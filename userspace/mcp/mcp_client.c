@@ -18,6 +18,7 @@
 
 #include "audit.h"
 #include "jsonrpc.h"
+#include "judge.h"
 #include "mcp_client.h"
 #include "proto.h"
 #include "mcp_state.h"
@@ -108,6 +109,8 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	const char *dot;
 	struct srv *s;
 	struct pol_request rq = { .op = POL_OP_TOOL };
+	static const struct judge_words words = { "forwarded", "held for the session's approver" };
+	struct judgement jd;
 	struct pol_result res;
 	json_t *event, *kept;
 	struct call *k;
@@ -155,8 +158,9 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 	rq.tool = tool;
 	rq.args = args;
 	rq.roots = (const char *const *)s->roots;
-	/* Each judged call is one of the session's steps, a refused one too (steps.h). */
-	steps_eval(&p->steps, p->pol, &rq, &res);
+	/* The helpers' one judge (channel/judge.h): counted as a step, held or refused alike. */
+	judge_op(&p->steps, p->pol, &rq, p->chan_fd >= 0, &words, &jd);
+	res = jd.res;
 	/* The records keep a digest of large arguments (pol_event_kept); the server gets them whole. */
 	kept = pol_event_kept(event);
 	if (!kept) {
@@ -166,19 +170,14 @@ static void on_tools_call(struct proxy *p, struct client *c, json_t *id, json_t 
 		return;
 	}
 	{
-		const char *rule = res.rule ? res.rule->name : res.invariant;
-		const char *dec = res.decision == CORDON_ALLOW ? "allow" :
-				  res.decision == CORDON_ESCALATE ? "escalate" : "deny";
-		bool hold = res.decision == CORDON_ESCALATE && p->chan_fd >= 0;
+		const char *rule = jd.rule, *dec = jd.decision;
+		bool hold = jd.verdict == JUDGE_HOLD;
 
-		mcp_state_record(p, "decision", json_pack("{s:s,s:i,s:O,s:s,s:s?,s:s,s:s}", "raw", "tools/call",
-							  "client", c->n, "event", kept, "decision", dec,
-							  "rule", rule, "reason", res.reason, "outcome",
-							  res.decision == CORDON_ALLOW ? "forwarded" :
-							  hold ? "held for the session's approver" :
-							  res.decision == CORDON_ESCALATE ?
-							  "refused: no approval channel" : "refused"));
-		if (res.decision != CORDON_ALLOW && !hold) {
+		mcp_state_record(p, "decision", json_pack("{s:s,s:i,s:O,s:s,s:s?,s:s,s:s}", "raw",
+							 "tools/call", "client", c->n, "event", kept,
+							 "decision", dec, "rule", rule, "reason",
+							 res.reason, "outcome", jd.outcome));
+		if (jd.verdict == JUDGE_DENY) {
 			/*
 			 * Escalation needs a human: the standalone proxy has
 			 * none, so it fails closed (under `cordon run --mcp`

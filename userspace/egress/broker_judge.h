@@ -6,8 +6,8 @@
  * policy refuses by default or asks; the session's human, over the
  * supervisor's channel, where it escalates.
  */
-#ifndef CORDON_JUDGE_H
-#define CORDON_JUDGE_H
+#ifndef CORDON_BROKER_JUDGE_H
+#define CORDON_BROKER_JUDGE_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -17,7 +17,7 @@
 #include "broker.h"
 
 /* true: go on; false: refused, why says so.  EVENT: borrowed. */
-bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
+bool broker_judge(struct conn *c, json_t *event, const char *host, uint16_t port,
 	   struct pol_result *res, char *why, size_t wlen);
 
-#endif /* CORDON_JUDGE_H */
+#endif /* CORDON_BROKER_JUDGE_H */

@@ -8,6 +8,7 @@
 
 #include "grants.h"
 #include "judge.h"
+#include "broker_judge.h"
 #include "proto.h"
 
 /*
@@ -61,18 +62,18 @@ static bool wait_for_human(struct conn *c, json_t *event, const char *rule, cons
  * a request inside a credential tunnel (with its path), lifted into
  * http.request and recorded.  true: go on; false: refused, why says so.
  */
-bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
+bool broker_judge(struct conn *c, json_t *event, const char *host, uint16_t port,
 	   struct pol_result *res, char *why, size_t wlen)
 {
 	struct pol_request pr = { .op = POL_OP_CONNECT, .host = host, .port = port,
 				  .ev_server = "http", .ev_tool = "request",
 				  .ev_args = json_object_get(event, "arguments") };
-	const char *dec, *rule;
+	static const struct judge_words words = { "allowed", "held for approval" };
+	struct judgement j;
 
-	bool hold;
-
-	/* Each judged request is one of the session's steps, a refused one too (steps.h). */
-	steps_eval(&c->hp->steps, c->hp->pol, &pr, res);
+	/* The helpers' one judge (channel/judge.h): counted as a step, held or refused alike. */
+	judge_op(&c->hp->steps, c->hp->pol, &pr, c->hp->chan_fd >= 0, &words, &j);
+	*res = j.res;
 	/*
 	 * An approved push's destination (grants.c): only where the
 	 * policy refuses by default or would ask, never over a rule or an
@@ -105,17 +106,9 @@ bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
 			return false;
 		}
 	}
-	rule = res->rule ? res->rule->name : res->invariant;
-	dec = res->decision == CORDON_ALLOW ? "allow" :
-	      res->decision == CORDON_ESCALATE ? "escalate" : "deny";
-	hold = res->decision == CORDON_ESCALATE && c->hp->chan_fd >= 0;
 	RECORD(c->hp, "decision", "{s:s,s:I,s:O,s:s,s:s?,s:s,s:s}", "raw", "http-proxy",
-	       "conn", (json_int_t)c->id, "event", event, "decision", dec,
-	       "rule", rule, "reason", res->reason, "outcome",
-	       res->decision == CORDON_ALLOW ? "allowed" :
-	       hold ? "held for approval" :
-	       res->decision == CORDON_ESCALATE ?
-	       "refused: no approval channel" : "refused");
+	       "conn", (json_int_t)c->id, "event", event, "decision", j.decision,
+	       "rule", j.rule, "reason", res->reason, "outcome", j.outcome);
 	/*
 	 * A log that can no longer keep records (a full disk: AUDIT_RESERVE in
 	 * audit.c) allows nothing more, and the proxy stops (broker_record()); its
@@ -125,12 +118,12 @@ bool judge(struct conn *c, json_t *event, const char *host, uint16_t port,
 		snprintf(why, wlen, "the audit log cannot keep its records: nothing is allowed");
 		return false;
 	}
-	if (res->decision == CORDON_ALLOW)
+	if (j.verdict == JUDGE_ALLOW)
 		return true;
-	if (hold)
-		return wait_for_human(c, event, rule, res->reason, why, wlen);
-	snprintf(why, wlen, "%s%s", res->decision == CORDON_ESCALATE ?
-		 "needs a human's approval, and this proxy has none: " : "", res->reason);
+	if (j.verdict == JUDGE_HOLD)
+		return wait_for_human(c, event, j.rule, res->reason, why, wlen);
+	snprintf(why, wlen, "%s%s", res->decision == CORDON_ESCALATE ? "needs a human's approval, "
+		 "and this proxy has none: " : "", res->reason);
 	return false;
 }
 
