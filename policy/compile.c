@@ -133,6 +133,7 @@ static int expand(struct lcache *lc, const char *done, const char *rest,
 	const struct listing *l;
 	char path[PATH_MAX], name[NAME_MAX + 1];
 	struct stat st;
+	size_t li;
 	int r;
 
 	if (depth > 64)
@@ -168,9 +169,16 @@ static int expand(struct lcache *lc, const char *done, const char *rest,
 		r = lcache_get(lc, dir, &l);
 		if (r < 0)
 			return r;
+		/*
+		 * By index, not by pointer: the recursion below may add listings
+		 * and move the cache's array (a pointer kept across it was read
+		 * after the realloc: a crash in make test, 1 run in 6).
+		 */
+		li = (size_t)(l - lc->v);
 		memcpy(name, comp, (size_t)(end - comp));
 		name[end - comp] = 0;
-		for (size_t i = 0; i < l->n; i++) {
+		for (size_t i = 0; i < lc->v[li].n; i++) {
+			l = &lc->v[li];
 			if (fnmatch(name, l->names[i], FNM_PERIOD) != 0)
 				continue;
 			if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, l->names[i]) >= sizeof(path))
