@@ -100,6 +100,40 @@ struct {
 } cordon_stray SEC(".maps") __weak;
 
 /*
+ * Loop callbacks and kernels that verify them once.
+ *
+ * Before Linux 6.7 ("bpf: verify callbacks as if they are called unknown
+ * number of times") the verifier checked a bpf_loop callback once, with
+ * the state its caller passed in, and never with the state the callback
+ * itself leaves for the next iteration; branches it found untaken in that
+ * one pass were removed as dead code.  A counter that starts at a known 0
+ * then never meets its own bound: on Debian's 6.1 the xattr hook's count of
+ * mounts ran past its array and wrote over the kernel stack (an oops at
+ * 0x40 once a session had more than XATTR_PLACES mounts of a filesystem).
+ *
+ * The rule for every callback here: its memory safety does not depend on
+ * the verifier knowing the loop's state.  State a callback branches on
+ * starts from opaque_zero(), a value read from a map (a zero the verifier
+ * cannot know, so it checks both sides of every branch on it), and an
+ * index into an array is masked after barrier_var(), so that the compiler
+ * cannot drop the mask on the strength of an earlier check.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cordon_opaque SEC(".maps") __weak;
+
+static __always_inline __u64 opaque_zero(void)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_elem(&cordon_opaque, &zero);
+
+	return v ? *v : 0;      /* nothing writes it: 0 at run time */
+}
+
+/*
  * The session the current task belongs to, or NULL for host tasks.  The
  * answer comes from the task's cgroup, which every descendant inherits
  * through fork, clone, daemonising, setsid and re-parenting, and which a

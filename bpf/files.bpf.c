@@ -351,55 +351,68 @@ static __always_inline struct mount *sb_next_mount(struct super_block *sb, struc
 	return BPF_CORE_READ((struct mount___hlist *)m, mnt_next_for_sb);
 }
 
+/*
+ * decide() for one place, as a global function: the verifier checks it
+ * once, alone, with unknown arguments, however many places the caller
+ * judges (a static one would be checked again for each caller state).
+ */
+__hidden __noinline int cordon_decide_place(__u32 policy_id, __u64 d, __u64 m, __u32 want,
+					     struct verdict *v)
+{
+	if (v)
+		decide(policy_id, (struct dentry *)d, (struct vfsmount *)m, want, v);
+	return 0;
+}
+
 struct places_ctx {
 	struct super_block *sb;
-	struct mount *m;
+	struct mount *m;                /* the next mount of sb to look at */
 	void *ns;                       /* the caller's mount namespace */
 	struct vfsmount *place[XATTR_PLACES];
-	__u64 n;                        /* > XATTR_PLACES: too many */
+	__u64 n;                        /* places found; > XATTR_PLACES: too many */
 };
 
+/*
+ * One mount of the superblock: kept when it is in the caller's namespace.
+ * n starts opaque and the index is masked after a barrier (common.bpf.h,
+ * loop callbacks): a kernel that verifies this once must still keep the
+ * bound, and the store stays inside place[] whatever it keeps.
+ */
 static long places_step(__u32 i, void *ctx)
 {
 	struct places_ctx *c = ctx;
-	struct super_block *sb = c->sb;
 	struct mount *m = c->m;
+	__u64 n = c->n;
 
 	if (!m)
 		return 1;
 	if (BPF_CORE_READ(m, mnt_ns) == c->ns) {
-		if (c->n >= XATTR_PLACES) {
+		if (n >= XATTR_PLACES) {
 			c->n = XATTR_PLACES + 1;
 			return 1;
 		}
-		c->place[c->n & (XATTR_PLACES - 1)] = &m->mnt;
-		c->n++;
+		barrier_var(n);
+		c->place[n & (XATTR_PLACES - 1)] = &m->mnt;
+		c->n = n + 1;
 	}
-	c->m = sb_next_mount(sb, m);
+	c->m = sb_next_mount(c->sb, m);
 	return 0;
-}
-
-/* decide() as a subprogram: called once per place, verified once per call. */
-static __noinline void decide_at(__u32 policy_id, struct dentry *d, struct vfsmount *m, __u32 want,
-				 struct verdict *v)
-{
-	decide(policy_id, d, m, want, v);
 }
 
 /*
  * The right `want` on `d` through every mount of the caller's namespace
- * that shows it; the verdict and the mount it was reached through (for the
- * event) are returned.
+ * that shows it, in *v; the mount it was reached through (for the event)
+ * in *where, NULL when none could place it.
  */
 static __always_inline void decide_dentry(__u32 policy_id, struct dentry *d, __u32 want,
 					  struct verdict *v, struct vfsmount **where)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct places_ctx c = {};
-	struct verdict one;
 	struct mount *first;
 	__u32 shown = 0;
 
+	c.n = opaque_zero();
 	c.sb = BPF_CORE_READ(d, d_sb);
 	c.ns = BPF_CORE_READ(t, nsproxy, mnt_ns);
 	first = sb_first_mount(c.sb);
@@ -414,20 +427,24 @@ static __always_inline void decide_dentry(__u32 policy_id, struct dentry *d, __u
 		return;                 /* too many places, or mounts left unexamined */
 	if (!c.n && first && BPF_CORE_READ(first, mnt_ns) == MNT_NS_INTERNAL) {
 		/* A kern_mount()ed instance: a memfd, a socket, a pipe. */
-		decide_at(policy_id, d, &first->mnt, want, v);
+		cordon_decide_place(policy_id, (__u64)d, (__u64)&first->mnt, want, v);
 		*where = &first->mnt;
 		return;
 	}
 #pragma clang loop unroll(disable)
 	for (__u32 i = 0; i < XATTR_PLACES; i++) {
+		struct verdict one = {};
+		struct vfsmount *at;
+
 		if (i >= c.n)
 			break;
-		decide_at(policy_id, d, c.place[i], want, &one);
+		at = c.place[i & (XATTR_PLACES - 1)];
+		cordon_decide_place(policy_id, (__u64)d, (__u64)at, want, &one);
 		if (one.reason == CORDON_REASON_DISCONNECTED && one.decision == CORDON_DENY)
 			continue;       /* this mount does not show d */
 		if (!shown++ || (one.err && !v->err)) {
 			*v = one;
-			*where = c.place[i];
+			*where = at;
 		}
 	}
 }

@@ -464,6 +464,7 @@ static long names_step(__u32 i, void *ctx)
 	if (!ps || off >= CORDON_EVENT_PATH / 2)
 		return 1;
 	name = BPF_CORE_READ(d, d_name.name);
+	barrier_var(off);       /* keep the mask (common.bpf.h, loop callbacks) */
 	n = bpf_probe_read_kernel_str(&ps->path[off & (CORDON_EVENT_PATH / 2 - 1)],
 				      CORDON_EVENT_PATH / 2, name);
 	if (n <= 0)
@@ -481,7 +482,8 @@ static long names_step(__u32 i, void *ctx)
 static __always_inline void path_components(struct cordon_event *e, struct dentry *d,
 					    struct vfsmount *vm)
 {
-	struct names_ctx c = { .d = d, .mnt = container_of(vm, struct mount, mnt) };
+	struct names_ctx c = { .d = d, .mnt = container_of(vm, struct mount, mnt),
+			       .off = (__u32)opaque_zero() };
 	struct path_scratch *ps;
 	__u32 zero = 0;
 

@@ -168,6 +168,11 @@ export ANTHROPIC_API_KEY=$REAL_KEY
 # A secret in cordon's environment that no credential stands in for.
 HOST_SECRET=host-secret-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 export REDTEAM_HOST_SECRET=$HOST_SECRET
+# An invoker with an ssh-agent (most developers): the session's view then
+# carries the ssh wiring too (cordon's binary bound in, the relay's
+# socket), and every attack runs against that view.  Nothing listens on the
+# invoker's side: the relay is never asked to sign here.
+export SSH_AUTH_SOCK=$scratch/invoker-agent.sock
 # Autostart locations exist, so that a refusal is the policy's, not ENOENT.
 for d in /etc/cron.d "$AGENT_HOME/.config/systemd/user"; do
     [ -d "$d" ] && continue

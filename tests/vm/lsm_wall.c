@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <linux/sched.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -384,6 +385,66 @@ static void xattrs(bool root)
 	      root ? HARD(EPERM, CORDON_OP_CAPABLE, "cap 21") : FL_NOT_FLOOR(EPERM), OK);
 }
 
+/*
+ * An ACL's object placed through many mounts: the fixture bound at `n`
+ * more places (the host's mount namespace, which the session tasks here
+ * share).  The floor looks through at most XATTR_PLACES (4) mounts of a
+ * superblock and refuses beyond them ("disconnected"); on 6.1 a verifier
+ * that checks loop callbacks once let the count run past its array and
+ * over the kernel stack (bpf/common.bpf.h): the guest oopsed at 7 places.
+ */
+#define PLACE_AT "/tmp/lsmwall-p"
+
+static int bind_places(int n)
+{
+	char at[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(at, sizeof(at), PLACE_AT "%d", i);
+		if ((mkdir(at, 0755) < 0 && errno != EEXIST) ||
+		    mount(R, at, NULL, MS_BIND, NULL) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void unbind_places(int n)
+{
+	char at[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(at, sizeof(at), PLACE_AT "%d", i);
+		(void)umount2(at, MNT_DETACH);
+		(void)rmdir(at);
+	}
+}
+
+static void xattr_places(void)
+{
+	const struct fl_expect *far = &(const struct fl_expect){
+		.err = EACCES, .op = CORDON_OP_XATTR, .decision = CORDON_DENY,
+		.reason = CORDON_REASON_DISCONNECTED, .rule = -1,
+		.path = "system.posix_acl_access" };
+	const struct fl_expect *den = &(const struct fl_expect){
+		.err = EACCES, .op = CORDON_OP_XATTR, .decision = CORDON_DENY,
+		.reason = CORDON_REASON_RULE, .rule = -1 };
+
+	if (tap_ok(bind_places(3) == 0, "[%s] the fixture bound at 3 more places", ctx.mode)) {
+		check("an ACL where chmod is refused, through 4 mounts (each judged)",
+		      OP(op_setxattr, .a = DEN "/f", .b = "system.posix_acl_access"), den, OK);
+		check("an ACL on a workspace file, through 4 mounts",
+		      OP(op_setxattr, .a = WS "/f", .b = "system.posix_acl_access"), OK, OK);
+	}
+	unbind_places(3);
+	if (tap_ok(bind_places(6) == 0, "[%s] the fixture bound at 6 more places", ctx.mode)) {
+		check("an ACL where chmod is refused, through 7 mounts (too many: refused)",
+		      OP(op_setxattr, .a = DEN "/f", .b = "system.posix_acl_access"), far, OK);
+		check("an ACL on a workspace file, through 7 mounts (too many: refused)",
+		      OP(op_setxattr, .a = WS "/f", .b = "system.posix_acl_access"), far, OK);
+	}
+	unbind_places(6);
+}
+
 static void sigio(void)
 {
 	int got;
@@ -465,6 +526,7 @@ static void pass(struct floor *f, struct policy *p, const char *mode, uid_t uid,
 	if (!tap_ok(host_pid > 0, "[%s] a host process to aim at", mode))
 		goto out;
 	xattrs(uid == 0);
+	xattr_places();
 	sigio();
 	tasks();
 	stores();

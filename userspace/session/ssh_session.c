@@ -130,14 +130,10 @@ int ssh_session_prepare(struct sup *s)
 	if (!s->egress_port)
 		return 0;
 	/*
-	 * Only for an invoker with an ssh-agent to relay: without one the
-	 * session gets no ssh wiring at all (no binary in its view, no known
-	 * hosts).  Also why, for now: with the binary bound into the view, the
-	 * red team's POSIX ACL attack (setxattr system.posix_acl_access, which
-	 * the floor refuses) oopsed the VM's Debian 6.1 kernel under BPF LSM
-	 * (a NULL call at 0x40 after the hook's -EACCES); not seen without it.
-	 * Until that is understood, a session whose invoker has no agent does
-	 * not carry the mount.
+	 * Only for an invoker with an ssh-agent to relay: the session cannot
+	 * read a key on disk (~/.ssh is a credential store), so without an
+	 * agent no push over ssh could authenticate, and the session gets no
+	 * ssh wiring at all (no binary in its view, no known hosts).
 	 */
 	if (!up || up[0] != '/' || strlen(up) >= 108)
 		return 0;
@@ -170,8 +166,6 @@ int ssh_session_prepare(struct sup *s)
 			strerror(-r));
 		return r;
 	}
-	if (!up || up[0] != '/' || strlen(up) >= 108)
-		return 0;
 	snprintf(s->ssh_upstream, sizeof(s->ssh_upstream), "%s", up);
 	snprintf(s->ssh_agent, sizeof(s->ssh_agent), SSH_DIR "/%s.agent", s->name);
 	/* Root's, group the agent's, 0660, as the MCP socket (mcp_session.c). */
