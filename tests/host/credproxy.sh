@@ -416,16 +416,26 @@ ok "  and the session says it stopped for it" grep -q 'steps budget spent' <<<"$
 policy "$t/policy.json"
 SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/policy.json" \
     -- sleep 5 >/dev/null 2>&1 </dev/null & sup=$!
-# Until the session is whole (the wipe comes once its broker is started):
-# on a loaded host a start can take more than a second.
+# Until the session is whole: first its broker (the supervisor's child
+# running `cordon http-proxy`), then the wipe, which comes once the broker
+# is ready.  Waiting on the environment alone ended early when it read as
+# empty at the supervisor's start (the broker then not yet there: "pid none").
+broker_of() {
+    for p in /proc/[0-9]*; do
+        grep -q "^PPid:[[:space:]]*$1\$" "$p/status" 2>/dev/null &&
+            tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^$cordon http-proxy" && echo "${p#/proc/}"
+    done | head -n 1
+}
+i=0 brk=
+while [ $i -lt 160 ] && [ -z "$brk" ] && kill -0 $sup 2>/dev/null; do
+    brk=$(broker_of $sup)
+    [ -n "$brk" ] || sleep 0.05
+    i=$((i + 1))
+done
 i=0
 while [ $i -lt 80 ] && tr '\0' '\n' </proc/$sup/environ 2>/dev/null | grep -qF "$REAL"; do
     sleep 0.05; i=$((i + 1))
 done
-brk=$(for p in /proc/[0-9]*; do  # the supervisor's child that is the broker
-    grep -q "^PPid:[[:space:]]*$sup\$" "$p/status" 2>/dev/null &&
-        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^$cordon http-proxy" && echo "${p#/proc/}"
-done | head -n 1)
 ok "the supervisor's environment no longer holds the real key" \
     sh -c "[ -r /proc/$sup/environ ] && ! tr '\\0' '\\n' </proc/$sup/environ | grep -qF '$REAL'"
 ok "  nor the broker's (pid ${brk:-none})" \
