@@ -366,6 +366,7 @@ __hidden __noinline int cordon_decide_place(__u32 policy_id, __u64 d, __u64 m, _
 
 struct places_ctx {
 	struct super_block *sb;
+	struct dentry *d;               /* the object */
 	struct mount *m;                /* the next mount of sb to look at */
 	void *ns;                       /* the caller's mount namespace */
 	struct vfsmount *place[XATTR_PLACES];
@@ -373,7 +374,20 @@ struct places_ctx {
 };
 
 /*
- * One mount of the superblock: kept when it is in the caller's namespace.
+ * Whether mount m can show d at all: a mount of a single file (a file bound
+ * onto a file, as cordon's binary for ssh or a git guard's config) shows
+ * only that file.  Such mounts are not counted as places of anything else.
+ */
+static __always_inline bool shows_maybe(struct mount *m, struct dentry *d)
+{
+	struct dentry *root = BPF_CORE_READ(m, mnt.mnt_root);
+
+	return root == d || (BPF_CORE_READ(root, d_inode, i_mode) & S_IFMT) == S_IFDIR;
+}
+
+/*
+ * One mount of the superblock: kept when it is in the caller's namespace
+ * and may show d.
  * n starts opaque and the index is masked after a barrier (common.bpf.h,
  * loop callbacks): a kernel that verifies this once must still keep the
  * bound, and the store stays inside place[] whatever it keeps.
@@ -386,7 +400,7 @@ static long places_step(__u32 i, void *ctx)
 
 	if (!m)
 		return 1;
-	if (BPF_CORE_READ(m, mnt_ns) == c->ns) {
+	if (BPF_CORE_READ(m, mnt_ns) == c->ns && shows_maybe(m, c->d)) {
 		if (n >= XATTR_PLACES) {
 			c->n = XATTR_PLACES + 1;
 			return 1;
@@ -413,6 +427,7 @@ static __always_inline void decide_dentry(__u32 policy_id, struct dentry *d, __u
 	__u32 shown = 0;
 
 	c.n = opaque_zero();
+	c.d = d;
 	c.sb = BPF_CORE_READ(d, d_sb);
 	c.ns = BPF_CORE_READ(t, nsproxy, mnt_ns);
 	first = sb_first_mount(c.sb);

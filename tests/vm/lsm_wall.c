@@ -408,6 +408,30 @@ static int bind_places(int n)
 	return 0;
 }
 
+/* A file (WS/f) bound onto `n` files: mounts of one file, places of nothing else. */
+static int bind_files(int n)
+{
+	char at[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(at, sizeof(at), PLACE_AT "f%d", i);
+		if (fl_putstr(at, "") < 0 || mount(WS "/f", at, NULL, MS_BIND, NULL) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void unbind_files(int n)
+{
+	char at[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(at, sizeof(at), PLACE_AT "f%d", i);
+		(void)umount2(at, MNT_DETACH);
+		(void)unlink(at);
+	}
+}
+
 static void unbind_places(int n)
 {
 	char at[64];
@@ -443,6 +467,10 @@ static void xattr_places(void)
 		      OP(op_setxattr, .a = WS "/f", .b = "system.posix_acl_access"), far, OK);
 	}
 	unbind_places(6);
+	if (tap_ok(bind_files(6) == 0, "[%s] a workspace file bound onto 6 files", ctx.mode))
+		check("an ACL where chmod is refused, 6 file mounts beside it (not places of it)",
+		      OP(op_setxattr, .a = DEN "/f", .b = "system.posix_acl_access"), den, OK);
+	unbind_files(6);
 }
 
 static void sigio(void)
