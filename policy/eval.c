@@ -151,8 +151,10 @@ static bool path_within_dirs(const struct pol_cond *c, const char *val,
 
 		if (canon_cached(cc, val, roots[i], &canon) < 0)
 			return false;
+		/* A "within" item may be a pattern, "*" and "**" as in fs paths. */
 		for (size_t j = 0; j < c->n_strs && !in; j++)
-			in = pol_path_within(canon, c->strs[j]);
+			in = pol_has_glob(c->strs[j]) ? pol_glob_within(canon, c->strs[j])
+						      : pol_path_within(canon, c->strs[j]);
 		if (!in)
 			return false;
 	}

@@ -621,39 +621,119 @@ static bool has_glob(const char *s, size_t n)
 	return false;
 }
 
-enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern)
+static bool is_starstar(const char *s, size_t n)
 {
-	const char *p = path, *q = pattern;
+	return n == 2 && s[0] == '*' && s[1] == '*';
+}
 
-	for (;;) {
-		size_t pn, qn;
-		char pc[256], qc[256];
+int pol_pattern_check(const char *pattern, const char **why)
+{
+	size_t n = 0;
 
-		while (*p == '/')
-			p++;
+	for (const char *q = pattern; *q;) {
+		size_t qn;
+
 		while (*q == '/')
 			q++;
 		if (!*q)
-			return POL_GLOB_WITHIN;
+			break;
+		qn = strcspn(q, "/");
+		if (!is_starstar(q, qn) && memmem(q, qn, "**", 2)) {
+			*why = "\"**\" must be a whole path component (\"a/**/b\": any depth, "
+			       "as in .gitignore)";
+			return -EINVAL;
+		}
+		if (qn > NAME_MAX) {
+			*why = "a path component is longer than 255 bytes";
+			return -EINVAL;
+		}
+		if (++n > POL_GLOB_MAX_COMPONENTS) {
+			*why = "a pattern has more than 128 components";
+			return -EINVAL;
+		}
+		q += qn;
+	}
+	return 0;
+}
+
+static bool comp_match(const char *q, size_t qn, const char *p, size_t pn)
+{
+	char pc[NAME_MAX + 1], qc[NAME_MAX + 1];
+
+	if (!has_glob(q, qn))
+		return pn == qn && !memcmp(p, q, pn);
+	if (pn > NAME_MAX || qn > NAME_MAX)
+		return false;
+	memcpy(pc, p, pn);
+	pc[pn] = 0;
+	memcpy(qc, q, qn);
+	qc[qn] = 0;
+	return fnmatch(qc, pc, FNM_PERIOD) == 0;
+}
+
+/*
+ * The path's components are fed to the pattern as to an automaton whose
+ * states are pattern positions: a plain component or a one-component glob
+ * moves on when it matches, "**" both stays (it took one more directory)
+ * and is skipped (it took none), so the pattern a, "**", .env matches a/.env,
+ * a/b/.env and a/b/c/.env, and dot directories too (as .gitignore reads
+ * it; "*" alone never matches a leading dot).  Time: components of the
+ * path times components of the pattern, never exponential in the "**"s.
+ * A pattern longer than POL_GLOB_MAX_COMPONENTS matches nothing: the
+ * parser refuses such patterns (pol_pattern_check), the invariants have none.
+ */
+enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern)
+{
+	const char *qs[POL_GLOB_MAX_COMPONENTS];
+	size_t qn[POL_GLOB_MAX_COMPONENTS], m = 0;
+	bool cur[POL_GLOB_MAX_COMPONENTS + 1] = { false }, nxt[POL_GLOB_MAX_COMPONENTS + 1];
+	const char *p = path, *q = pattern;
+	bool any;
+
+	for (;;) {
+		while (*q == '/')
+			q++;
+		if (!*q)
+			break;
+		if (m == POL_GLOB_MAX_COMPONENTS)
+			return POL_GLOB_NONE;
+		qs[m] = q;
+		qn[m] = strcspn(q, "/");
+		q += qn[m++];
+	}
+	cur[0] = true;
+	for (size_t j = 0; j < m; j++)          /* "**" may take no directory */
+		if (cur[j] && is_starstar(qs[j], qn[j]))
+			cur[j + 1] = true;
+	if (cur[m])
+		return POL_GLOB_WITHIN;
+	for (;;) {
+		size_t pn;
+
+		while (*p == '/')
+			p++;
 		if (!*p)
 			return POL_GLOB_ANCESTOR;
 		pn = strcspn(p, "/");
-		qn = strcspn(q, "/");
-		if (!has_glob(q, qn)) {
-			if (pn != qn || memcmp(p, q, pn))
-				return POL_GLOB_NONE;
-		} else {
-			if (pn >= sizeof(pc) || qn >= sizeof(qc))
-				return POL_GLOB_NONE;
-			memcpy(pc, p, pn);
-			pc[pn] = 0;
-			memcpy(qc, q, qn);
-			qc[qn] = 0;
-			if (fnmatch(qc, pc, FNM_PERIOD) != 0)
-				return POL_GLOB_NONE;
+		memset(nxt, 0, sizeof(nxt));
+		any = false;
+		for (size_t j = 0; j < m; j++) {
+			if (!cur[j])
+				continue;
+			if (is_starstar(qs[j], qn[j]))
+				nxt[j] = any = true;
+			else if (comp_match(qs[j], qn[j], p, pn))
+				nxt[j + 1] = any = true;
 		}
+		if (!any)
+			return POL_GLOB_NONE;
+		for (size_t j = 0; j < m; j++)
+			if (nxt[j] && is_starstar(qs[j], qn[j]))
+				nxt[j + 1] = true;
+		if (nxt[m])
+			return POL_GLOB_WITHIN;
+		memcpy(cur, nxt, sizeof(cur));
 		p += pn;
-		q += qn;
 	}
 }
 

@@ -38,9 +38,17 @@ static int fs_path_item(struct pctx *c, json_t *item, const char *ptr, void *ctx
 	 * now, to the object the kernel would reach.  Glob patterns are only
 	 * normalised: they are matched component by component.
 	 */
-	if (strpbrk(s, "*?["))
+	if (strpbrk(s, "*?[")) {
+		const char *why;
+
+		/* "a**b" read as "a*b" would match less than its reader expects. */
+		if (pol_pattern_check(s, &why) < 0) {
+			pctx_err(c, ptr, "pattern \"%s\": %s", s, why);
+			free(s);
+			return -1;
+		}
 		r = pol_normalize_path(s, canon, sizeof(canon));
-	else
+	} else
 		r = pol_canon_path_memo(&c->canon, s, canon, sizeof(canon));
 	free(s);
 	if (r < 0) {

@@ -825,6 +825,101 @@ static void wildcards_expand_as_glob_does(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * "**" as people read it from .gitignore (issue 34): a deny of the pattern
+ * ${WORKSPACE}, "**", ".env" refuses .env at the workspace's top, one level
+ * down and two down (it used to refuse only the middle one), and nothing
+ * else; the same in a tool's "within"; "a**" is an error at its position;
+ * the kernel tables get every existing match, dot directories included.
+ */
+static void starstar_is_any_depth(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"ws\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"${WORKSPACE}\"], \"rights\": [\"all\"]}},\n"
+		"{\"name\": \"env\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"${WORKSPACE}/**/.env\"], \"rights\": [\"read\", \"write\"]}},\n"
+		"{\"name\": \"rd\", \"decision\": \"allow\", \"tool\": {\"name\": \"fs.read\", \"args\": {\"path\": {\"within\": [\"${WORKSPACE}\"]}}}},\n"
+		"{\"name\": \"rd-env\", \"decision\": \"deny\", \"tool\": {\"name\": \"fs.read\", \"args\": {\"path\": {\"within\": [\"${WORKSPACE}/**/.env\"]}}}}]}",
+		&ds);
+	static const char *const denied[] = { "/work/p/.env", "/work/p/sub/.env", "/work/p/a/b/.env",
+					      "/work/p/.git/x/.env" };
+	static const char *const allowed[] = { "/work/p/env.txt", "/work/p/a/.envrc", "/work/p/a/b" };
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(denied) / sizeof(*denied); i++) {
+		if (decide(p, POL_OP_READ, denied[i]) != CORDON_DENY)
+			fail_msg("read %s: not denied", denied[i]);
+		assert_int_equal(decide(p, POL_OP_DELETE, denied[i]), CORDON_ALLOW);  /* not a denied right */
+	}
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(*allowed); i++)
+		if (decide(p, POL_OP_READ, allowed[i]) != CORDON_ALLOW)
+			fail_msg("read %s: not allowed", allowed[i]);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"a/b/.env\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \".env\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"a/env.txt\"}", NULL), CORDON_ALLOW);
+	pol_free(p);
+	pol_diags_free(&ds);
+
+	p = load(HDR "{\"name\": \"x\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w/a**/.env\"], "
+		 "\"rights\": [\"read\"]}}]}", &ds);
+	assert_null(p);
+	assert_int_equal(ds.n_errors, 1);
+	assert_int_equal(ds.d[0].pos.line, 3);
+	assert_int_equal(ds.d[0].pos.col, 52);
+	assert_non_null(strstr(ds.d[0].msg, "whole path component"));
+	pol_diags_free(&ds);
+}
+
+static void starstar_expands_at_any_depth(void **state)
+{
+	char root[] = "/tmp/cordon-globXXXXXX", path[PATH_MAX], text[4096];
+	static const char *const dirs[] = { "sub", "a", "a/b", ".git", ".git/h", "l" };
+	static const char *const files[] = { ".env", "sub/.env", "a/b/.env", ".git/h/.env", "env.txt",
+					     "a/.envrc" };
+	static const char *const want[] = { "/.env", "/.git/h/.env", "/a/b/.env", "/sub/.env" };
+	struct seen mine = { 0 };
+	struct pol_diags ds;
+	struct policy *p;
+
+	(void)state;
+	make_tree(root, dirs, sizeof(dirs) / sizeof(*dirs), files, sizeof(files) / sizeof(*files));
+	/* A symlinked directory is not walked: what it reaches is judged where it is. */
+	snprintf(path, sizeof(path), "%s/l/up", root);
+	assert_int_equal(symlink("..", path), 0);
+	snprintf(text, sizeof(text), "{\"cordon_policy\":1,\"name\":\"g\",\"rules\":[{\"name\":\"r\","
+		 "\"decision\":\"deny\",\"fs\":{\"paths\":[\"%s/**/.env\", \"%s/**/**/.env\"],"
+		 "\"rights\":[\"read\"]}}]}", root, root);
+	p = load(text, &ds);
+	assert_non_null(p);
+	assert_int_equal(pol_compile_fs(p, record, &mine), 0);
+	qsort(mine.v, mine.n, sizeof(char *), cmpstr);
+	/* Each path once per pattern: two patterns. */
+	assert_int_equal(mine.n, 2 * sizeof(want) / sizeof(*want));
+	for (size_t i = 0; i < mine.n; i++) {
+		snprintf(path, sizeof(path), "%s%s", root, want[i / 2]);
+		assert_string_equal(mine.v[i], path);
+		free(mine.v[i]);
+	}
+	pol_free(p);
+	pol_diags_free(&ds);
+	/* A trailing "**" is the directory itself (and so all below it). */
+	mine.n = 0;
+	snprintf(text, sizeof(text), "{\"cordon_policy\":1,\"name\":\"g\",\"rules\":[{\"name\":\"r\","
+		 "\"decision\":\"deny\",\"fs\":{\"paths\":[\"%s/a/**\"],\"rights\":[\"read\"]}}]}", root);
+	p = load(text, &ds);
+	assert_non_null(p);
+	assert_int_equal(pol_compile_fs(p, record, &mine), 0);
+	assert_int_equal(mine.n, 1);
+	snprintf(path, sizeof(path), "%s/a", root);
+	assert_string_equal(mine.v[0], path);
+	free(mine.v[0]);
+	pol_free(p);
+	pol_diags_free(&ds);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
 static void shipped_profiles_load(void **state)
 {
 	for (const char *const *n = pol_profile_names(); *n; n++) {
@@ -890,6 +985,8 @@ int main(void)
 		cmocka_unit_test(fuzz_regressions),
 		cmocka_unit_test(shipped_profiles_load),
 		cmocka_unit_test(wildcards_expand_as_glob_does),
+		cmocka_unit_test(starstar_is_any_depth),
+		cmocka_unit_test(starstar_expands_at_any_depth),
 		cmocka_unit_test(canon_memo_agrees_with_canon_path),
 		cmocka_unit_test(null_vars_are_none),
 	};
