@@ -23,6 +23,7 @@
 #include "parse_warn.h"
 #include "pctx.h"
 #include "policy.h"
+#include "smap.h"
 #include "util.h"
 
 /* --- approvals, budgets --------------------------------------------------------- */
@@ -192,6 +193,7 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 	} else if (!json_is_array(rules)) {
 		pctx_err(c, "/rules", "\"rules\" must be an array, got %s", pctx_type_name(rules));
 	} else {
+		struct smap names = { 0 };      /* rule name -> the rules so named */
 		size_t i;
 		json_t *r;
 
@@ -200,19 +202,26 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 			return;
 		json_array_foreach(rules, i, r) {
 			struct pol_rule *ru = &p->rules[p->n_rules];
+			const struct slot *first;
 
 			ru->id = (uint32_t)p->n_rules;
 			p->n_rules++;
 			pctx_child_i(ptr, sizeof(ptr), "/rules", i);
 			parse_rule(c, ru, r, ptr);
-			for (size_t j = 0; ru->name && j < i; j++)
-				if (p->rules[j].name && !strcmp(p->rules[j].name, ru->name)) {
-					char np[1024];
-					pctx_child(np, sizeof(np), ptr, "name");
-					pctx_err(c, np, "duplicate rule name \"%s\" (first at line %d)", ru->name,
-						 p->rules[j].pos.line);
-				}
+			if (!ru->name)
+				continue;
+			first = smap_get(&names, ru->name, strlen(ru->name));
+			if (first) {
+				char np[1024];
+
+				pctx_child(np, sizeof(np), ptr, "name");
+				pctx_err(c, np, "duplicate rule name \"%s\" (first at line %d)", ru->name,
+					 p->rules[first->ids[0]].pos.line);
+			} else if (smap_add(&names, ru->name, strlen(ru->name), ru->id) < 0) {
+				pctx_err(c, ptr, "out of memory");
+			}
 		}
+		smap_free(&names);
 	}
 	creds = json_object_get(root, "credentials");
 	if (creds) {

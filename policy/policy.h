@@ -451,6 +451,8 @@ int pol_canon_path(const char *path, const char *cwd, char *out, size_t outlen);
 struct pol_canon_memo {
 	struct pol_canon_dir *e;
 	size_t n, cap;
+	uint32_t *slots;        /* open addressing on the dir's hash: index + 1, 0 empty */
+	size_t n_slots;         /* a power of two, at least twice n */
 };
 int pol_canon_path_memo(struct pol_canon_memo *memo, const char *path, char *out, size_t outlen);
 void pol_canon_memo_free(struct pol_canon_memo *memo);

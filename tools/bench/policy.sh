@@ -59,3 +59,15 @@ row "load: parse, validate, index ($(info policy_bytes) bytes)" "$pl ms" "$(ld p
 row "load with shadowed-rule warnings (\`policy check\`)" "$sh ms" \
     "$(ld parse+index+shadowing 4) ms" "$(ld parse+index+shadowing 5)" "parse+index $pl ms" \
     "$(ratio "$sh" "$pl")"
+# check N FIELD: 3 median ms, 4 p90 ms, 5 runs, 6 warnings, 7 bytes.
+ck() { awk -v n="$1" -v f="$2" '$1 == "check" && $2 == n { print $f }' <<<"$out"; }
+c15=$(ck 15000 3)
+c60=$(ck 60000 3)
+row "\`policy check\` of 15,000 rules, the same mix ($(ck 15000 7) bytes, $(ck 15000 6) warnings; a fresh process a run)" \
+    "$c15 ms" "$(ck 15000 4) ms" "$(ck 15000 5)" "" ""
+row "\`policy check\` of 60,000 rules ($(ck 60000 7) bytes, $(ck 60000 6) warnings)" \
+    "$c60 ms" "$(ck 60000 4) ms" "$(ck 60000 5)" "15,000 rules $c15 ms" "$(ratio "$c60" "$c15")"
+p15=$(awk -v t="$c15" 'BEGIN { printf "%.1f", t * 1000 / 15000 }')
+p60=$(awk -v t="$c60" 'BEGIN { printf "%.1f", t * 1000 / 60000 }')
+row "\`policy check\`, time per rule at 60,000 against 15,000 (quadratic: 4x; target at most 1.5x)" \
+    "$p60 us" "" "" "$p15 us" "$(ratio "$p60" "$p15")"
