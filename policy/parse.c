@@ -323,27 +323,29 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	p->file = strdup(file);
 	parse_root(&c, root, p);
 	pol_canon_memo_free(&c.canon);
-	if (!diags->n_errors && warnings) {
+	json_decref(root);
+	if (diags->n_errors) {
+		r = -EINVAL;
+		goto fail;
+	}
+	if (real_path && (r = pol_protect_path(p, real_path)) < 0)
+		goto fail;
+	r = pol_index_build(p);
+	if (r < 0)
+		goto fail;
+	/* After the index: the invariant warnings ask pol_eval. */
+	if (warnings) {
+		parse_warn_cannot(&c, p);
 		parse_warn_shadowed(&c, p);
 		parse_warn_uncredentialed(&c, p);
 	}
-	json_decref(root);
 	jpos_free(c.pos);
-	if (diags->n_errors) {
-		pol_free(p);
-		return -EINVAL;
-	}
-	if (real_path && (r = pol_protect_path(p, real_path)) < 0) {
-		pol_free(p);
-		return r;
-	}
-	r = pol_index_build(p);
-	if (r < 0) {
-		pol_free(p);
-		return r;
-	}
 	*out = p;
 	return 0;
+fail:
+	jpos_free(c.pos);
+	pol_free(p);
+	return r;
 }
 
 int pol_load_text(const char *text, size_t len, const char *file,

@@ -181,8 +181,10 @@ static void parse_net(struct pctx *c, struct pol_rule *r, json_t *o, const char 
 		pctx_err(c, ptr, "net subject needs \"hosts\"");
 	else
 		(void)pctx_each_item(c, hosts, (pctx_child(cp, sizeof(cp), ptr, "hosts"), cp), host_item, r);
-	if (ports)
-		(void)pctx_each_item(c, ports, (pctx_child(cp, sizeof(cp), ptr, "ports"), cp), port_item, r);
+	/* No ports is any port: an empty list (an empty @LIST) must not read as that. */
+	if (ports && pctx_each_item(c, ports, (pctx_child(cp, sizeof(cp), ptr, "ports"), cp),
+				    port_item, r) == 0)
+		pctx_err(c, cp, "\"ports\" is empty (leave it out for any port)");
 	for (size_t i = 0; i < r->net.n_hosts; i++) {
 		if (r->net.hosts[i].kind == POL_HOST_NAME || r->net.hosts[i].kind == POL_HOST_SUFFIX)
 			names = true;

@@ -392,3 +392,140 @@ void parse_warn_uncredentialed(struct pctx *c, struct policy *p)
 	}
 }
 
+
+/* --- rules that cannot do what they say ------------------------------------------- */
+
+#define WRITE_RIGHTS (CORDON_FS_WRITE | CORDON_FS_CREATE | CORDON_FS_DELETE | CORDON_FS_CHMOD)
+
+/*
+ * The rights of `rights` that an invariant denies on all of `path`, and one
+ * such invariant in *inv.  A literal path is judged as pol_eval judges it
+ * (through the index); a pattern by its text, as if it were a path (an
+ * allow of /home/ *, .ssh is caught).  Delete is judged with write: every
+ * invariant that denies writing denies deleting, and a delete request is
+ * also refused above a protected path, which is not overriding the rule.
+ */
+static uint32_t overridden(const struct policy *p, const char *path, uint32_t rights,
+			   const char **inv, const char **why)
+{
+	static const struct { uint32_t bit; enum pol_op op; } ops[] = {
+		{ CORDON_FS_READ, POL_OP_READ }, { CORDON_FS_WRITE, POL_OP_WRITE },
+		{ CORDON_FS_CREATE, POL_OP_CREATE }, { CORDON_FS_EXEC, POL_OP_EXEC },
+		{ CORDON_FS_CHMOD, POL_OP_CHMOD },
+	};
+	uint32_t out = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		const char *id = NULL, *w = NULL;
+
+		if (!(rights & ops[i].bit))
+			continue;
+		if (pol_has_glob(path)) {
+			id = pol_invariant_fs(p, path, ops[i].bit, &w);
+		} else {
+			struct pol_request rq = { .op = ops[i].op, .path = path };
+			struct pol_result res = { 0 };
+
+			pol_eval(p, &rq, &res);
+			id = res.invariant;
+			w = res.reason;
+		}
+		if (!id)
+			continue;
+		out |= ops[i].bit;
+		if (!*inv) {
+			*inv = id;
+			*why = w;
+		}
+	}
+	if ((out & CORDON_FS_WRITE) && (rights & CORDON_FS_DELETE))
+		out |= CORDON_FS_DELETE;
+	return out;
+}
+
+static void warn_invariants(struct pctx *c, const struct policy *p, size_t i, const char *ptr)
+{
+	const struct pol_rule *r = &p->rules[i];
+
+	for (size_t j = 0; j < r->fs.n_paths; j++) {
+		const char *inv = NULL, *why = NULL;
+		uint32_t o = overridden(p, r->fs.paths[j], r->fs.rights, &inv, &why);
+		char rights[128];
+
+		if (!o)
+			continue;
+		pol_rights_str(o, rights, sizeof(rights));
+		(void)why;
+		pctx_diag(c, POL_WARNING, ptr, 0,
+			  "rule '%s' %s %s on %s, which the invariant '%s' denies to every policy: "
+			  "the rule cannot %s %s", r->name,
+			  r->decision == CORDON_ALLOW ? "allows" : "escalates", rights, r->fs.paths[j],
+			  inv, r->decision == CORDON_ALLOW ? "allow" : "escalate",
+			  o == r->fs.rights ? "it" : "those rights");
+	}
+}
+
+void parse_warn_cannot(struct pctx *c, struct policy *p)
+{
+	size_t allows = 0;
+
+	if (!p->n_rules) {
+		pctx_diag(c, POL_WARNING, "/rules", 0,
+			  "no rules: every request is denied (default deny)");
+		return;
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct pol_rule *r = &p->rules[i];
+		char ptr[64];
+
+		snprintf(ptr, sizeof(ptr), "/rules/%zu", i);
+		allows += r->decision == CORDON_ALLOW;
+		switch (r->kind) {
+		case POL_FS:
+			if (r->decision == CORDON_DENY)
+				break;
+			warn_invariants(c, p, i, ptr);
+			if (r->decision != CORDON_ALLOW || !(r->fs.rights & WRITE_RIGHTS))
+				break;
+			for (size_t j = 0; j < r->fs.n_paths; j++)
+				if (!strcmp(r->fs.paths[j], "/") || !strcmp(r->fs.paths[j], "/**")) {
+					char rights[128];
+
+					pol_rights_str(r->fs.rights & WRITE_RIGHTS, rights, sizeof(rights));
+					pctx_diag(c, POL_WARNING, ptr, 0,
+						  "rule '%s' allows %s on %s: every file of the machine but "
+						  "what the invariants protect (name the directories the "
+						  "agent needs)", r->name, rights, r->fs.paths[j]);
+					break;
+				}
+			break;
+		case POL_NET:
+			/*
+			 * An allow of no host is a template (the shipped profile's
+			 * empty egress allowlist) and changes nothing; a deny or an
+			 * escalation of none is weaker than it reads.
+			 */
+			if (!r->net.n_hosts && r->decision != CORDON_ALLOW)
+				pctx_diag(c, POL_WARNING, ptr, 0,
+					  "rule '%s' has no hosts (its lists are empty): it can never "
+					  "match, so it %s nothing", r->name,
+					  r->decision == CORDON_DENY ? "denies" : "escalates");
+			break;
+		case POL_TOOL:
+			for (size_t k = 0; k < r->tool.n_conds; k++) {
+				const struct pol_cond *cd = &r->tool.conds[k];
+
+				if (cd->kind == POL_COND_IN && json_array_size(cd->value) == 0)
+					pctx_diag(c, POL_WARNING, ptr, 0,
+						  "rule '%s': argument '%s' must be \"in\" an empty list, "
+						  "which no value is: the rule can never match%s", r->name,
+						  cd->key, r->decision == CORDON_DENY ?
+						  ", so it denies nothing" : "");
+			}
+			break;
+		}
+	}
+	if (!allows)
+		pctx_diag(c, POL_WARNING, "/rules", 0,
+			  "no rule allows anything: every request is denied (default deny)");
+}

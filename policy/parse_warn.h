@@ -17,5 +17,15 @@
 void parse_warn_shadowed(struct pctx *c, struct policy *p);
 /* An allowed host sent through the credential proxy that no credential names. */
 void parse_warn_uncredentialed(struct pctx *c, struct policy *p);
+/*
+ * Rules that cannot do what they say (issue 34), each at the rule's
+ * FILE:LINE:COL: an allow or escalation of rights a structural invariant
+ * denies on its path (allow read of ~/.ssh), "/" allowed for writing, no
+ * rules or no allowing rule at all, a rule that can never match (a deny or
+ * escalation whose host lists expanded to nothing, an "in" condition with
+ * no value).
+ * Needs p's index (pol_index_build): the invariant test is pol_eval's.
+ */
+void parse_warn_cannot(struct pctx *c, struct policy *p);
 
 #endif

@@ -157,6 +157,109 @@ static void shadowed_rules_are_warned(void **state)
 	pol_free(p);
 }
 
+/* One warning of ds at LINE:COL whose message holds `text`. */
+static bool warned_at(const struct pol_diags *ds, int line, int col, const char *text)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (ds->d[i].severity == POL_WARNING && ds->d[i].pos.line == line &&
+		    ds->d[i].pos.col == col && strstr(ds->d[i].msg, text))
+			return true;
+	for (size_t i = 0; i < ds->n; i++)
+		fprintf(stderr, "# %d:%d: %s\n", ds->d[i].pos.line, ds->d[i].pos.col, ds->d[i].msg);
+	return false;
+}
+
+/*
+ * The shadowing index finds a covering rule through every kind of key: a
+ * path's ancestor, a pattern's literal part, a host name and its suffixes,
+ * a CIDR of a shorter prefix, a tool by name and by "*"; and it names the
+ * covering rule of lowest id.  What covers only in part is not warned.
+ */
+static void shadowing_through_every_key(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"a1\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/w/x/k.pem\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"d1\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w/*/*.pem\"], \"rights\": [\"all\"]}},\n"
+		"{\"name\": \"a2\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/v/**/.env\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"d2\", \"decision\": \"escalate\", \"fs\": {\"paths\": [\"/v\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"a3\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/u/**/x\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"d3\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/u/*\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"a4\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"api.x.example.com\", \"y.example.com\"], \"ports\": [443]}},\n"
+		"{\"name\": \"d4\", \"decision\": \"deny\", \"net\": {\"hosts\": [\"*.example.com\"]}},\n"
+		"{\"name\": \"a5\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.1.2.0/24\"], \"ports\": [22]}},\n"
+		"{\"name\": \"d5\", \"decision\": \"escalate\", \"net\": {\"hosts\": [\"10.0.0.0/8\"], \"ports\": [\"1-1024\"]}},\n"
+		"{\"name\": \"a6\", \"decision\": \"allow\", \"tool\": {\"name\": \"git.push\", \"args\": {\"force\": {\"equals\": false}}}},\n"
+		"{\"name\": \"d6\", \"decision\": \"deny\", \"tool\": {\"name\": \"*.push\"}},\n"
+		"{\"name\": \"d6b\", \"decision\": \"deny\", \"tool\": {\"name\": \"git.*\"}},\n"
+		"{\"name\": \"a7\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.1.2.3\"], \"ports\": [2222]}}]}",
+		&ds);
+
+	(void)state;
+	assert_non_null(p);
+	assert_true(warned_at(&ds, 3, 1, "rule 'a1' (allow) is shadowed by rule 'd1'"));
+	assert_true(warned_at(&ds, 5, 1, "rule 'a2' (allow) is shadowed by rule 'd2'"));
+	assert_true(warned_at(&ds, 9, 1, "rule 'a4' (allow) is shadowed by rule 'd4'"));
+	assert_true(warned_at(&ds, 11, 1, "rule 'a5' (allow) is shadowed by rule 'd5'"));
+	assert_true(warned_at(&ds, 13, 1, "rule 'a6' (allow) is shadowed by rule 'd6'"));
+	/* "*" is one non-dot name, "**" any depth: d3 does not cover a3; 2222 is past d5's ports. */
+	assert_int_equal(ds.n, 5);
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
+/*
+ * What a rule cannot do is said at the rule (issue 34): an allow an
+ * invariant overrides, in whole or in part; "/" allowed for writing; no
+ * rules; no allowing rule; a deny whose hosts expanded to nothing; an "in"
+ * of nothing.  An empty "ports" is an error (it would read as any port).
+ */
+static void rules_that_cannot_are_warned(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"keys\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"${HOME}/.ssh\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"bpf\", \"decision\": \"escalate\", \"fs\": {\"paths\": [\"/boot\"], \"rights\": [\"read\", \"write\"]}},\n"
+		"{\"name\": \"root\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/\"], \"rights\": [\"read\", \"write\"]}},\n"
+		"{\"name\": \"nobody\", \"decision\": \"deny\", \"net\": {\"hosts\": [\"@none\"]}},\n"
+		"{\"name\": \"never\", \"decision\": \"deny\", \"tool\": {\"name\": \"db.q\", \"args\": {\"mode\": {\"in\": []}}}}],\n"
+		"\"lists\": {\"none\": []}}", &ds);
+
+	(void)state;
+	assert_non_null(p);
+	assert_true(warned_at(&ds, 3, 1, "rule 'keys' allows read on /home/agent/.ssh, which the "
+				"invariant 'credential-store' denies to every policy: the rule cannot allow it"));
+	assert_true(warned_at(&ds, 4, 1, "rule 'bpf' escalates write on /boot"));
+	assert_true(warned_at(&ds, 4, 1, "cannot escalate those rights"));
+	assert_true(warned_at(&ds, 5, 1, "rule 'root' allows write on /: every file"));
+	assert_true(warned_at(&ds, 6, 1, "rule 'nobody' has no hosts"));
+	assert_true(warned_at(&ds, 7, 1, "argument 'mode' must be \"in\" an empty list"));
+	assert_int_equal(ds.n, 5);
+	pol_diags_free(&ds);
+	pol_free(p);
+
+	p = load("{\"cordon_policy\": 1,\n \"rules\": []}", &ds);
+	assert_non_null(p);
+	assert_int_equal(ds.n, 1);
+	assert_true(warned_at(&ds, 2, 11, "no rules: every request is denied"));
+	pol_diags_free(&ds);
+	pol_free(p);
+
+	p = load(HDR "{\"name\": \"d\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w\"], \"rights\": [\"read\"]}}]}", &ds);
+	assert_non_null(p);
+	assert_int_equal(ds.n, 1);
+	assert_true(warned_at(&ds, 2, 10, "no rule allows anything"));
+	pol_diags_free(&ds);
+	pol_free(p);
+
+	p = load(HDR "{\"name\": \"n\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.0.0.1\"], \"ports\": []}}]}", &ds);
+	assert_null(p);
+	assert_int_equal(ds.n_errors, 1);
+	assert_int_equal(ds.d[0].pos.line, 3);
+	assert_non_null(strstr(ds.d[0].msg, "\"ports\" is empty"));
+	pol_diags_free(&ds);
+}
+
 /* A host sent through the credential proxy that no credential names is said. */
 static void uncredentialed_hosts_are_warned(void **state)
 {
@@ -974,6 +1077,8 @@ int main(void)
 		cmocka_unit_test(duplicate_keys_are_refused),
 		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
 		cmocka_unit_test(shadowed_rules_are_warned),
+		cmocka_unit_test(shadowing_through_every_key),
+		cmocka_unit_test(rules_that_cannot_are_warned),
 		cmocka_unit_test(uncredentialed_hosts_are_warned),
 		cmocka_unit_test(strongest_wins_whatever_the_order),
 		cmocka_unit_test(invariants_beat_any_policy),
