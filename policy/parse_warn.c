@@ -332,6 +332,31 @@ static const struct pol_rule *shadowing(const struct shadow_idx *x, const struct
 	return q.best;
 }
 
+int parse_shadowing(const struct policy *p, bool linear, uint32_t *out)
+{
+	struct shadow_idx x = { 0 };
+
+	if (!linear && shadow_idx_build(&x, p) < 0) {
+		smap_free(&x.keys);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct pol_rule *a = &p->rules[i], *b = NULL;
+
+		if (!linear) {
+			b = shadowing(&x, p, a);
+		} else {
+			for (size_t j = 0; j < p->n_rules && !b; j++)
+				if (j != i && p->rules[j].decision > a->decision &&
+				    covers(&p->rules[j], a))
+					b = &p->rules[j];
+		}
+		out[i] = b ? b->id : UINT32_MAX;
+	}
+	smap_free(&x.keys);
+	return 0;
+}
+
 void parse_warn_shadowed(struct pctx *c, struct policy *p)
 {
 	struct shadow_idx x = { 0 };

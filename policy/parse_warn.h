@@ -15,6 +15,13 @@
  * unable to decide.  O(rules^2): skipped with pol_diags.no_warnings.
  */
 void parse_warn_shadowed(struct pctx *c, struct policy *p);
+/*
+ * For each rule, the id of the stronger rule of lowest id that matches every
+ * request it matches (UINT32_MAX: none) into out[n_rules]: through the
+ * shadowing index, or (linear) by comparing every pair, the tests' oracle.
+ * 0 or -ENOMEM.
+ */
+int parse_shadowing(const struct policy *p, bool linear, uint32_t *out);
 /* An allowed host sent through the credential proxy that no credential names. */
 void parse_warn_uncredentialed(struct pctx *c, struct policy *p);
 /*

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "parse_warn.h"
 #include "policy.h"
 
 static struct pol_vars vars;
@@ -206,6 +207,103 @@ static void shadowing_through_every_key(void **state)
 	assert_int_equal(ds.n, 5);
 	pol_diags_free(&ds);
 	pol_free(p);
+}
+
+/*
+ * The shadowing index against every pair compared (the oracle), on random
+ * policies from a small vocabulary where rules often cover each other:
+ * paths with "*" and "**" at several depths, names, suffixes and CIDRs
+ * with and without ports, tools by name and by "*", one or two subjects
+ * a rule.  Same rule named for every rule, or the index missed one (or
+ * invented one).
+ */
+#define ARRAY_N(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint64_t shadow_seed = 0x2545f4914f6cdd1dull;
+
+static unsigned rnd_below(unsigned n)
+{
+	shadow_seed ^= shadow_seed >> 12;
+	shadow_seed ^= shadow_seed << 25;
+	shadow_seed ^= shadow_seed >> 27;
+	return (unsigned)((shadow_seed * 2685821657736338717ull) >> 33) % n;
+}
+
+static void shadowing_index_agrees_with_pairs(void **state)
+{
+	static const char *const paths[] = { "/w", "/w/a", "/w/a/b", "/w/*", "/w/*/b", "/w/**/b",
+					     "/w/a/*.c", "/v", "/v/x", "/", "/w/**", "/w/a/**/c",
+					     "/w/a/b/c", "/w/a/x.c" };
+	static const char *const rights[] = { "\"read\"", "\"read\", \"write\"", "\"all\"",
+					      "\"write\"", "\"exec\", \"read\"" };
+	static const char *const hosts[] = { "a.example.com", "*.example.com", "b.a.example.com",
+					     "*.a.example.com", "10.0.0.0/8", "10.1.0.0/16",
+					     "10.1.2.3", "2001:db8::/32", "2001:db8::1" };
+	static const char *const ports[] = { "", ", \"ports\": [443]", ", \"ports\": [\"1-1024\"]",
+					     ", \"ports\": [22, 443]" };
+	static const char *const tools[] = { "git.push", "*.push", "git.*", "*.*", "db.q" };
+	static const char *const decisions[] = { "allow", "escalate", "deny" };
+	size_t shadowed = 0;
+
+	(void)state;
+	for (int round = 0; round < 40; round++) {
+		char *text = malloc(1 << 16);
+		size_t o = 0, n = 60 + rnd_below(60);
+		uint32_t *fast, *slow;
+		struct pol_diags ds;
+		struct policy *p;
+
+		assert_non_null(text);
+		o += (size_t)snprintf(text + o, (1 << 16) - o, HDR);
+		for (size_t i = 0; i < n; i++) {
+			const char *d = decisions[rnd_below(3)];
+			unsigned kind = rnd_below(3), two = rnd_below(3) == 0;
+
+			o += (size_t)snprintf(text + o, (1 << 16) - o, "%s{\"name\": \"r%zu\", \"decision\": \"%s\", ",
+					      i ? ",\n" : "", i, d);
+			if (kind == 0)
+				o += (size_t)snprintf(text + o, (1 << 16) - o,
+						      "\"fs\": {\"paths\": [\"%s\"%s%s%s], \"rights\": [%s]}}",
+						      paths[rnd_below(ARRAY_N(paths))], two ? ", \"" : "",
+						      two ? paths[rnd_below(ARRAY_N(paths))] : "", two ? "\"" : "",
+						      rights[rnd_below(ARRAY_N(rights))]);
+			else if (kind == 1)
+				o += (size_t)snprintf(text + o, (1 << 16) - o,
+						      "\"net\": {\"hosts\": [\"%s\"%s%s%s]%s}}",
+						      hosts[rnd_below(ARRAY_N(hosts))], two ? ", \"" : "",
+						      two ? hosts[rnd_below(ARRAY_N(hosts))] : "", two ? "\"" : "",
+						      ports[rnd_below(ARRAY_N(ports))]);
+			else
+				o += (size_t)snprintf(text + o, (1 << 16) - o, "\"tool\": {\"name\": \"%s\"%s}}",
+						      tools[rnd_below(ARRAY_N(tools))],
+						      two ? ", \"args\": {\"k\": {\"any\": true}}" : "");
+		}
+		o += (size_t)snprintf(text + o, (1 << 16) - o, "]}");
+		assert_true(o < (1 << 16));
+		p = load(text, &ds);
+		if (!p) {
+			pol_diags_print(&ds, "random.json", stderr);
+			fail_msg("round %d does not load", round);
+		}
+		fast = calloc(p->n_rules, sizeof(*fast));
+		slow = calloc(p->n_rules, sizeof(*slow));
+		assert_non_null(fast);
+		assert_non_null(slow);
+		assert_int_equal(parse_shadowing(p, false, fast), 0);
+		assert_int_equal(parse_shadowing(p, true, slow), 0);
+		for (size_t i = 0; i < p->n_rules; i++) {
+			if (fast[i] != slow[i])
+				fail_msg("round %d, rule %s: index says %d, pairs say %d", round,
+					 p->rules[i].name, (int)fast[i], (int)slow[i]);
+			shadowed += fast[i] != UINT32_MAX;
+		}
+		free(fast);
+		free(slow);
+		free(text);
+		pol_free(p);
+		pol_diags_free(&ds);
+	}
+	assert_true(shadowed > 100);    /* the vocabulary is meant to overlap */
 }
 
 /*
@@ -1078,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
 		cmocka_unit_test(shadowed_rules_are_warned),
 		cmocka_unit_test(shadowing_through_every_key),
+		cmocka_unit_test(shadowing_index_agrees_with_pairs),
 		cmocka_unit_test(rules_that_cannot_are_warned),
 		cmocka_unit_test(uncredentialed_hosts_are_warned),
 		cmocka_unit_test(strongest_wins_whatever_the_order),
