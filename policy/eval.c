@@ -550,6 +550,12 @@ static const char *invariant_fast(const struct policy *p, const char *path, uint
 	return t[best - 1].id;
 }
 
+const char *pol_invariant_fs_indexed(const struct policy *p, const char *path, uint32_t right,
+				     const char **why)
+{
+	return p->idx ? invariant_fast(p, path, right, why) : pol_invariant_fs(p, path, right, why);
+}
+
 static void eval_fs(const struct cands *cs, const struct pol_request *req,
 		    struct pol_result *res, struct acc *a)
 {

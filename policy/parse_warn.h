@@ -31,7 +31,7 @@ void parse_warn_uncredentialed(struct pctx *c, struct policy *p);
  * rules or no allowing rule at all, a rule that can never match (a deny or
  * escalation whose host lists expanded to nothing, an "in" condition with
  * no value).
- * Needs p's index (pol_index_build): the invariant test is pol_eval's.
+ * Needs p's index (pol_index_build): the invariants are found through it.
  */
 void parse_warn_cannot(struct pctx *c, struct policy *p);
 

@@ -231,6 +231,9 @@ const char *const *pol_credential_stores(void);
  */
 const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t right,
 			     const char **why);
+/* The same answer through p's index (pol_eval's way), without judging any rule. */
+const char *pol_invariant_fs_indexed(const struct policy *p, const char *path, uint32_t right,
+				     const char **why);
 
 /*
  * A canonical path against a pattern whose components may be globs,
