@@ -140,9 +140,9 @@ static int expand(struct lcache *lc, const char *done, const char *rest,
  * canonical path, so what a link reaches is matched where it really is.
  *
  * The walk is bounded (POL_STARSTAR_MAX_DIRS directories in one
- * compilation, 64 levels): past it the compilation fails with -E2BIG or
- * -ELOOP and the session refuses to start, since a "**" deny expanded over
- * half a tree would be weaker than it reads.
+ * compilation, 64 levels): past it the compilation fails with -EOVERFLOW
+ * (pol_compile_strerror says which) and the session refuses to start,
+ * since a "**" deny expanded over half a tree would be weaker than it reads.
  */
 static int expand_stars(struct lcache *lc, const char *dir, const char *rest,
 			struct pol_fs_entry *e, pol_fs_entry_fn fn, void *ctx, int depth)
@@ -163,11 +163,9 @@ static int expand_stars(struct lcache *lc, const char *dir, const char *rest,
 		return fn(ctx, e);
 	}
 	rest--;                 /* keep the '/' expand() joins with */
-	if (depth > 64)
-		return -ELOOP;
-	if (++lc->walked > POL_STARSTAR_MAX_DIRS)
-		return -E2BIG;
-	r = expand(lc, dir, rest, e, fn, ctx, depth + 1);      /* no directory taken */
+	if (depth > 64 || ++lc->walked > POL_STARSTAR_MAX_DIRS)
+		return -EOVERFLOW;
+	r = expand(lc, dir, rest, e, fn, ctx, depth);  /* no directory taken */
 	if (r < 0)
 		return r;
 	d = opendir(dir[0] ? dir : "/");
@@ -389,4 +387,12 @@ int pol_compile_net(const struct policy *p, pol_net_entry_fn fn, void *ctx)
 		}
 	}
 	return 0;
+}
+
+const char *pol_compile_strerror(int r)
+{
+	if (r == -EOVERFLOW)
+		return "a \"**\" pattern reaches more than 100,000 directories or 64 levels "
+		       "(name a narrower directory before it)";
+	return strerror(-r);
 }

@@ -514,11 +514,13 @@ typedef int (*pol_fs_entry_fn)(void *ctx, const struct pol_fs_entry *e);
  * Every fs rule root and invariant, glob patterns expanded against the
  * filesystem as it is now.  Stops at and returns fn's first negative value.
  * A "**" component walks the tree below its literal prefix: more than
- * POL_STARSTAR_MAX_DIRS directories in one compilation is -E2BIG, deeper
- * than 64 levels -ELOOP (the session refuses to start: a "**" deny expanded
- * over part of a tree would be weaker than it reads).
+ * POL_STARSTAR_MAX_DIRS directories in one compilation, or deeper than 64
+ * levels, is -EOVERFLOW (the session refuses to start: a "**" deny
+ * expanded over part of a tree would be weaker than it reads).
  */
 #define POL_STARSTAR_MAX_DIRS 100000
+/* What pol_compile_fs's error means, for a message: its own, or strerror's. */
+const char *pol_compile_strerror(int r);
 int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx);
 
 /* A direct network rule for the cgroup-bpf programs. */

@@ -49,6 +49,18 @@ for f in env.txt a/.envrc; do
     ok "in the session, $f is readable" sh -c 'printf "%s\n" "$1" | grep -qx "read $2"' _ "$out" "$f"
 done
 
+# A "**" that cannot be expanded whole (here deeper than 64 levels) refuses
+# the session, naming why: the floor never holds half of a deny.
+deep=$WS/deep
+i=0
+while [ $i -lt 70 ]; do deep=$deep/d; i=$((i + 1)); done
+mkdir -p "$deep"
+chown -R "$AGENT" "$WS/deep"
+in_session --policy "$policy" -- /bin/true
+ok "a \"**\" past 64 levels: the session refuses to start (rc=$rc)" test "$rc" -eq 125
+ok "  saying why" said 'a "**" pattern reaches more than 100,000 directories or 64 levels'
+rm -rf "$WS/deep"
+
 # "a**" would silently be "a*": an error at its position instead.
 printf '{ "cordon_policy": 1,\n  "rules": [ { "name": "x", "decision": "deny", "fs": { "paths": ["/w/a**/.env"], "rights": ["read"] } } ] }\n' >"$scratch/bad.json"
 o=$("$cordon" policy check "$scratch/bad.json" 2>&1); rc=$?
