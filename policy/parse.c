@@ -238,14 +238,21 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 				pctx_child_i(ptr, sizeof(ptr), "/credentials", i);
 				parse_credential(c, &p->creds[p->n_creds++], cr, ptr);
 			}
-			for (size_t a = 0; a < p->n_creds; a++)
-				for (size_t b = 0; b < a; b++)
-					if (p->creds[a].env && p->creds[b].env &&
-					    !strcmp(p->creds[a].env, p->creds[b].env)) {
-						pctx_child_i(ptr, sizeof(ptr), "/credentials", a);
-						pctx_err(c, ptr, "two credentials use variable %s",
-							 p->creds[a].env);
-					}
+			struct smap envs = { 0 };       /* variable -> the credentials using it */
+
+			for (size_t a = 0; a < p->n_creds; a++) {
+				const char *env = p->creds[a].env;
+
+				if (!env)
+					continue;
+				if (smap_get(&envs, env, strlen(env))) {
+					pctx_child_i(ptr, sizeof(ptr), "/credentials", a);
+					pctx_err(c, ptr, "two credentials use variable %s", env);
+				} else if (smap_add(&envs, env, strlen(env), (uint32_t)a) < 0) {
+					pctx_err(c, "/credentials", "out of memory");
+				}
+			}
+			smap_free(&envs);
 		}
 	}
 	p->approval_timeout_s = 120;

@@ -391,6 +391,14 @@ void parse_warn_shadowed(struct pctx *c, struct policy *p)
  */
 void parse_warn_uncredentialed(struct pctx *c, struct policy *p)
 {
+	struct smap named = { 0 };      /* every credential's hosts: one probe a host */
+
+	for (size_t k = 0; k < p->n_creds; k++)
+		for (size_t j = 0; j < p->creds[k].n_hosts; j++)
+			if (smap_add(&named, p->creds[k].hosts[j], strlen(p->creds[k].hosts[j]), 0) < 0) {
+				smap_free(&named);
+				return;         /* out of memory: no warning rather than a wrong one */
+			}
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct pol_rule *r = &p->rules[i];
 
@@ -398,15 +406,11 @@ void parse_warn_uncredentialed(struct pctx *c, struct policy *p)
 			continue;
 		for (size_t h = 0; h < r->net.n_hosts; h++) {
 			const struct pol_host *ho = &r->net.hosts[h];
-			bool named = false;
 			char ptr[64];
 
 			if (ho->kind != POL_HOST_NAME && ho->kind != POL_HOST_SUFFIX)
 				continue;
-			for (size_t k = 0; k < p->n_creds && !named; k++)
-				for (size_t j = 0; j < p->creds[k].n_hosts && !named; j++)
-					named = !strcmp(p->creds[k].hosts[j], ho->name);
-			if (named)
+			if (smap_get(&named, ho->name, strlen(ho->name)))
 				continue;
 			snprintf(ptr, sizeof(ptr), "/rules/%zu", i);
 			pctx_diag(c, POL_WARNING, ptr, 0,
@@ -415,6 +419,7 @@ void parse_warn_uncredentialed(struct pctx *c, struct policy *p)
 				  ho->kind == POL_HOST_SUFFIX ? "*" : "", ho->name);
 		}
 	}
+	smap_free(&named);
 }
 
 
