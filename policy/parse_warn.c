@@ -171,16 +171,26 @@ static bool alike(const struct pol_rule *x, const struct pol_rule *y)
 	return false;
 }
 
+/*
+ * A key is stored behind its rule's decision byte, and allows not at all:
+ * an allow shadows nothing, and a rule looks only among the stronger.
+ */
 static int key_add(struct smap *m, const struct policy *p, const char *key, size_t len,
 		   const struct pol_rule *r)
 {
-	const struct slot *s = smap_get(m, key, len);
+	char dk[PATH_MAX + 16];
+	const struct slot *s;
 
+	if (r->decision == CORDON_ALLOW || len + 1 > sizeof(dk))
+		return 0;
+	dk[0] = (char)('0' + r->decision);
+	memcpy(dk + 1, key, len);
+	s = smap_get(m, dk, len + 1);
 	/* Alike rules are few per key (3 decisions x 64 rights); a list of all would not be. */
 	for (uint32_t k = 0; s && k < s->n; k++)
 		if (alike(&p->rules[s->ids[k]], r))
 			return 0;
-	return smap_add(m, key, len, r->id);
+	return smap_add(m, dk, len + 1, r->id);
 }
 
 static int cidr_key(char key[20], const struct pol_host *h, unsigned prefix)
@@ -248,15 +258,24 @@ struct shadow_q {
 
 static void try_key(struct shadow_q *q, const struct smap *m, const char *key, size_t len)
 {
-	const struct slot *s = smap_get(m, key, len);
+	char dk[PATH_MAX + 16];
 
-	for (uint32_t k = 0; s && k < s->n; k++) {
-		const struct pol_rule *b = &q->p->rules[s->ids[k]];
+	if (len + 1 > sizeof(dk))
+		return;
+	memcpy(dk + 1, key, len);
+	for (uint32_t d = q->a->decision + 1; d <= CORDON_DENY; d++) {
+		const struct slot *s;
 
-		if (b == q->a || b->decision <= q->a->decision || (q->best && b->id >= q->best->id))
-			continue;
-		if (covers(b, q->a))
-			q->best = b;
+		dk[0] = (char)('0' + d);
+		s = smap_get(m, dk, len + 1);
+		for (uint32_t k = 0; s && k < s->n; k++) {
+			const struct pol_rule *b = &q->p->rules[s->ids[k]];
+
+			if (b == q->a || (q->best && b->id >= q->best->id))
+				continue;
+			if (covers(b, q->a))
+				q->best = b;
+		}
 	}
 }
 
