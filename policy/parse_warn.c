@@ -200,6 +200,49 @@ static int cidr_key(char key[20], const struct pol_host *h, unsigned prefix)
 	return 19;
 }
 
+/*
+ * A pattern without "**" that has a literal component after its first glob
+ * ("/w/ *" + "/secret"): the last such component and its index.  Whatever
+ * it covers has that very name at that index, so it is keyed there ("k",
+ * the index, the name) rather than under its literal part, where ten
+ * thousand "/w/ *" + "/xN" would all meet every path below /w.
+ */
+static bool glob_anchor(const char *path, unsigned *index, const char **name, size_t *len)
+{
+	bool seen_glob = false, found = false;
+	unsigned j = 0;
+
+	for (const char *c = path; *c; j++) {
+		size_t n;
+
+		while (*c == '/')
+			c++;
+		if (!*c)
+			break;
+		n = strcspn(c, "/");
+		if (n == 2 && c[0] == '*' && c[1] == '*')
+			return false;
+		if (memchr(c, '*', n) || memchr(c, '?', n) || memchr(c, '[', n)) {
+			seen_glob = true;
+		} else if (seen_glob) {
+			*index = j;
+			*name = c;
+			*len = n;
+			found = true;
+		}
+		c += n;
+	}
+	return found && j < 256;
+}
+
+static size_t anchor_key(char *key, unsigned index, const char *name, size_t len)
+{
+	key[0] = 'k';
+	key[1] = (char)index;
+	memcpy(key + 2, name, len);
+	return len + 2;
+}
+
 static int shadow_idx_build(struct shadow_idx *x, const struct policy *p)
 {
 	char key[PATH_MAX + 8];
@@ -211,10 +254,16 @@ static int shadow_idx_build(struct shadow_idx *x, const struct policy *p)
 		switch (ru->kind) {
 		case POL_FS:
 			for (size_t j = 0; j < ru->fs.n_paths && !r; j++) {
-				size_t n = literal_len(ru->fs.paths[j]);
+				size_t n = literal_len(ru->fs.paths[j]), al = 0;
+				const char *an = NULL;
+				unsigned ai = 0;
 
 				if (n + 1 >= sizeof(key))
 					continue;
+				if (glob_anchor(ru->fs.paths[j], &ai, &an, &al)) {
+					r = key_add(&x->keys, p, key, anchor_key(key, ai, an, al), ru);
+					continue;
+				}
 				key[0] = 'f';
 				memcpy(key + 1, ru->fs.paths[j], n);
 				r = key_add(&x->keys, p, key, n + 1, ru);
@@ -304,6 +353,22 @@ static const struct pol_rule *shadowing(const struct shadow_idx *x, const struct
 		for (size_t i = 1; i <= n; i++)
 			if (i == n || path[i] == '/')
 				try_key(&q, &x->keys, key, i + 1);
+		/* Each component at its index: the anchored patterns. */
+		{
+			unsigned j = 0;
+
+			for (const char *cp = path; *cp && j < 256; j++) {
+				size_t cn;
+
+				while (*cp == '/')
+					cp++;
+				if (!*cp)
+					break;
+				cn = strcspn(cp, "/");
+				try_key(&q, &x->keys, key, anchor_key(key, j, cp, cn));
+				cp += cn;
+			}
+		}
 		break;
 	}
 	case POL_NET: {

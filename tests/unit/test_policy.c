@@ -233,7 +233,8 @@ static void shadowing_index_agrees_with_pairs(void **state)
 {
 	static const char *const paths[] = { "/w", "/w/a", "/w/a/b", "/w/*", "/w/*/b", "/w/**/b",
 					     "/w/a/*.c", "/v", "/v/x", "/", "/w/**", "/w/a/**/c",
-					     "/w/a/b/c", "/w/a/x.c" };
+					     "/w/a/b/c", "/w/a/x.c", "/w/*/b/c", "/w/*/*/c",
+					     "/w/a/*/c" };
 	static const char *const rights[] = { "\"read\"", "\"read\", \"write\"", "\"all\"",
 					      "\"write\"", "\"exec\", \"read\"" };
 	static const char *const hosts[] = { "a.example.com", "*.example.com", "b.a.example.com",
