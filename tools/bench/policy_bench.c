@@ -19,7 +19,10 @@
  *   info KEY VALUE
  *   load WHAT MEDIAN_MS P90_MS RUNS
  *   eval EVALUATOR CLASS MEDIAN_NS P90_NS SAMPLES
- * where an eval sample is the mean of BATCH consecutive evaluations.
+ *   check RULES MEDIAN_MS P90_MS RUNS WARNINGS BYTES
+ * where an eval sample is the mean of BATCH consecutive evaluations, and a
+ * check is `policy check` of a policy of RULES rules with the same mix
+ * (`policy_bench check N` runs only that, once, to profile it).
  * Everything is seeded: two runs judge the same requests.
  */
 #define _GNU_SOURCE
