@@ -3,7 +3,9 @@
 # session: a deny of ${WORKSPACE}/**/.env refuses the workspace's .env,
 # sub/.env and a/b/.env (the kernel floor was given each of them at start;
 # here the fallback's Landlock split), and leaves env.txt and a/.envrc
-# readable.  `cordon policy explain` judges the same by pattern.  POSIX sh.
+# readable.  `cordon policy explain` judges the same by pattern, and the
+# session says at start that a match made later is not in the floor's
+# tables.  POSIX sh.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
@@ -48,6 +50,8 @@ done
 for f in env.txt a/.envrc; do
     ok "in the session, $f is readable" sh -c 'printf "%s\n" "$1" | grep -qx "read $2"' _ "$out" "$f"
 done
+# What the floor cannot hold (a match made later) is said at start.
+ok "the session says a later match is not in the kernel's tables" said "- patterns-later:"
 
 # A "**" that cannot be expanded whole (here deeper than 64 levels) refuses
 # the session, naming why: the floor never holds half of a deny.
