@@ -600,7 +600,7 @@ static int landlock_build(const struct policy *p, const struct fallback_options 
 
 	r = pol_compile_fs(p, collect, &c);
 	if (r < 0) {
-		r = fail(rep, r, "compiling the policy's filesystem rules: %s", strerror(-r));
+		r = fail(rep, r, "compiling the policy's filesystem rules: %s", pol_compile_strerror(r));
 		goto out;
 	}
 	mark_denied_dirs(&c);

@@ -140,6 +140,20 @@ const struct lack posture_no_exec_recheck = {
 	"shares the caller's memory, but argv in a MAP_SHARED or file mapping, or a "
 	"symlink swapped after the check, is not caught" };
 
+/*
+ * Found at session start, in any posture, when the policy denies or
+ * escalates by pattern (userspace/session/floor_open.c): the floor's
+ * tables hold the matches that existed then (policy/compile.c).
+ */
+const struct lack posture_patterns_later = {
+	"patterns-later",
+	"a file created during the session at a name a pattern rule denies or "
+	"escalates (\"*\", \"**\": ${WORKSPACE}/**/.env) is not in the kernel's "
+	"tables, which hold the matches that existed at start: the floor does not "
+	"refuse it (in the fallback, one created in a directory that holds a match "
+	"gets only the rights no denial touches); the supervisor and the MCP proxy "
+	"judge it by pattern where they see it" };
+
 void posture_add(struct posture *p, const struct lack *l)
 {
 	for (int i = 0; i < p->n_lacks; i++)

@@ -58,6 +58,7 @@ struct posture {
 /* A lack found after probing (at session start); added once. */
 extern const struct lack posture_no_exec_recheck;
 extern const struct lack posture_no_unix_gate;
+extern const struct lack posture_patterns_later;
 void posture_add(struct posture *p, const struct lack *l);
 
 const char *mech_name(enum mech m);

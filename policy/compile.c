@@ -5,10 +5,19 @@
  *
  * Glob components are expanded here (as glob(3) would), against the filesystem as
  * it is when the session starts: the kernel matches objects, and only
- * existing objects have inodes.  What this cannot close: a path created
- * later that would match a glob (a new /home/NEWUSER/.ssh) is not in the
- * table; the userspace evaluator still matches it by pattern, and cordon
- * re-compiles at every session start.
+ * existing objects have inodes.  A "**" component walks the tree below
+ * its literal prefix (expand_stars), so ${WORKSPACE}/ "**" /.env reaches
+ * the kernel as every .env the workspace holds at start.
+ *
+ * What this cannot close: a path created later that would match a pattern
+ * (a new /home/NEWUSER/.ssh, a .env the host writes into the workspace
+ * while the session runs) is not in the table, so the floor does not
+ * refuse it; what covers it: the userspace evaluator matches it by pattern
+ * (the supervisor's execs, the MCP proxy's path arguments, `policy
+ * explain`), in the fallback a new entry of a directory split around a
+ * denied path gets only that directory's own rights, and cordon
+ * re-compiles at every session start.  A file the agent itself creates at
+ * such a name holds only what the agent wrote.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -35,6 +44,7 @@ struct listing {
 struct lcache {
 	struct listing *v;
 	size_t n, cap;
+	size_t walked;          /* directories a "**" walk entered, this compilation */
 };
 
 static void lcache_free(struct lcache *lc)
@@ -120,6 +130,68 @@ static bool magic(const char *s, size_t n)
 	return false;
 }
 
+static int expand(struct lcache *lc, const char *done, const char *rest,
+		  struct pol_fs_entry *e, pol_fs_entry_fn fn, void *ctx, int depth);
+
+/*
+ * A "**" component: `rest` (after it) matched in `dir` itself and in every
+ * directory below it, as the evaluator reads "**" (zero or more components,
+ * dot names included).  Symlinks are not followed: the evaluator judges a
+ * canonical path, so what a link reaches is matched where it really is.
+ *
+ * The walk is bounded (POL_STARSTAR_MAX_DIRS directories in one
+ * compilation, 64 levels): past it the compilation fails with -EOVERFLOW
+ * (pol_compile_strerror says which) and the session refuses to start,
+ * since a "**" deny expanded over half a tree would be weaker than it reads.
+ */
+static int expand_stars(struct lcache *lc, const char *dir, const char *rest,
+			struct pol_fs_entry *e, pol_fs_entry_fn fn, void *ctx, int depth)
+{
+	char child[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	/* Two "**" in a row are one. */
+	while (rest[0] == '/' && rest[1] == '*' && rest[2] == '*' && (rest[3] == '/' || !rest[3]))
+		rest += 3;
+	while (*rest == '/')
+		rest++;
+	if (!*rest) {
+		/* A trailing "**": the directory and everything below, which its entry is. */
+		e->path = dir[0] ? dir : "/";
+		return fn(ctx, e);
+	}
+	rest--;                 /* keep the '/' expand() joins with */
+	if (depth > 64 || ++lc->walked > POL_STARSTAR_MAX_DIRS)
+		return -EOVERFLOW;
+	r = expand(lc, dir, rest, e, fn, ctx, depth);  /* no directory taken */
+	if (r < 0)
+		return r;
+	d = opendir(dir[0] ? dir : "/");
+	if (!d)
+		return 0;       /* unreadable or gone: nothing there to expand */
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", dir, de->d_name) >= sizeof(child))
+			continue;
+		if (de->d_type == DT_UNKNOWN &&
+		    (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		     !S_ISDIR(st.st_mode)))
+			continue;
+		r = expand_stars(lc, child, rest, e, fn, ctx, depth + 1);
+		if (r < 0)
+			break;
+	}
+	closedir(d);
+	return r < 0 ? r : 0;
+}
+
 /*
  * glob(3) for absolute patterns, as the compiler used it (GLOB_NOSORT, no
  * braces or tilde; a wildcard does not match a leading dot; a literal tail
@@ -166,6 +238,8 @@ static int expand(struct lcache *lc, const char *done, const char *rest,
 			dl--;
 		if ((size_t)snprintf(dir, sizeof(dir), "%s%.*s", done, (int)dl, rest) >= sizeof(dir))
 			return 0;
+		if (end - comp == 2 && comp[0] == '*' && comp[1] == '*')
+			return expand_stars(lc, dir, end, e, fn, ctx, depth);
 		r = lcache_get(lc, dir, &l);
 		if (r < 0)
 			return r;
@@ -313,4 +387,12 @@ int pol_compile_net(const struct policy *p, pol_net_entry_fn fn, void *ctx)
 		}
 	}
 	return 0;
+}
+
+const char *pol_compile_strerror(int r)
+{
+	if (r == -EOVERFLOW)
+		return "a \"**\" pattern reaches more than 100,000 directories or 64 levels "
+		       "(name a narrower directory before it)";
+	return strerror(-r);
 }

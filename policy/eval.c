@@ -151,8 +151,10 @@ static bool path_within_dirs(const struct pol_cond *c, const char *val,
 
 		if (canon_cached(cc, val, roots[i], &canon) < 0)
 			return false;
+		/* A "within" item may be a pattern, "*" and "**" as in fs paths. */
 		for (size_t j = 0; j < c->n_strs && !in; j++)
-			in = pol_path_within(canon, c->strs[j]);
+			in = pol_has_glob(c->strs[j]) ? pol_glob_within(canon, c->strs[j])
+						      : pol_path_within(canon, c->strs[j]);
 		if (!in)
 			return false;
 	}
@@ -546,6 +548,12 @@ static const char *invariant_fast(const struct policy *p, const char *path, uint
 	}
 	*why = t[best - 1].why;
 	return t[best - 1].id;
+}
+
+const char *pol_invariant_fs_indexed(const struct policy *p, const char *path, uint32_t right,
+				     const char **why)
+{
+	return p->idx ? invariant_fast(p, path, right, why) : pol_invariant_fs(p, path, right, why);
 }
 
 static void eval_fs(const struct cands *cs, const struct pol_request *req,

@@ -226,7 +226,66 @@ void pol_canon_memo_free(struct pol_canon_memo *m)
 		free(m->e[i].real);
 	}
 	free(m->e);
+	free(m->slots);
 	*m = (struct pol_canon_memo){ 0 };
+}
+
+/*
+ * The memo's directories by name, hashed (FNV-1a): a policy of 60,000 rules
+ * names as many directories, and a scan of the memo for each was most of
+ * the load's time.
+ */
+static uint64_t memo_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+static ssize_t memo_find(const struct pol_canon_memo *m, const char *dir)
+{
+	if (!m->n_slots)
+		return -1;
+	for (size_t i = memo_hash(dir) & (m->n_slots - 1);; i = (i + 1) & (m->n_slots - 1)) {
+		uint32_t v = m->slots[i];
+
+		if (!v)
+			return -1;
+		if (!strcmp(m->e[v - 1].dir, dir))
+			return (ssize_t)(v - 1);
+	}
+}
+
+/* Enter e[idx] into the table (growing it).  0 or -ENOMEM. */
+static int memo_insert(struct pol_canon_memo *m, size_t idx)
+{
+	if ((m->n + 1) * 2 > m->n_slots) {
+		size_t ns = m->n_slots ? m->n_slots * 2 : 64;
+		uint32_t *t = calloc(ns, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		for (size_t k = 0; k < idx; k++) {
+			size_t i = memo_hash(m->e[k].dir) & (ns - 1);
+
+			while (t[i])
+				i = (i + 1) & (ns - 1);
+			t[i] = (uint32_t)(k + 1);
+		}
+		free(m->slots);
+		m->slots = t;
+		m->n_slots = ns;
+	}
+	{
+		size_t i = memo_hash(m->e[idx].dir) & (m->n_slots - 1);
+
+		while (m->slots[i])
+			i = (i + 1) & (m->n_slots - 1);
+		m->slots[i] = (uint32_t)(idx + 1);
+	}
+	return 0;
 }
 
 /* A path memo_resolve can take component by component: absolute, no "."
@@ -273,11 +332,9 @@ static int memo_resolve(struct pol_canon_memo *m, const char *p, char *out, size
 		strcpy(dir, "/");
 	/* The parent: remembered, or resolved now and remembered. */
 	{
-		size_t i;
+		ssize_t i = memo_find(m, dir);
 
-		for (i = 0; i < m->n && strcmp(m->e[i].dir, dir); i++)
-			;
-		if (i < m->n) {
+		if (i >= 0) {
 			snprintf(real, sizeof(real), "%s", m->e[i].real);
 			dir_exists = m->e[i].exists;
 		} else {
@@ -299,7 +356,7 @@ static int memo_resolve(struct pol_canon_memo *m, const char *p, char *out, size
 			e->dir = strdup(dir);
 			e->real = strdup(real);
 			e->exists = dir_exists;
-			if (!e->dir || !e->real) {
+			if (!e->dir || !e->real || memo_insert(m, m->n) < 0) {
 				free(e->dir);
 				free(e->real);
 				return -ENOMEM;
@@ -621,13 +678,74 @@ static bool has_glob(const char *s, size_t n)
 	return false;
 }
 
-enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern)
+static bool is_starstar(const char *s, size_t n)
+{
+	return n == 2 && s[0] == '*' && s[1] == '*';
+}
+
+int pol_pattern_check(const char *pattern, const char **why)
+{
+	size_t n = 0;
+
+	for (const char *q = pattern; *q;) {
+		size_t qn;
+
+		while (*q == '/')
+			q++;
+		if (!*q)
+			break;
+		qn = strcspn(q, "/");
+		if (!is_starstar(q, qn) && memmem(q, qn, "**", 2)) {
+			*why = "\"**\" must be a whole path component (\"a/**/b\": any depth, "
+			       "as in .gitignore)";
+			return -EINVAL;
+		}
+		if (qn > NAME_MAX) {
+			*why = "a path component is longer than 255 bytes";
+			return -EINVAL;
+		}
+		if (++n > POL_GLOB_MAX_COMPONENTS) {
+			*why = "a pattern has more than 128 components";
+			return -EINVAL;
+		}
+		q += qn;
+	}
+	return 0;
+}
+
+static bool comp_match(const char *q, size_t qn, const char *p, size_t pn)
+{
+	char pc[NAME_MAX + 1], qc[NAME_MAX + 1];
+
+	if (!has_glob(q, qn))
+		return pn == qn && !memcmp(p, q, pn);
+	if (pn > NAME_MAX || qn > NAME_MAX)
+		return false;
+	memcpy(pc, p, pn);
+	pc[pn] = 0;
+	memcpy(qc, q, qn);
+	qc[qn] = 0;
+	return fnmatch(qc, pc, FNM_PERIOD) == 0;
+}
+
+/*
+ * The path's components are fed to the pattern as to an automaton whose
+ * states are pattern positions: a plain component or a one-component glob
+ * moves on when it matches, "**" both stays (it took one more directory)
+ * and is skipped (it took none), so the pattern a, "**", .env matches a/.env,
+ * a/b/.env and a/b/c/.env, and dot directories too (as .gitignore reads
+ * it; "*" alone never matches a leading dot).  Time: components of the
+ * path times components of the pattern, never exponential in the "**"s.
+ * A pattern longer than POL_GLOB_MAX_COMPONENTS matches nothing: the
+ * parser refuses such patterns (pol_pattern_check), the invariants have none.
+ */
+/* One component for one: the patterns without "**" (every invariant), on every request. */
+static enum pol_glob_rel glob_rel_flat(const char *path, const char *pattern)
 {
 	const char *p = path, *q = pattern;
 
 	for (;;) {
 		size_t pn, qn;
-		char pc[256], qc[256];
 
 		while (*p == '/')
 			p++;
@@ -639,21 +757,75 @@ enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern)
 			return POL_GLOB_ANCESTOR;
 		pn = strcspn(p, "/");
 		qn = strcspn(q, "/");
-		if (!has_glob(q, qn)) {
-			if (pn != qn || memcmp(p, q, pn))
-				return POL_GLOB_NONE;
-		} else {
-			if (pn >= sizeof(pc) || qn >= sizeof(qc))
-				return POL_GLOB_NONE;
-			memcpy(pc, p, pn);
-			pc[pn] = 0;
-			memcpy(qc, q, qn);
-			qc[qn] = 0;
-			if (fnmatch(qc, pc, FNM_PERIOD) != 0)
-				return POL_GLOB_NONE;
-		}
+		if (!comp_match(q, qn, p, pn))
+			return POL_GLOB_NONE;
 		p += pn;
 		q += qn;
+	}
+}
+
+static bool has_starstar(const char *pattern)
+{
+	for (const char *s = strstr(pattern, "**"); s; s = strstr(s + 1, "**"))
+		if (s[-1] == '/' && (s[2] == '/' || !s[2]))
+			return true;
+	return false;
+}
+
+enum pol_glob_rel pol_glob_rel(const char *path, const char *pattern)
+{
+	const char *qs[POL_GLOB_MAX_COMPONENTS];
+	size_t qn[POL_GLOB_MAX_COMPONENTS], m = 0;
+	bool cur[POL_GLOB_MAX_COMPONENTS + 1] = { false }, nxt[POL_GLOB_MAX_COMPONENTS + 1];
+	const char *p = path, *q = pattern;
+	bool any;
+
+	if (!has_starstar(pattern))
+		return glob_rel_flat(path, pattern);
+	for (;;) {
+		while (*q == '/')
+			q++;
+		if (!*q)
+			break;
+		if (m == POL_GLOB_MAX_COMPONENTS)
+			return POL_GLOB_NONE;
+		qs[m] = q;
+		qn[m] = strcspn(q, "/");
+		q += qn[m++];
+	}
+	cur[0] = true;
+	for (size_t j = 0; j < m; j++)          /* "**" may take no directory */
+		if (cur[j] && is_starstar(qs[j], qn[j]))
+			cur[j + 1] = true;
+	if (cur[m])
+		return POL_GLOB_WITHIN;
+	for (;;) {
+		size_t pn;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			return POL_GLOB_ANCESTOR;
+		pn = strcspn(p, "/");
+		memset(nxt, 0, sizeof(nxt));
+		any = false;
+		for (size_t j = 0; j < m; j++) {
+			if (!cur[j])
+				continue;
+			if (is_starstar(qs[j], qn[j]))
+				nxt[j] = any = true;
+			else if (comp_match(qs[j], qn[j], p, pn))
+				nxt[j + 1] = any = true;
+		}
+		if (!any)
+			return POL_GLOB_NONE;
+		for (size_t j = 0; j < m; j++)
+			if (nxt[j] && is_starstar(qs[j], qn[j]))
+				nxt[j + 1] = true;
+		if (nxt[m])
+			return POL_GLOB_WITHIN;
+		memcpy(cur, nxt, sizeof(cur));
+		p += pn;
 	}
 }
 

@@ -23,6 +23,7 @@
 #include "parse_warn.h"
 #include "pctx.h"
 #include "policy.h"
+#include "smap.h"
 #include "util.h"
 
 /* --- approvals, budgets --------------------------------------------------------- */
@@ -192,6 +193,7 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 	} else if (!json_is_array(rules)) {
 		pctx_err(c, "/rules", "\"rules\" must be an array, got %s", pctx_type_name(rules));
 	} else {
+		struct smap names = { 0 };      /* rule name -> the rules so named */
 		size_t i;
 		json_t *r;
 
@@ -200,19 +202,26 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 			return;
 		json_array_foreach(rules, i, r) {
 			struct pol_rule *ru = &p->rules[p->n_rules];
+			const struct slot *first;
 
 			ru->id = (uint32_t)p->n_rules;
 			p->n_rules++;
 			pctx_child_i(ptr, sizeof(ptr), "/rules", i);
 			parse_rule(c, ru, r, ptr);
-			for (size_t j = 0; ru->name && j < i; j++)
-				if (p->rules[j].name && !strcmp(p->rules[j].name, ru->name)) {
-					char np[1024];
-					pctx_child(np, sizeof(np), ptr, "name");
-					pctx_err(c, np, "duplicate rule name \"%s\" (first at line %d)", ru->name,
-						 p->rules[j].pos.line);
-				}
+			if (!ru->name)
+				continue;
+			first = smap_get(&names, ru->name, strlen(ru->name));
+			if (first) {
+				char np[1024];
+
+				pctx_child(np, sizeof(np), ptr, "name");
+				pctx_err(c, np, "duplicate rule name \"%s\" (first at line %d)", ru->name,
+					 p->rules[first->ids[0]].pos.line);
+			} else if (smap_add(&names, ru->name, strlen(ru->name), ru->id) < 0) {
+				pctx_err(c, ptr, "out of memory");
+			}
 		}
+		smap_free(&names);
 	}
 	creds = json_object_get(root, "credentials");
 	if (creds) {
@@ -229,14 +238,21 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 				pctx_child_i(ptr, sizeof(ptr), "/credentials", i);
 				parse_credential(c, &p->creds[p->n_creds++], cr, ptr);
 			}
-			for (size_t a = 0; a < p->n_creds; a++)
-				for (size_t b = 0; b < a; b++)
-					if (p->creds[a].env && p->creds[b].env &&
-					    !strcmp(p->creds[a].env, p->creds[b].env)) {
-						pctx_child_i(ptr, sizeof(ptr), "/credentials", a);
-						pctx_err(c, ptr, "two credentials use variable %s",
-							 p->creds[a].env);
-					}
+			struct smap envs = { 0 };       /* variable -> the credentials using it */
+
+			for (size_t a = 0; a < p->n_creds; a++) {
+				const char *env = p->creds[a].env;
+
+				if (!env)
+					continue;
+				if (smap_get(&envs, env, strlen(env))) {
+					pctx_child_i(ptr, sizeof(ptr), "/credentials", a);
+					pctx_err(c, ptr, "two credentials use variable %s", env);
+				} else if (smap_add(&envs, env, strlen(env), (uint32_t)a) < 0) {
+					pctx_err(c, "/credentials", "out of memory");
+				}
+			}
+			smap_free(&envs);
 		}
 	}
 	p->approval_timeout_s = 120;
@@ -314,27 +330,29 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	p->file = strdup(file);
 	parse_root(&c, root, p);
 	pol_canon_memo_free(&c.canon);
-	if (!diags->n_errors && warnings) {
+	json_decref(root);
+	if (diags->n_errors) {
+		r = -EINVAL;
+		goto fail;
+	}
+	if (real_path && (r = pol_protect_path(p, real_path)) < 0)
+		goto fail;
+	r = pol_index_build(p);
+	if (r < 0)
+		goto fail;
+	/* After the index: the invariant warnings ask pol_eval. */
+	if (warnings) {
+		parse_warn_cannot(&c, p);
 		parse_warn_shadowed(&c, p);
 		parse_warn_uncredentialed(&c, p);
 	}
-	json_decref(root);
 	jpos_free(c.pos);
-	if (diags->n_errors) {
-		pol_free(p);
-		return -EINVAL;
-	}
-	if (real_path && (r = pol_protect_path(p, real_path)) < 0) {
-		pol_free(p);
-		return r;
-	}
-	r = pol_index_build(p);
-	if (r < 0) {
-		pol_free(p);
-		return r;
-	}
 	*out = p;
 	return 0;
+fail:
+	jpos_free(c.pos);
+	pol_free(p);
+	return r;
 }
 
 int pol_load_text(const char *text, size_t len, const char *file,

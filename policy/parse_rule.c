@@ -38,9 +38,17 @@ static int fs_path_item(struct pctx *c, json_t *item, const char *ptr, void *ctx
 	 * now, to the object the kernel would reach.  Glob patterns are only
 	 * normalised: they are matched component by component.
 	 */
-	if (strpbrk(s, "*?["))
+	if (strpbrk(s, "*?[")) {
+		const char *why;
+
+		/* "a**b" read as "a*b" would match less than its reader expects. */
+		if (pol_pattern_check(s, &why) < 0) {
+			pctx_err(c, ptr, "pattern \"%s\": %s", s, why);
+			free(s);
+			return -1;
+		}
 		r = pol_normalize_path(s, canon, sizeof(canon));
-	else
+	} else
 		r = pol_canon_path_memo(&c->canon, s, canon, sizeof(canon));
 	free(s);
 	if (r < 0) {
@@ -173,8 +181,10 @@ static void parse_net(struct pctx *c, struct pol_rule *r, json_t *o, const char 
 		pctx_err(c, ptr, "net subject needs \"hosts\"");
 	else
 		(void)pctx_each_item(c, hosts, (pctx_child(cp, sizeof(cp), ptr, "hosts"), cp), host_item, r);
-	if (ports)
-		(void)pctx_each_item(c, ports, (pctx_child(cp, sizeof(cp), ptr, "ports"), cp), port_item, r);
+	/* No ports is any port: an empty list (an empty @LIST) must not read as that. */
+	if (ports && pctx_each_item(c, ports, (pctx_child(cp, sizeof(cp), ptr, "ports"), cp),
+				    port_item, r) == 0)
+		pctx_err(c, cp, "\"ports\" is empty (leave it out for any port)");
 	for (size_t i = 0; i < r->net.n_hosts; i++) {
 		if (r->net.hosts[i].kind == POL_HOST_NAME || r->net.hosts[i].kind == POL_HOST_SUFFIX)
 			names = true;

@@ -231,9 +231,26 @@ const char *const *pol_credential_stores(void);
  */
 const char *pol_invariant_fs(const struct policy *p, const char *path, uint32_t right,
 			     const char **why);
+/* The same answer through p's index (pol_eval's way), without judging any rule. */
+const char *pol_invariant_fs_indexed(const struct policy *p, const char *path, uint32_t right,
+				     const char **why);
 
-/* A canonical path against a pattern whose components may be globs,
- * compared component by component (match.c).  Pure. */
+/*
+ * A canonical path against a pattern whose components may be globs,
+ * compared component by component (match.c).  Pure.  A component "*",
+ * "x*.pem", "[ab]?" matches one name (not one with a leading dot unless the
+ * glob starts with '.'); a component "**" matches zero or more whole
+ * components, dot names included, as .gitignore reads it: the pattern
+ * ${WORKSPACE}, "**", ".env" (joined by '/') is a .env at any depth of the
+ * workspace, the workspace's own included.
+ */
+#define POL_GLOB_MAX_COMPONENTS 128
+/*
+ * Can the matcher take this pattern?  "**" only as a whole component, at
+ * most POL_GLOB_MAX_COMPONENTS components of at most NAME_MAX bytes.  0, or
+ * -EINVAL with a static reason in *why.  Pure.
+ */
+int pol_pattern_check(const char *pattern, const char **why);
 enum pol_glob_rel {
 	POL_GLOB_NONE = 0,
 	POL_GLOB_WITHIN,        /* the path is the pattern or below it */
@@ -437,6 +454,8 @@ int pol_canon_path(const char *path, const char *cwd, char *out, size_t outlen);
 struct pol_canon_memo {
 	struct pol_canon_dir *e;
 	size_t n, cap;
+	uint32_t *slots;        /* open addressing on the dir's hash: index + 1, 0 empty */
+	size_t n_slots;         /* a power of two, at least twice n */
 };
 int pol_canon_path_memo(struct pol_canon_memo *memo, const char *path, char *out, size_t outlen);
 void pol_canon_memo_free(struct pol_canon_memo *memo);
@@ -494,7 +513,14 @@ typedef int (*pol_fs_entry_fn)(void *ctx, const struct pol_fs_entry *e);
 /*
  * Every fs rule root and invariant, glob patterns expanded against the
  * filesystem as it is now.  Stops at and returns fn's first negative value.
+ * A "**" component walks the tree below its literal prefix: more than
+ * POL_STARSTAR_MAX_DIRS directories in one compilation, or deeper than 64
+ * levels, is -EOVERFLOW (the session refuses to start: a "**" deny
+ * expanded over part of a tree would be weaker than it reads).
  */
+#define POL_STARSTAR_MAX_DIRS 100000
+/* What pol_compile_fs's error means, for a message: its own, or strerror's. */
+const char *pol_compile_strerror(int r);
 int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx);
 
 /* A direct network rule for the cgroup-bpf programs. */

@@ -54,6 +54,22 @@ JSON
 out=$("$cordon" policy check "$t/shadow.json" 2>&1)
 ok "a shadowed rule is a warning, not an error (exit 0)" "$cordon" policy check "$t/shadow.json"
 ok "the warning names both rules and where" grep -qF "shadow.json:2:3: warning: rule 'narrow' (allow) is shadowed by rule 'wide' (deny, line 3)" <<<"$out"
+"$cordon" policy check --strict "$t/shadow.json" >/dev/null 2>&1; rc=$?
+ok "with --strict a warning exits 1 (rc=$rc)" test "$rc" -eq 1
+ok "--strict passes a clean profile" "$cordon" policy check --strict coding-agent
+
+# What a rule cannot do, said at the rule (issue 34).
+cat > "$t/cannot.json" <<'JSON'
+{ "cordon_policy": 1, "rules": [
+  { "name": "keys", "decision": "allow", "fs": { "paths": ["/root/.ssh"], "rights": ["read"] } },
+  { "name": "everything", "decision": "allow", "fs": { "paths": ["/"], "rights": ["all"] } } ] }
+JSON
+out=$("$cordon" policy check "$t/cannot.json" 2>&1); rc=$?
+ok "rules that cannot do what they say: warnings, exit 0 (rc=$rc)" test "$rc" -eq 0
+ok "an allow an invariant overrides, at its rule" \
+    grep -qF "cannot.json:2:3: warning: rule 'keys' allows read on /root/.ssh, which the invariant 'credential-store' denies to every policy" <<<"$out"
+ok "/ allowed for writing, at its rule" \
+    grep -qF "cannot.json:3:3: warning: rule 'everything' allows write,create,delete,chmod on /" <<<"$out"
 
 ok "check of a missing file says so, exit 1" \
     bash -c "'$cordon' policy check /nonexistent/p.json 2>&1 | grep -q 'no such file'; test \${PIPESTATUS[0]} -eq 1"

@@ -39,6 +39,69 @@ static void within(void **state)
 	assert_false(pol_glob_within("/home/.hidden/.ssh", "/home/*/.ssh"));  /* FNM_PERIOD */
 }
 
+/*
+ * "**" is zero or more whole components, dot names included, as
+ * .gitignore reads it; "*" stays one component without a leading dot.
+ */
+static void starstar(void **state)
+{
+	static const struct {
+		const char *path, *pat;
+		enum pol_glob_rel rel;
+	} cases[] = {
+		{ "/w/.env", "/w/**/.env", POL_GLOB_WITHIN },
+		{ "/w/sub/.env", "/w/**/.env", POL_GLOB_WITHIN },
+		{ "/w/a/b/.env", "/w/**/.env", POL_GLOB_WITHIN },
+		{ "/w/a/b/.env/x", "/w/**/.env", POL_GLOB_WITHIN },
+		{ "/w/.git/x/.env", "/w/**/.env", POL_GLOB_WITHIN },
+		{ "/w/env.txt", "/w/**/.env", POL_GLOB_ANCESTOR },  /* of env.txt/.env */
+		{ "/w/a/.envrc", "/w/**/.env", POL_GLOB_ANCESTOR },
+		{ "/v/.env", "/w/**/.env", POL_GLOB_NONE },
+		{ "/w/a/b", "/w/**/.env", POL_GLOB_ANCESTOR },
+		{ "/w", "/w/**/.env", POL_GLOB_ANCESTOR },
+		{ "/", "/w/**/.env", POL_GLOB_ANCESTOR },
+		{ "/w", "/w/**", POL_GLOB_WITHIN },
+		{ "/w/x/y", "/w/**", POL_GLOB_WITHIN },
+		{ "/anything/.env", "/**/.env", POL_GLOB_WITHIN },
+		{ "/.env", "/**/.env", POL_GLOB_WITHIN },
+		{ "/w/a/k.pem", "/w/**/*.pem", POL_GLOB_WITHIN },
+		{ "/w/a/.k.pem", "/w/**/*.pem", POL_GLOB_ANCESTOR },  /* "*" keeps FNM_PERIOD */
+		{ "/w/a/b/c/d", "/w/**/b/**/d", POL_GLOB_WITHIN },
+		{ "/w/b/d", "/w/**/b/**/d", POL_GLOB_WITHIN },
+		{ "/w/b/b/x/d", "/w/**/b/**/d", POL_GLOB_WITHIN },
+		{ "/w/d/b", "/w/**/b/**/d", POL_GLOB_ANCESTOR },
+		{ "/w/x", "/w/**/**/.env", POL_GLOB_ANCESTOR },
+		{ "/w/.env", "/w/**/**/.env", POL_GLOB_WITHIN },
+		{ "/home/bob/.ssh", "/home/*/.ssh", POL_GLOB_WITHIN },
+		{ "/home/a/b/.ssh", "/home/*/.ssh", POL_GLOB_NONE },    /* "*" is one component */
+	};
+	const char *why = NULL;
+	char many[4096] = "";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum pol_glob_rel got = pol_glob_rel(cases[i].path, cases[i].pat);
+
+		if (got != cases[i].rel)
+			fail_msg("%s against %s: %d, want %d", cases[i].path, cases[i].pat, got,
+				 cases[i].rel);
+	}
+	/* A path of 400 components against "**" twice: linear, not exponential. */
+	for (int i = 0; i < 400; i++)
+		strcat(many, "/a");
+	assert_int_equal(pol_glob_rel(many, "/**/a/**/b"), POL_GLOB_ANCESTOR);
+	assert_int_equal(pol_glob_rel(many, "/**/a/**/a"), POL_GLOB_WITHIN);
+
+	assert_int_equal(pol_pattern_check("/w/**/.env", &why), 0);
+	assert_int_equal(pol_pattern_check("/w/**", &why), 0);
+	assert_int_equal(pol_pattern_check("/w/a**/.env", &why), -EINVAL);
+	assert_non_null(strstr(why, "whole path component"));
+	assert_int_equal(pol_pattern_check("/w/***/x", &why), -EINVAL);
+	assert_int_equal(pol_pattern_check("/w/x**", &why), -EINVAL);
+	assert_int_equal(pol_pattern_check(many, &why), -EINVAL);   /* 400 components */
+	assert_non_null(strstr(why, "components"));
+}
+
 static void url_hosts(void **state)
 {
 	static const char *const ok[][2] = {
@@ -130,6 +193,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(normalize),
 		cmocka_unit_test(within),
+		cmocka_unit_test(starstar),
 		cmocka_unit_test(url_hosts),
 		cmocka_unit_test(hosts),
 		cmocka_unit_test(durations_and_sizes),

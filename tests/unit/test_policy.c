@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "parse_warn.h"
 #include "policy.h"
 
 static struct pol_vars vars;
@@ -155,6 +156,207 @@ static void shadowed_rules_are_warned(void **state)
 	assert_non_null(strstr(ds.d[0].msg, "shadowed by rule 'outer'"));
 	pol_diags_free(&ds);
 	pol_free(p);
+}
+
+/* One warning of ds at LINE:COL whose message holds `text`. */
+static bool warned_at(const struct pol_diags *ds, int line, int col, const char *text)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (ds->d[i].severity == POL_WARNING && ds->d[i].pos.line == line &&
+		    ds->d[i].pos.col == col && strstr(ds->d[i].msg, text))
+			return true;
+	for (size_t i = 0; i < ds->n; i++)
+		fprintf(stderr, "# %d:%d: %s\n", ds->d[i].pos.line, ds->d[i].pos.col, ds->d[i].msg);
+	return false;
+}
+
+/*
+ * The shadowing index finds a covering rule through every kind of key: a
+ * path's ancestor, a pattern's literal part, a host name and its suffixes,
+ * a CIDR of a shorter prefix, a tool by name and by "*"; and it names the
+ * covering rule of lowest id.  What covers only in part is not warned.
+ */
+static void shadowing_through_every_key(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"a1\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/w/x/k.pem\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"d1\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w/*/*.pem\"], \"rights\": [\"all\"]}},\n"
+		"{\"name\": \"a2\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/v/**/.env\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"d2\", \"decision\": \"escalate\", \"fs\": {\"paths\": [\"/v\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"a3\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/u/**/x\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"d3\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/u/*\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"a4\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"api.x.example.com\", \"y.example.com\"], \"ports\": [443]}},\n"
+		"{\"name\": \"d4\", \"decision\": \"deny\", \"net\": {\"hosts\": [\"*.example.com\"]}},\n"
+		"{\"name\": \"a5\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.1.2.0/24\"], \"ports\": [22]}},\n"
+		"{\"name\": \"d5\", \"decision\": \"escalate\", \"net\": {\"hosts\": [\"10.0.0.0/8\"], \"ports\": [\"1-1024\"]}},\n"
+		"{\"name\": \"a6\", \"decision\": \"allow\", \"tool\": {\"name\": \"git.push\", \"args\": {\"force\": {\"equals\": false}}}},\n"
+		"{\"name\": \"d6\", \"decision\": \"deny\", \"tool\": {\"name\": \"*.push\"}},\n"
+		"{\"name\": \"d6b\", \"decision\": \"deny\", \"tool\": {\"name\": \"git.*\"}},\n"
+		"{\"name\": \"a7\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.1.2.3\"], \"ports\": [2222]}}]}",
+		&ds);
+
+	(void)state;
+	assert_non_null(p);
+	assert_true(warned_at(&ds, 3, 1, "rule 'a1' (allow) is shadowed by rule 'd1'"));
+	assert_true(warned_at(&ds, 5, 1, "rule 'a2' (allow) is shadowed by rule 'd2'"));
+	assert_true(warned_at(&ds, 9, 1, "rule 'a4' (allow) is shadowed by rule 'd4'"));
+	assert_true(warned_at(&ds, 11, 1, "rule 'a5' (allow) is shadowed by rule 'd5'"));
+	assert_true(warned_at(&ds, 13, 1, "rule 'a6' (allow) is shadowed by rule 'd6'"));
+	/* "*" is one non-dot name, "**" any depth: d3 does not cover a3; 2222 is past d5's ports. */
+	assert_int_equal(ds.n, 5);
+	pol_diags_free(&ds);
+	pol_free(p);
+}
+
+/*
+ * The shadowing index against every pair compared (the oracle), on random
+ * policies from a small vocabulary where rules often cover each other:
+ * paths with "*" and "**" at several depths, names, suffixes and CIDRs
+ * with and without ports, tools by name and by "*", one or two subjects
+ * a rule.  Same rule named for every rule, or the index missed one (or
+ * invented one).
+ */
+#define ARRAY_N(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint64_t shadow_seed = 0x2545f4914f6cdd1dull;
+
+static unsigned rnd_below(unsigned n)
+{
+	shadow_seed ^= shadow_seed >> 12;
+	shadow_seed ^= shadow_seed << 25;
+	shadow_seed ^= shadow_seed >> 27;
+	return (unsigned)((shadow_seed * 2685821657736338717ull) >> 33) % n;
+}
+
+static void shadowing_index_agrees_with_pairs(void **state)
+{
+	static const char *const paths[] = { "/w", "/w/a", "/w/a/b", "/w/*", "/w/*/b", "/w/**/b",
+					     "/w/a/*.c", "/v", "/v/x", "/", "/w/**", "/w/a/**/c",
+					     "/w/a/b/c", "/w/a/x.c", "/w/*/b/c", "/w/*/*/c",
+					     "/w/a/*/c" };
+	static const char *const rights[] = { "\"read\"", "\"read\", \"write\"", "\"all\"",
+					      "\"write\"", "\"exec\", \"read\"" };
+	static const char *const hosts[] = { "a.example.com", "*.example.com", "b.a.example.com",
+					     "*.a.example.com", "10.0.0.0/8", "10.1.0.0/16",
+					     "10.1.2.3", "2001:db8::/32", "2001:db8::1" };
+	static const char *const ports[] = { "", ", \"ports\": [443]", ", \"ports\": [\"1-1024\"]",
+					     ", \"ports\": [22, 443]" };
+	static const char *const tools[] = { "git.push", "*.push", "git.*", "*.*", "db.q" };
+	static const char *const decisions[] = { "allow", "escalate", "deny" };
+	size_t shadowed = 0;
+
+	(void)state;
+	for (int round = 0; round < 40; round++) {
+		char *text = malloc(1 << 16);
+		size_t o = 0, n = 60 + rnd_below(60);
+		uint32_t *fast, *slow;
+		struct pol_diags ds;
+		struct policy *p;
+
+		assert_non_null(text);
+		o += (size_t)snprintf(text + o, (1 << 16) - o, HDR);
+		for (size_t i = 0; i < n; i++) {
+			const char *d = decisions[rnd_below(3)];
+			unsigned kind = rnd_below(3), two = rnd_below(3) == 0;
+
+			o += (size_t)snprintf(text + o, (1 << 16) - o, "%s{\"name\": \"r%zu\", \"decision\": \"%s\", ",
+					      i ? ",\n" : "", i, d);
+			if (kind == 0)
+				o += (size_t)snprintf(text + o, (1 << 16) - o,
+						      "\"fs\": {\"paths\": [\"%s\"%s%s%s], \"rights\": [%s]}}",
+						      paths[rnd_below(ARRAY_N(paths))], two ? ", \"" : "",
+						      two ? paths[rnd_below(ARRAY_N(paths))] : "", two ? "\"" : "",
+						      rights[rnd_below(ARRAY_N(rights))]);
+			else if (kind == 1)
+				o += (size_t)snprintf(text + o, (1 << 16) - o,
+						      "\"net\": {\"hosts\": [\"%s\"%s%s%s]%s}}",
+						      hosts[rnd_below(ARRAY_N(hosts))], two ? ", \"" : "",
+						      two ? hosts[rnd_below(ARRAY_N(hosts))] : "", two ? "\"" : "",
+						      ports[rnd_below(ARRAY_N(ports))]);
+			else
+				o += (size_t)snprintf(text + o, (1 << 16) - o, "\"tool\": {\"name\": \"%s\"%s}}",
+						      tools[rnd_below(ARRAY_N(tools))],
+						      two ? ", \"args\": {\"k\": {\"any\": true}}" : "");
+		}
+		o += (size_t)snprintf(text + o, (1 << 16) - o, "]}");
+		assert_true(o < (1 << 16));
+		p = load(text, &ds);
+		if (!p) {
+			pol_diags_print(&ds, "random.json", stderr);
+			fail_msg("round %d does not load", round);
+		}
+		fast = calloc(p->n_rules, sizeof(*fast));
+		slow = calloc(p->n_rules, sizeof(*slow));
+		assert_non_null(fast);
+		assert_non_null(slow);
+		assert_int_equal(parse_shadowing(p, false, fast), 0);
+		assert_int_equal(parse_shadowing(p, true, slow), 0);
+		for (size_t i = 0; i < p->n_rules; i++) {
+			if (fast[i] != slow[i])
+				fail_msg("round %d, rule %s: index says %d, pairs say %d", round,
+					 p->rules[i].name, (int)fast[i], (int)slow[i]);
+			shadowed += fast[i] != UINT32_MAX;
+		}
+		free(fast);
+		free(slow);
+		free(text);
+		pol_free(p);
+		pol_diags_free(&ds);
+	}
+	assert_true(shadowed > 100);    /* the vocabulary is meant to overlap */
+}
+
+/*
+ * What a rule cannot do is said at the rule (issue 34): an allow an
+ * invariant overrides, in whole or in part; "/" allowed for writing; no
+ * rules; no allowing rule; a deny whose hosts expanded to nothing; an "in"
+ * of nothing.  An empty "ports" is an error (it would read as any port).
+ */
+static void rules_that_cannot_are_warned(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"keys\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"${HOME}/.ssh\"], \"rights\": [\"read\"]}},\n"
+		"{\"name\": \"bpf\", \"decision\": \"escalate\", \"fs\": {\"paths\": [\"/boot\"], \"rights\": [\"read\", \"write\"]}},\n"
+		"{\"name\": \"root\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"/\"], \"rights\": [\"read\", \"write\"]}},\n"
+		"{\"name\": \"nobody\", \"decision\": \"deny\", \"net\": {\"hosts\": [\"@none\"]}},\n"
+		"{\"name\": \"never\", \"decision\": \"deny\", \"tool\": {\"name\": \"db.q\", \"args\": {\"mode\": {\"in\": []}}}}],\n"
+		"\"lists\": {\"none\": []}}", &ds);
+
+	(void)state;
+	assert_non_null(p);
+	assert_true(warned_at(&ds, 3, 1, "rule 'keys' allows read on /home/agent/.ssh, which the "
+				"invariant 'credential-store' denies to every policy: the rule cannot allow it"));
+	assert_true(warned_at(&ds, 4, 1, "rule 'bpf' escalates write on /boot"));
+	assert_true(warned_at(&ds, 4, 1, "cannot escalate those rights"));
+	assert_true(warned_at(&ds, 5, 1, "rule 'root' allows write on /: every file"));
+	assert_true(warned_at(&ds, 6, 1, "rule 'nobody' has no hosts"));
+	assert_true(warned_at(&ds, 7, 1, "argument 'mode' must be \"in\" an empty list"));
+	assert_int_equal(ds.n, 5);
+	pol_diags_free(&ds);
+	pol_free(p);
+
+	p = load("{\"cordon_policy\": 1,\n \"rules\": []}", &ds);
+	assert_non_null(p);
+	assert_int_equal(ds.n, 1);
+	assert_true(warned_at(&ds, 2, 11, "no rules: every request is denied"));
+	pol_diags_free(&ds);
+	pol_free(p);
+
+	p = load(HDR "{\"name\": \"d\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w\"], \"rights\": [\"read\"]}}]}", &ds);
+	assert_non_null(p);
+	assert_int_equal(ds.n, 1);
+	assert_true(warned_at(&ds, 2, 10, "no rule allows anything"));
+	pol_diags_free(&ds);
+	pol_free(p);
+
+	p = load(HDR "{\"name\": \"n\", \"decision\": \"allow\", \"net\": {\"hosts\": [\"10.0.0.1\"], \"ports\": []}}]}", &ds);
+	assert_null(p);
+	assert_int_equal(ds.n_errors, 1);
+	assert_int_equal(ds.d[0].pos.line, 3);
+	assert_non_null(strstr(ds.d[0].msg, "\"ports\" is empty"));
+	pol_diags_free(&ds);
 }
 
 /* A host sent through the credential proxy that no credential names is said. */
@@ -825,6 +1027,101 @@ static void wildcards_expand_as_glob_does(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * "**" as people read it from .gitignore (issue 34): a deny of the pattern
+ * ${WORKSPACE}, "**", ".env" refuses .env at the workspace's top, one level
+ * down and two down (it used to refuse only the middle one), and nothing
+ * else; the same in a tool's "within"; "a**" is an error at its position;
+ * the kernel tables get every existing match, dot directories included.
+ */
+static void starstar_is_any_depth(void **state)
+{
+	struct pol_diags ds;
+	struct policy *p = load(HDR
+		"{\"name\": \"ws\", \"decision\": \"allow\", \"fs\": {\"paths\": [\"${WORKSPACE}\"], \"rights\": [\"all\"]}},\n"
+		"{\"name\": \"env\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"${WORKSPACE}/**/.env\"], \"rights\": [\"read\", \"write\"]}},\n"
+		"{\"name\": \"rd\", \"decision\": \"allow\", \"tool\": {\"name\": \"fs.read\", \"args\": {\"path\": {\"within\": [\"${WORKSPACE}\"]}}}},\n"
+		"{\"name\": \"rd-env\", \"decision\": \"deny\", \"tool\": {\"name\": \"fs.read\", \"args\": {\"path\": {\"within\": [\"${WORKSPACE}/**/.env\"]}}}}]}",
+		&ds);
+	static const char *const denied[] = { "/work/p/.env", "/work/p/sub/.env", "/work/p/a/b/.env",
+					      "/work/p/.git/x/.env" };
+	static const char *const allowed[] = { "/work/p/env.txt", "/work/p/a/.envrc", "/work/p/a/b" };
+
+	(void)state;
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof(denied) / sizeof(*denied); i++) {
+		if (decide(p, POL_OP_READ, denied[i]) != CORDON_DENY)
+			fail_msg("read %s: not denied", denied[i]);
+		assert_int_equal(decide(p, POL_OP_DELETE, denied[i]), CORDON_ALLOW);  /* not a denied right */
+	}
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(*allowed); i++)
+		if (decide(p, POL_OP_READ, allowed[i]) != CORDON_ALLOW)
+			fail_msg("read %s: not allowed", allowed[i]);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"a/b/.env\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \".env\"}", NULL), CORDON_DENY);
+	assert_int_equal(call(p, "fs", "read", "{\"path\": \"a/env.txt\"}", NULL), CORDON_ALLOW);
+	pol_free(p);
+	pol_diags_free(&ds);
+
+	p = load(HDR "{\"name\": \"x\", \"decision\": \"deny\", \"fs\": {\"paths\": [\"/w/a**/.env\"], "
+		 "\"rights\": [\"read\"]}}]}", &ds);
+	assert_null(p);
+	assert_int_equal(ds.n_errors, 1);
+	assert_int_equal(ds.d[0].pos.line, 3);
+	assert_int_equal(ds.d[0].pos.col, 52);
+	assert_non_null(strstr(ds.d[0].msg, "whole path component"));
+	pol_diags_free(&ds);
+}
+
+static void starstar_expands_at_any_depth(void **state)
+{
+	char root[] = "/tmp/cordon-globXXXXXX", path[PATH_MAX], text[4096];
+	static const char *const dirs[] = { "sub", "a", "a/b", ".git", ".git/h", "l" };
+	static const char *const files[] = { ".env", "sub/.env", "a/b/.env", ".git/h/.env", "env.txt",
+					     "a/.envrc" };
+	static const char *const want[] = { "/.env", "/.git/h/.env", "/a/b/.env", "/sub/.env" };
+	struct seen mine = { 0 };
+	struct pol_diags ds;
+	struct policy *p;
+
+	(void)state;
+	make_tree(root, dirs, sizeof(dirs) / sizeof(*dirs), files, sizeof(files) / sizeof(*files));
+	/* A symlinked directory is not walked: what it reaches is judged where it is. */
+	snprintf(path, sizeof(path), "%s/l/up", root);
+	assert_int_equal(symlink("..", path), 0);
+	snprintf(text, sizeof(text), "{\"cordon_policy\":1,\"name\":\"g\",\"rules\":[{\"name\":\"r\","
+		 "\"decision\":\"deny\",\"fs\":{\"paths\":[\"%s/**/.env\", \"%s/**/**/.env\"],"
+		 "\"rights\":[\"read\"]}}]}", root, root);
+	p = load(text, &ds);
+	assert_non_null(p);
+	assert_int_equal(pol_compile_fs(p, record, &mine), 0);
+	qsort(mine.v, mine.n, sizeof(char *), cmpstr);
+	/* Each path once per pattern: two patterns. */
+	assert_int_equal(mine.n, 2 * sizeof(want) / sizeof(*want));
+	for (size_t i = 0; i < mine.n; i++) {
+		snprintf(path, sizeof(path), "%s%s", root, want[i / 2]);
+		assert_string_equal(mine.v[i], path);
+		free(mine.v[i]);
+	}
+	pol_free(p);
+	pol_diags_free(&ds);
+	/* A trailing "**" is the directory itself (and so all below it). */
+	mine.n = 0;
+	snprintf(text, sizeof(text), "{\"cordon_policy\":1,\"name\":\"g\",\"rules\":[{\"name\":\"r\","
+		 "\"decision\":\"deny\",\"fs\":{\"paths\":[\"%s/a/**\"],\"rights\":[\"read\"]}}]}", root);
+	p = load(text, &ds);
+	assert_non_null(p);
+	assert_int_equal(pol_compile_fs(p, record, &mine), 0);
+	assert_int_equal(mine.n, 1);
+	snprintf(path, sizeof(path), "%s/a", root);
+	assert_string_equal(mine.v[0], path);
+	free(mine.v[0]);
+	pol_free(p);
+	pol_diags_free(&ds);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
 static void shipped_profiles_load(void **state)
 {
 	for (const char *const *n = pol_profile_names(); *n; n++) {
@@ -879,6 +1176,9 @@ int main(void)
 		cmocka_unit_test(duplicate_keys_are_refused),
 		cmocka_unit_test(all_errors_are_reported_not_just_the_first),
 		cmocka_unit_test(shadowed_rules_are_warned),
+		cmocka_unit_test(shadowing_through_every_key),
+		cmocka_unit_test(shadowing_index_agrees_with_pairs),
+		cmocka_unit_test(rules_that_cannot_are_warned),
 		cmocka_unit_test(uncredentialed_hosts_are_warned),
 		cmocka_unit_test(strongest_wins_whatever_the_order),
 		cmocka_unit_test(invariants_beat_any_policy),
@@ -890,6 +1190,8 @@ int main(void)
 		cmocka_unit_test(fuzz_regressions),
 		cmocka_unit_test(shipped_profiles_load),
 		cmocka_unit_test(wildcards_expand_as_glob_does),
+		cmocka_unit_test(starstar_is_any_depth),
+		cmocka_unit_test(starstar_expands_at_any_depth),
 		cmocka_unit_test(canon_memo_agrees_with_canon_path),
 		cmocka_unit_test(null_vars_are_none),
 	};

@@ -3,6 +3,8 @@
 # 150 tool rules): per-evaluation latency of a mixed request stream through
 # pol_eval (indexed; target: median at most 1 us) and pol_eval_linear (every
 # rule scanned, the baseline), by request class, and the policy's load time.
+# Then `policy check` of the same mix at 15,000 and 60,000 rules, and the
+# time per rule at the two sizes (it was quadratic: 28 s at 60,000).
 # tools/bench/policy_bench does the measuring and exits 1 if the two
 # evaluators disagree on any request; this script lays out its numbers.
 set -uo pipefail
@@ -56,6 +58,18 @@ pl=$(ld parse+index 3)
 sh=$(ld parse+index+shadowing 3)
 row "load: parse, validate, index ($(info policy_bytes) bytes)" "$pl ms" "$(ld parse+index 4) ms" \
     "$(ld parse+index 5)" "" ""
-row "load with shadowed-rule warnings (\`policy check\`)" "$sh ms" \
+row "load with every warning (\`policy check\`: shadowing, invariants, rules that cannot match)" "$sh ms" \
     "$(ld parse+index+shadowing 4) ms" "$(ld parse+index+shadowing 5)" "parse+index $pl ms" \
     "$(ratio "$sh" "$pl")"
+# check N FIELD: 3 median ms, 4 p90 ms, 5 runs, 6 warnings, 7 bytes.
+ck() { awk -v n="$1" -v f="$2" '$1 == "check" && $2 == n { print $f }' <<<"$out"; }
+c15=$(ck 15000 3)
+c60=$(ck 60000 3)
+row "\`policy check\` of 15,000 rules, the same mix ($(ck 15000 7) bytes, $(ck 15000 6) warnings; a fresh process a run)" \
+    "$c15 ms" "$(ck 15000 4) ms" "$(ck 15000 5)" "" ""
+row "\`policy check\` of 60,000 rules ($(ck 60000 7) bytes, $(ck 60000 6) warnings)" \
+    "$c60 ms" "$(ck 60000 4) ms" "$(ck 60000 5)" "15,000 rules $c15 ms" "$(ratio "$c60" "$c15")"
+p15=$(awk -v t="$c15" 'BEGIN { printf "%.1f", t * 1000 / 15000 }')
+p60=$(awk -v t="$c60" 'BEGIN { printf "%.1f", t * 1000 / 60000 }')
+row "\`policy check\`, time per rule at 60,000 against 15,000 (quadratic: 4x; target at most 1.5x)" \
+    "$p60 us" "" "" "$p15 us" "$(ratio "$p60" "$p15")"

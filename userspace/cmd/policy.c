@@ -14,7 +14,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cordon policy check FILE...\n"
+		"usage: cordon policy check [--strict] FILE...   (--strict: a warning exits 1)\n"
 		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
 		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
 		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
@@ -29,14 +29,16 @@ static void usage(FILE *f)
 		"Exit status: 0 ok, 1 policy errors or scenario mismatches, 2 usage.\n");
 }
 
-/* Load and report; returns 0 or 1 (errors were printed). */
-static int load_or_report(const char *file, const struct pol_vars *vars, bool warnings,
-			  struct policy **out)
+/* Load and report; returns 0 or 1 (errors were printed).  *n_warn: warnings printed. */
+static int load_or_report_n(const char *file, const struct pol_vars *vars, bool warnings,
+			    struct policy **out, size_t *n_warn)
 {
 	struct pol_diags ds = { .no_warnings = !warnings };
 	int r = pol_load(file, vars, out, &ds);
 
 	pol_diags_print(&ds, file, stderr);
+	if (n_warn)
+		*n_warn = ds.n - ds.n_errors;
 	pol_diags_free(&ds);
 	if (r == -ENOENT) {
 		fprintf(stderr, "%s: no such file, and not a shipped profile\n", file);
@@ -51,12 +53,28 @@ static int load_or_report(const char *file, const struct pol_vars *vars, bool wa
 	return 0;
 }
 
+static int load_or_report(const char *file, const struct pol_vars *vars, bool warnings,
+			  struct policy **out)
+{
+	return load_or_report_n(file, vars, warnings, out, NULL);
+}
+
+/*
+ * Warnings (a rule an invariant overrides, one shadowed, "/" writable, a
+ * rule that can never match...) leave the exit status 0 unless --strict,
+ * for a CI that must not let a policy in that does less than it reads.
+ */
 static int cmd_check(int argc, char **argv)
 {
 	struct pol_vars vars = {};
-	int bad = 0;
+	bool strict = false;
+	int bad = 0, first = 1;
 
-	if (argc < 2) {
+	if (argc > 1 && !strcmp(argv[1], "--strict")) {
+		strict = true;
+		first = 2;
+	}
+	if (argc <= first) {
 		usage(stderr);
 		return 2;
 	}
@@ -64,14 +82,20 @@ static int cmd_check(int argc, char **argv)
 		log_err("policy: cannot set default variables");
 		return 1;
 	}
-	for (int i = 1; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		struct policy *p = NULL;
+		size_t n_warn = 0;
 
-		if (load_or_report(argv[i], &vars, true, &p)) {
+		if (load_or_report_n(argv[i], &vars, true, &p, &n_warn)) {
 			bad = 1;
 			continue;
 		}
-		printf("%s: ok (%zu rules, %zu credentials)\n", argv[i], p->n_rules, p->n_creds);
+		if (strict && n_warn) {
+			printf("%s: %zu warning%s (--strict)\n", argv[i], n_warn, n_warn == 1 ? "" : "s");
+			bad = 1;
+		} else {
+			printf("%s: ok (%zu rules, %zu credentials)\n", argv[i], p->n_rules, p->n_creds);
+		}
 		pol_free(p);
 	}
 	pol_vars_free(&vars);

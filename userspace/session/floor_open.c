@@ -170,6 +170,15 @@ int open_floor(struct sup *s)
 	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
 	if (!s->floor && !net_unix_gate(s->net))
 		posture_add(&s->posture, &posture_no_unix_gate);
+	/* A pattern denied or escalated: its later matches are not in the tables. */
+	for (size_t i = 0; s->pol && i < s->pol->n_rules; i++) {
+		const struct pol_rule *ru = &s->pol->rules[i];
+
+		for (size_t j = 0; ru->kind == POL_FS && ru->decision != CORDON_ALLOW &&
+				   j < ru->fs.n_paths; j++)
+			if (strpbrk(ru->fs.paths[j], "*?["))
+				posture_add(&s->posture, &posture_patterns_later);
+	}
 	/*
 	 * Still under the floor lock: sessions whose cordon and watchdog both
 	 * died are reaped (reap.h), and this one's run directory is made and

@@ -44,7 +44,8 @@ int make_session(struct sup *s)
 		if (c.host_root >= 0)
 			close(c.host_root);
 		if (r < 0) {
-			log_err("run: cannot create the session's kernel rules: %s", strerror(-r));
+			log_err("run: cannot create the session's kernel rules: %s",
+				pol_compile_strerror(r));
 			return r;
 		}
 		snprintf(s->cgroup, sizeof(s->cgroup), "%s", floor_session_cgroup(s->fsess));
