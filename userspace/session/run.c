@@ -492,7 +492,8 @@ static int run_start_agent(struct run *run)
 	}
 	print_posture(s);
 	register_secrets(s);
-	r = approve_listen(s);
+	sup_wire(s);
+	r = approve_listen(&s->ap);
 	phase("sockets listening");
 	if (run->att_started)
 		pthread_join(run->att_thread, NULL);

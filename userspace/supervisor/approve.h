@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The approval channels: a human's terminal, `cordon approve` (approve.c). */
+/*
+ * The approval channels: a human's terminal, `cordon approve`, and the
+ * session's event socket (approve.c).  The module owns struct approvals
+ * and reads nothing of the session but its context (struct approvals_ctx,
+ * wired by the loop, sup_wire); what it decides, the loop applies, through
+ * struct approvals_ops.  struct sup is opaque here: the compiler refuses a
+ * reach into it.  Main loop only; approve_publish under the lock that
+ * serialises the session's records (s->lock).
+ */
 #ifndef CORDON_APPROVE_H
 #define CORDON_APPROVE_H
 
@@ -12,6 +20,8 @@
 #include "cordon.h"
 
 struct sup;
+struct policy;
+struct terminal;
 
 enum approve_mode {
 	APPROVE_TTY = 0,
@@ -70,8 +80,49 @@ struct pending {
 	bool prompted;
 };
 
+/*
+ * What the approvals ask of the loop (supervisor.c fills it), with the
+ * loop's state (struct approvals_ctx.owner) as first argument.
+ */
+struct approvals_ops {
+	/*
+	 * A decision on one held call H of request P (sup_held_decided): record
+	 * it, tell a refused caller why, let the call go on or refuse it.
+	 * SESSION: approved for the rest of the session; HUMAN: a person
+	 * answered (not the timeout, not the session's end).
+	 */
+	void (*decided)(struct sup *s, const struct pending *p, struct held *h, bool allow,
+			bool session, bool human, const char *approver);
+	/* `cordon stop` (sup_stop); returns the ms the session has to exit before it is killed. */
+	int (*stop)(struct sup *s, int sig, const char *by);
+};
+
+/*
+ * What the approvals read of the session: set once by the loop (sup_wire)
+ * before approve_listen, from facts that do not change after; the strings
+ * and the terminal are the session's own, alive as long as it.
+ */
+struct approvals_ctx {
+	const char *name;               /* the session's: `cordon approve NAME:ID`, the listing */
+	const char *run_dir;            /* where approve.sock and events.sock are made */
+	uid_t invoker;                  /* who may approve (host_operator) */
+	const struct policy *pol;       /* approval_timeout_s, approval_on_timeout */
+	enum approve_mode mode;         /* --approve: a prompt on the terminal, or the socket */
+	bool quiet;                     /* --quiet: no "held #N" line */
+	struct terminal *term;          /* cordon's terminal and the agent's (tty_guard.h) */
+	/* What `cordon pending` says of the session. */
+	const char *user;
+	uid_t uid;
+	const char *workspace;
+	char *const *argv;              /* the agent's command as the human typed it */
+	uint64_t started_ms;
+	const struct approvals_ops *ops;
+	struct sup *owner;              /* handed back to ops, never read here */
+};
+
 /* The approval channels and the requests held for a human (approve.c). */
 struct approvals {
+	struct approvals_ctx ctx;
 	int approve_sock;
 	int events_sock;
 	int clients[16];                /* event subscribers */
@@ -82,7 +133,6 @@ struct approvals {
 	size_t n_approved;
 	char **denied;                  /* deny_key of every request a human denied */
 	size_t n_denied;
-	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
 	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
 	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
 };
@@ -111,16 +161,37 @@ struct approvals {
 #define PROMPT_GRACE_MS 1000
 
 
-int approve_listen(struct sup *s);
-void approve_accept(struct sup *s);
-/* A new escalation; returns 0 when held, or a decision to apply now. */
-void approve_hold(struct sup *s, struct pending *p);
-void approve_tick(struct sup *s);
-void approve_tty_input(struct sup *s, const char *buf, size_t n);
-/* Apply a decision to every held call of p, unlink and free it. */
-void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
-		     const char *approver);
-bool approve_session_allowed(struct sup *s, const char *key);
+/* Make approve.sock and events.sock in the run directory (logged); 0 or -errno. */
+int approve_listen(struct approvals *ap);
+/* A client on approve.sock: `cordon pending`, `approve`, `deny`, `stop`. */
+void approve_accept(struct approvals *ap);
+/* A subscriber on events.sock (a host operator; a full list refuses it). */
+void approve_events_accept(struct approvals *ap);
+/* LINE (N bytes, its newline in) to every subscriber; one that cannot keep up is dropped. */
+void approve_publish(struct approvals *ap, const char *line, size_t n);
+
+/*
+ * Hold an escalated operation for a human (sup_hold says what the
+ * arguments are, sup_held.h what "the same request" is): a new request,
+ * asked at once on the terminal or announced, or one more call batched
+ * into an identical one.  0; -EAGAIN past SUP_MAX_PENDING, -ENOMEM: not
+ * held (the caller refuses it).
+ */
+int approve_hold(struct approvals *ap, const struct held *h, json_t *event, json_t *kept,
+		 const char *binary, const char *summary, const char *rule, const char *risk);
+/* Approved for this session, or denied by a human before: answered unasked. */
+bool approve_session_approved(struct approvals *ap, json_t *event, const char *binary);
+bool approve_human_denied(struct approvals *ap, json_t *event);
+
+/* The poll timeout (at most TIMEOUT ms) that wakes the loop for the first deadline. */
+int approve_wait_ms(const struct approvals *ap, int timeout);
+/* A question is on the terminal: the agent's output waits, keys go to approve_tty_input. */
+bool approve_prompting(const struct approvals *ap);
+/* Requests past their deadline get the policy's approval_on_timeout. */
+void approve_tick(struct approvals *ap);
+void approve_tty_input(struct approvals *ap, const char *buf, size_t n);
+/* The session ended: every request left is refused. */
+void approve_end(struct approvals *ap);
 /*
  * May the peer of an accepted socket speak to the supervisor (approve,
  * events)?  Root or `invoker`, outside every session, not this process.
@@ -128,7 +199,8 @@ bool approve_session_allowed(struct sup *s, const char *key);
  */
 bool host_operator(int fd, uid_t invoker, char *who, size_t wlen);
 /* Drop one held call (`nr`, `notif`) from its pending request; the request goes when empty. */
-void approve_withdraw(struct sup *s, int nr, uint64_t notif);
-void approve_withdraw_all(struct sup *s, int nr);
+void approve_withdraw(struct approvals *ap, int nr, uint64_t notif);
+/* Every held call of helper NR (it exited). */
+void approve_withdraw_all(struct approvals *ap, int nr);
 
 #endif

@@ -14,6 +14,13 @@
 extern const struct sup_ops sup_ops;
 
 /*
+ * Give each owned part of the session what it reads of it, and the loop's
+ * operations it calls back through (struct approvals_ctx): once the
+ * session's facts are known, before approve_listen.
+ */
+void sup_wire(struct sup *s);
+
+/*
  * Stop the session as a whole: SIG to every process of it (cordon-init
  * passes it to its whole PID namespace), then, STOP_GRACE_MS later or at a
  * second stop, SIGKILL to its cgroup.  BY says who asked, for the record
