@@ -19,6 +19,8 @@
  *     the full posture, and in the fallback by the supervisor, the unix
  *     gate keeping the session from naming the path itself.
  * Identical requests pending at once are batched: one answer for all.
+ * What is decided here is applied by the loop (struct approvals_ops:
+ * sup_held_decided records, tells and answers each held call).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

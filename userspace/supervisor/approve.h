@@ -53,7 +53,7 @@ struct pending {
 	char key[65];
 	/*
 	 * The same, of the event alone (an exec's binary left out): what a
-	 * human's denial is remembered as (approve_resolve, sup_human_denied).
+	 * human's denial is remembered as (resolve in approve.c, approve_human_denied).
 	 */
 	char deny_key[65];
 	char summary[1024];

@@ -3,11 +3,13 @@
  * The state of one `cordon run` session's supervisor (struct sup), shared
  * by the start-up code (run.c), the event loop (supervisor.c) and the
  * modules below it (the handlers sup_exec.c, sup_connect.c, sup_open.c,
- * the held operations sup_held.c, the records sup_record.c), the approval
- * channels (approve.c), the helpers' channel (channel/helper.c) and the
- * grants (push_grant.c); and the operations those lower modules call back
- * through (struct sup_ops) instead of into supervisor.c, so that no module
- * below the loop depends on it (docs/architecture.md).
+ * the held operations sup_held.c, the records sup_record.c), the helpers'
+ * channel (channel/helper.c) and the grants (push_grant.c); and the
+ * operations those lower modules call back through (struct sup_ops)
+ * instead of into supervisor.c, so that no module below the loop depends
+ * on it (docs/architecture.md).  The approvals (approve.c) are not among
+ * them: they own struct approvals (approve.h), read the session through
+ * its context, wired by the loop (sup_wire), and never see struct sup.
  */
 #ifndef CORDON_SUP_STATE_H
 #define CORDON_SUP_STATE_H
@@ -79,7 +81,9 @@ struct sup;
 
 /*
  * The supervisor's state, in the parts each module owns; struct sup holds
- * one of each and the session's own facts.
+ * one of each and the session's own facts.  The approvals' part (struct
+ * approvals) is in approve.h, the terminal's (struct terminal) in
+ * tty_guard.h.
  */
 
 /* What the end record says of the supervisor's work (supervisor.c, the handlers). */
