@@ -3,19 +3,19 @@
 #ifndef CORDON_HELPER_H
 #define CORDON_HELPER_H
 
+#include "helper_argv.h"
 #include "sup_state.h"
 
 /*
  * A helper's command line, built in the caller's argv (room for
  * RUN_MAX_ENV --var pairs and its own options), each call returning the
- * next free index: helper_argv_start() writes cordon's own binary and CMD
- * (-errno if /proc/self/exe cannot be read; SELF holds PATH_MAX),
- * helper_argv_session() the session's --policy, --workspace and --user,
- * helper_argv_vars() its --var NAME=VALUE, in order,
- * helper_argv_upstreams() its --upstream and --upstream-ca (room for
- * RUN_MAX_ENV more pairs).  The caller puts its own options around them.
+ * next free index: helper_argv_start() (helper_argv.h) writes cordon's own
+ * binary and CMD, helper_argv_session() the session's --policy,
+ * --workspace and --user, helper_argv_vars() its --var NAME=VALUE, in
+ * order, helper_argv_upstreams() its --upstream and --upstream-ca (room
+ * for RUN_MAX_ENV more pairs).  The caller puts its own options around
+ * them.
  */
-int helper_argv_start(const char *argv[], char self[PATH_MAX], const char *cmd);
 int helper_argv_session(const struct sup *s, const char *argv[], int n);
 int helper_argv_vars(const struct sup *s, const char *argv[], int n);
 int helper_argv_upstreams(const struct sup *s, const char *argv[], int n);
