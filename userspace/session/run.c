@@ -610,7 +610,7 @@ static int run_teardown(struct run *run)
 		floor_close(s->floor);
 	if (s->net)
 		net_close(s->net);
-	unix_connector_stop(s);
+	unix_connector_stop(&s->conn);
 	/* The helpers sent their last records and closed their channels; now their exits. */
 	helper_reap(&s->mcp);
 	helper_reap(&s->egress);

@@ -34,6 +34,7 @@ struct fallback_report;
 #include "steps.h"
 #include "approve.h"
 #include "tty_guard.h"
+#include "unix_connector.h"
 
 struct floor;
 struct floor_session;
@@ -112,13 +113,6 @@ struct exec_recheck {
 		char summary[128];
 	} *armed;                       /* one per thread, grown as needed */
 	int n, cap;
-};
-
-/* The fallback's Unix connector, started on first use (unix_connector.h). */
-struct unix_conn {
-	int chan;
-	pid_t pid;
-	char cgroup[PATH_MAX];          /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
 };
 
 struct sup {
