@@ -272,12 +272,12 @@ void sup_held_decided(struct sup *s, const struct pending *p, struct held *h, bo
 
 	if (h->nr == HELD_MCP || h->nr == HELD_HTTP) {
 		/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
-		struct helper *hp = helper_of_held(s, h->nr);
+		struct helper *hp = h->nr == s->mcp.held ? &s->mcp : &s->egress;
 
 		s->ops->record(s, h->pid, hp->raw_name, NULL, p->kept,
 			   allow ? "allow" : "deny",
 			   p->rule[0] ? p->rule : NULL, why, approver);
-		helper_decide(s, hp, h->notif, allow, why, approver);
+		helper_decide(hp, h->notif, allow, why, approver);
 		return;
 	}
 	if (!notify_valid(s->listener, h->notif))

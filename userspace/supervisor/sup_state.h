@@ -3,13 +3,15 @@
  * The state of one `cordon run` session's supervisor (struct sup), shared
  * by the start-up code (run.c), the event loop (supervisor.c) and the
  * modules below it (the handlers sup_exec.c, sup_connect.c, sup_open.c,
- * the held operations sup_held.c, the records sup_record.c), the helpers'
- * channel (channel/helper.c) and the grants (push_grant.c); and the
- * operations those lower modules call back through (struct sup_ops)
- * instead of into supervisor.c, so that no module below the loop depends
- * on it (docs/architecture.md).  The approvals (approve.c) are not among
- * them: they own struct approvals (approve.h), read the session through
- * its context, wired by the loop (sup_wire), and never see struct sup.
+ * the held operations sup_held.c, the records sup_record.c) and the grants
+ * (push_grant.c), which call back into the loop through struct sup_ops
+ * (sup_ops.h) instead of into supervisor.c, so that no module below the
+ * loop depends on it (docs/architecture.md).  The modules that own a part
+ * are not among them: the approvals (approve.c, struct approvals), the
+ * helpers' channel (channel/helper.c, struct helper) and the Unix
+ * connector (channel/unix_connector.c, struct unix_conn) each take their
+ * part and what they read of the session (wired by the loop, sup_wire),
+ * and never see struct sup.
  */
 #ifndef CORDON_SUP_STATE_H
 #define CORDON_SUP_STATE_H
@@ -35,6 +37,8 @@ struct fallback_report;
 #include "approve.h"
 #include "tty_guard.h"
 #include "unix_connector.h"
+#include "helper.h"
+#include "sup_ops.h"
 
 struct floor;
 struct floor_session;
@@ -66,25 +70,14 @@ struct run_options {
 	char **argv;                    /* the agent's command */
 };
 
-/* A helper the supervisor started outside the session, and its channel (helper.c). */
-struct helper {
-	const char *what;               /* "MCP proxy", ...: messages */
-	const char *raw_name;           /* the raw name of its decisions' records */
-	const char *record_type;        /* the record type it may write besides "decision" */
-	int held;                       /* HELD_MCP, HELD_HTTP */
-	pid_t pid;
-	uint64_t stop_end;              /* helper_stop(): by when it must have exited */
-	int chan;                       /* supervisor <-> helper, or -1 */
-	void *in;                       /* struct linebuf of the channel */
-};
-
 struct sup;
 
 /*
  * The supervisor's state, in the parts each module owns; struct sup holds
- * one of each and the session's own facts.  The approvals' part (struct
- * approvals) is in approve.h, the terminal's (struct terminal) in
- * tty_guard.h.
+ * one of each and the session's own facts.  The parts whose module never
+ * sees struct sup are defined in its header: struct approvals (approve.h),
+ * struct helper (helper.h), struct unix_conn (unix_connector.h); the
+ * terminal's, struct terminal, in tty_guard.h.
  */
 
 /* What the end record says of the supervisor's work (supervisor.c, the handlers). */
@@ -184,6 +177,7 @@ struct sup {
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
 	int mcp_listen;                 /* the listening socket, until handed over */
 	struct unix_conn conn;
+	struct helpers_ctx helpers;       /* what both helpers' channels read (sup_wire) */
 	struct helper mcp;
 	/* The egress broker and credential proxy (egress_session.c). */
 	int egress_listen;
@@ -202,40 +196,10 @@ struct sup {
 };
 
 /*
- * What the modules below the loop ask of it (supervisor.c fills the table,
- * sup_ops): publish a decision, hold an operation for a human, answer a
- * held call, stop the session.  Called with the same rules as the
- * functions they stand for (supervisor.h, sup_record.h, sup_held.h,
- * sup_exec.h).
- */
-struct sup_ops {
-	void (*record)(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
-		       const char *decision, const char *rule, const char *reason,
-		       const char *approver);
-	void (*audit_check)(struct sup *s);
-	int (*hold)(struct sup *s, const struct held *h, json_t *event, json_t *kept,
-		    const char *binary, const char *summary, const char *rule, const char *risk);
-	bool (*session_approved)(struct sup *s, json_t *event, const char *binary);
-	bool (*human_denied)(struct sup *s, json_t *event);
-	void (*apply)(struct sup *s, struct held *h, bool allow, bool emulate, const char *why);
-	int (*exec_arm)(struct sup *s, const struct held *h, const char *comm, const char **why);
-	void (*stop)(struct sup *s, int sig, const char *by);
-	/* A helper's held operation went (approve.c): drop it from its request. */
-	void (*withdraw)(struct sup *s, int nr, uint64_t notif);
-	void (*withdraw_all)(struct sup *s, int nr);
-};
-
-/*
  * How long a session asked to stop (a signal to `cordon run`, `cordon
  * stop`) has to exit on its own before its cgroup is killed.
  */
 #define STOP_GRACE_MS 5000
 
-/* Why sup_hold refused (its -errno), as the record says. */
-static inline const char *sup_hold_error(int r)
-{
-	return r == -EAGAIN ? "too many requests are waiting for a human: refused" :
-			      "cordon could not hold the request";
-}
 
 #endif /* CORDON_SUP_STATE_H */

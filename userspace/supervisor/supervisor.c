@@ -215,9 +215,19 @@ static void withdraw_all(struct sup *s, int nr)
 	approve_withdraw_all(&s->ap, nr);
 }
 
+/* A helper's own record, or its lifecycle: written as the loop writes its own. */
+static void audit_write_checked(struct sup *s, const char *type, json_t *fields)
+{
+	pthread_mutex_lock(&s->lock);
+	(void)audit_write(s->audit, type, fields);
+	sup_audit_check(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 const struct sup_ops sup_ops = {
 	.record = sup_record,
 	.audit_check = sup_audit_check,
+	.audit_write = audit_write_checked,
 	.hold = sup_hold,
 	.session_approved = sup_session_approved,
 	.human_denied = sup_human_denied,
@@ -247,6 +257,11 @@ void sup_wire(struct sup *s)
 		.user = s->user, .uid = s->uid, .workspace = s->workspace, .argv = s->opt->argv,
 		.started_ms = s->started_ms, .ops = &approvals_ops, .owner = s,
 	};
+	s->helpers = (struct helpers_ctx){
+		.pol = s->pol, .mode = s->opt->approve, .ops = &sup_ops, .owner = s,
+	};
+	s->mcp.ctx = &s->helpers;
+	s->egress.ctx = &s->helpers;
 }
 
 int sup_loop(struct sup *s, int *status)
@@ -332,9 +347,9 @@ int sup_loop(struct sup *s, int *status)
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
 			approve_accept(&s->ap);
 		if (i_mcp >= 0 && p[i_mcp].revents)
-			helper_input(s, &s->mcp);
+			helper_input(&s->mcp);
 		if (i_http >= 0 && p[i_http].revents)
-			helper_input(s, &s->egress);
+			helper_input(&s->egress);
 		/* A helper refuses the call that spends the budget; the session stops here. */
 		sup_steps_check(s);
 		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))

@@ -15,8 +15,10 @@ extern const struct sup_ops sup_ops;
 
 /*
  * Give each owned part of the session what it reads of it, and the loop's
- * operations it calls back through (struct approvals_ctx): once the
- * session's facts are known, before approve_listen.
+ * operations it calls back through: the approvals (struct approvals_ctx)
+ * and the helpers' channels (struct helpers_ctx).  Once the session's
+ * facts are known (its name, run directory, policy), before any helper
+ * starts and before approve_listen.
  */
 void sup_wire(struct sup *s);
 
