@@ -2,7 +2,8 @@
 # tests/host/push_ssh.sh (over ssh) (bash; after tests/lib.sh and
 # tests/lib_run.sh, once $t, $WS and $AGENT are set): the agent's
 # repository and its pre-push hook, the heads on both sides, a session
-# whose approvals go through the socket, and the first pending request.
+# whose approvals go through the socket (the first pending request:
+# pending_id, tests/lib_run.sh).
 
 as_agent() { runuser -u "$AGENT" -- "$@"; }
 
@@ -43,14 +44,4 @@ push_session() {
         --approve socket "${envs[@]}" --audit "$t/$name.jsonl" \
         -- /bin/sh -c "$script" >"$t/$name.out" 2>"$t/$name.err" </dev/null &
     sess=$!
-}
-
-# pending_id: the first pending request's ID, waiting up to 10 s.
-pending_id() {
-    for _ in $(seq 200); do
-        p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.05
-    done
-    return 1
 }
