@@ -294,7 +294,7 @@ static void capped_and_ended(void **state)
 			    !strcmp(got[i].approver, "session ended"));
 }
 
-/* A helper's held call withdrawn (its client gave up): dropped unanswered, the request with its last. */
+/* Held calls withdrawn (a client gave up): dropped unanswered; the request goes with its last. */
 static void withdrawn(void **state)
 {
 	struct fixture f;
@@ -509,9 +509,12 @@ static void gone_peer_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(batched_answered_once, capture_stderr, restore_stderr),
-		cmocka_unit_test_setup_teardown(keys_too_early_ignored, capture_stderr, restore_stderr),
-		cmocka_unit_test_setup_teardown(denial_kept_for_the_request, capture_stderr, restore_stderr),
+		cmocka_unit_test_setup_teardown(batched_answered_once, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test_setup_teardown(keys_too_early_ignored, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test_setup_teardown(denial_kept_for_the_request, capture_stderr,
+						restore_stderr),
 		cmocka_unit_test(timeout_is_not_a_denial),
 		cmocka_unit_test(capped_and_ended),
 		cmocka_unit_test(withdrawn),

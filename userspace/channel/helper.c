@@ -237,7 +237,8 @@ static void on_escalate(struct helper *hp, const struct proto_msg *m)
 		helper_decide(hp, h.notif, false, "escalation with --approve deny", NULL);
 	} else if ((r = ops->hold(s, &h, event, kept, NULL, m->summary, rule,
 				     rule_risk(hp->ctx->pol, rule, m->reason))) < 0) {
-		ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
+		ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r),
+			    NULL);
 		helper_decide(hp, h.notif, false, sup_hold_error(r), NULL);
 	}
 	json_decref(kept);

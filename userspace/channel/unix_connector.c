@@ -99,7 +99,8 @@ int unix_connector_start(struct unix_conn *conn, uid_t uid, gid_t gid, const gid
 	return 0;
 }
 
-int unix_connector_connect(struct unix_conn *conn, int sock, int dirfd, const char *dir, const char *name)
+int unix_connector_connect(struct unix_conn *conn, int sock, int dirfd, const char *dir,
+			   const char *name)
 {
 	union {
 		struct cmsghdr h;

@@ -57,7 +57,8 @@ int unix_connector_start(struct unix_conn *conn, uid_t uid, gid_t gid, const gid
  * socket, and is connected through /proc/self/fd so that the inode judged
  * is the one reached.  Any thread.  0, or the errno the agent gets.
  */
-int unix_connector_connect(struct unix_conn *conn, int sock, int dirfd, const char *dir, const char *name);
+int unix_connector_connect(struct unix_conn *conn, int sock, int dirfd, const char *dir,
+			   const char *name);
 
 /* Kill it, reap it, remove its cgroup. */
 void unix_connector_stop(struct unix_conn *conn);

@@ -504,8 +504,9 @@ static json_t *session_json(struct approvals *ap)
 	for (char *const *a = ap->ctx.argv; a && *a && o + 1 < sizeof(cmd); a++)
 		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", o ? " " : "", *a);
 	pol_printable(shown, sizeof(shown), cmd);
-	return json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:I}", "session", ap->ctx.name, "user", ap->ctx.user,
-			 "uid", (int)ap->ctx.uid, "invoker", (int)ap->ctx.invoker, "workspace", ap->ctx.workspace,
+	return json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:I}", "session", ap->ctx.name,
+			 "user", ap->ctx.user, "uid", (int)ap->ctx.uid,
+			 "invoker", (int)ap->ctx.invoker, "workspace", ap->ctx.workspace,
 			 "command", shown, "age_ms", (json_int_t)(mono_ms() - ap->ctx.started_ms));
 }
 
@@ -580,7 +581,8 @@ void approve_accept(struct approvals *ap)
 			int held = p->n_held;
 
 			if (p->prompted && ap->prompt_active)
-				tty_print("%s from another terminal\n", allow ? "approved" : "denied");
+				tty_print("%s from another terminal\n",
+					  allow ? "approved" : "denied");
 			resolve(ap, p, allow, allow && session, approver);
 			reply(c, json_pack("{s:b,s:i}", "ok", 1, "calls", held));
 		}

@@ -254,13 +254,13 @@ static void tell_outcome(struct sup *s, const struct pending *p, pid_t pid, bool
 {
 	s->told = pid;
 	if (human)
-		tell(s->cgroup, pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
-			 "this session refused this request; it will be refused again without "
-			 "asking for the rest of the session. Do not retry it or try another way to "
-			 "do the same: ask the user.\n", approver, p->summary);
+		tell(s->cgroup, pid, "cordon: denied by a human (%s): %s\ncordon: the person "
+		     "supervising this session refused this request; it will be refused again "
+		     "without asking for the rest of the session. Do not retry it or try another "
+		     "way to do the same: ask the user.\n", approver, p->summary);
 	else if (!strcmp(approver, "timeout"))
-		tell(s->cgroup, pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
-			 "nobody answered in time; it was refused.\n", p->summary);
+		tell(s->cgroup, pid, "cordon: not approved: %s\ncordon: it needs a human's "
+		     "approval and nobody answered in time; it was refused.\n", p->summary);
 }
 
 void sup_held_decided(struct sup *s, const struct pending *p, struct held *h, bool allow,

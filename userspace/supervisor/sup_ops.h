@@ -30,7 +30,7 @@ struct sup_ops {
 		       const char *decision, const char *rule, const char *reason,
 		       const char *approver);
 	void (*audit_check)(struct sup *s);
-	/* A record of TYPE with FIELDS written to the log under the session's lock, then audit_check. */
+	/* A record of TYPE with FIELDS written under the session's lock, then audit_check. */
 	void (*audit_write)(struct sup *s, const char *type, json_t *fields);
 	int (*hold)(struct sup *s, const struct held *h, json_t *event, json_t *kept,
 		    const char *binary, const char *summary, const char *rule, const char *risk);

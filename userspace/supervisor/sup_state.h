@@ -159,7 +159,7 @@ struct sup {
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
 	struct sup_stats stats;
-	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
+	pid_t told;                     /* last caller told of a refusal (once per PATH search) */
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
