@@ -73,6 +73,17 @@ procs() {
     done
 }
 
+# pending_id [SECONDS]: the first request pending for a human, as
+# SESSION:ID, waiting up to SECONDS (10) for one; non-zero if none came.
+pending_id() {
+    for _i in $(seq $(( ${1:-10} * 20 ))); do
+        _p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
+        [ -n "$_p" ] && { echo "$_p"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+
 # supervisor PATTERN: the one process matching PATTERN whose parent does not
 # (the supervisor: its watchdog and the session's cordon-init, forked from
 # it, carry the same command line).

@@ -343,11 +343,7 @@ SSL_CERT_FILE=$t/ca.pem "$cordon" run -q --user "$AGENT" --workspace "$ws" --pol
     --approve socket --audit "$t/appr.jsonl" -- sh -c "curl -sS -H \"x-api-key: \$TEST_API_KEY\" \
     -d '{\"from\":\"approved\"}' $U/v1/messages" >"$t/appr.out" 2>"$t/appr.err" </dev/null &
 bg=$!
-id=
-for _ in $(seq 200); do
-    id=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-    [ -n "$id" ] && break; sleep 0.05
-done
+id=$(pending_id)
 ok "an escalated request is listed by cordon pending ($id)" test -n "$id"
 ok "  nothing reached the upstream while held" test "$(grep -c '"from":"approved"' "$t/requests.jsonl")" = "$n0"
 ok "cordon approve lets it through" "$cordon" approve "$id"

@@ -372,16 +372,8 @@ EOF
 chmod 0644 "$t"/run-*.json "$t/writer-profile.json" "$ws/run-steps.json"
 chmod 0755 "$ws/cordon"
 chown -R "$AGENT" "$ws"
-pending_id() {  # the first pending SESSION:ID, waiting up to 20 s
-    for _ in $(seq 400); do
-        id=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-        [ -n "$id" ] && { echo "$id"; return 0; }
-        sleep 0.05
-    done
-    return 1
-}
-( id=$(pending_id) && "$cordon" pending >"$t/pending.txt" && "$cordon" approve "$id" >/dev/null &&
-  sleep 0.5 && id=$(pending_id) && "$cordon" deny "$id" >/dev/null ) &
+( id=$(pending_id 20) && "$cordon" pending >"$t/pending.txt" && "$cordon" approve "$id" >/dev/null &&
+  sleep 0.5 && id=$(pending_id 20) && "$cordon" deny "$id" >/dev/null ) &
 approver=$!
 "$cordon" run -q --user "$AGENT" --workspace "$ws" --policy "$t/run-policy.json" --approve socket \
     --mcp "$t/run-servers.json" --audit "$t/run-audit.jsonl" -- \

@@ -18,6 +18,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh"
 . "$here/tests/lib_run.sh"
 . "$here/tests/lib_net.sh"
+. "$here/tests/lib_push.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 net_needs
 [ -x /usr/bin/git ] || skip_all "needs git (/usr/bin/git)"
@@ -41,15 +42,11 @@ url=https://localhost:$port/repo.git
 # The agent's repository, in its workspace; the CA its git trusts beside it.
 cp "$t/ca.pem" "$WS/ca.pem"
 chmod 0644 "$WS/ca.pem"
-as_agent() { runuser -u "$AGENT" -- "$@"; }
-as_agent git -C "$WS" init -q -b main repo
-as_agent git -C "$WS/repo" -c user.name=agent -c user.email=agent@example.invalid \
-    commit -q --allow-empty -m one
-as_agent git -C "$WS/repo" remote add origin "$url"
+push_repo "$url"
 as_agent git -C "$WS/repo" remote add local "$t/srv/repo.git"
 # A pre-push hook that, when asked, says it runs and waits (the push holds
 # its grant meanwhile); made before the session (hooks are read-only in it).
-cat >"$WS/repo/.git/hooks/pre-push" <<EOF
+push_hook <<EOF
 #!/bin/sh
 [ -e "$WS/slow" ] || exit 0
 # The push's own descendant, asking a host:port other than the approved one.
@@ -59,29 +56,10 @@ i=0
 while [ ! -e "$WS/curl-done" ] && [ \$i -lt 150 ]; do sleep 0.1; i=\$((i + 1)); done
 exit 0
 EOF
-chmod 0755 "$WS/repo/.git/hooks/pre-push"
-chown "$AGENT" "$WS/repo/.git/hooks/pre-push"
 
 export GIT_SSL_CAINFO=$WS/ca.pem
 requests() { wc -l <"$t/git_requests.jsonl" 2>/dev/null || echo 0; }
-agent_head() { as_agent git -C "$WS/repo" rev-parse HEAD; }
-server_head() { git --git-dir="$t/srv/repo.git" rev-parse -q --verify refs/heads/main 2>/dev/null; }
-session() {  # session NAME SCRIPT: in the background, the shipped profile, approvals by socket
-    "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy coding-agent \
-        --approve socket --env GIT_SSL_CAINFO --audit "$t/$1.jsonl" \
-        -- /bin/sh -c "$2" >"$t/$1.out" 2>"$t/$1.err" </dev/null &
-    sess=$!
-}
-pending_id() {  # the first pending request's ID, waiting up to 10 s
-    for _ in $(seq 200); do
-        p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.05
-    done
-    return 1
-}
-commit() { as_agent git -C "$WS/repo" -c user.name=agent -c user.email=agent@example.invalid \
-               commit -q --allow-empty -m "$1"; }
+session() { push_session "$1" "$2" GIT_SSL_CAINFO; }
 
 # --- approved ----------------------------------------------------------------
 session ok1 "cd $WS/repo && /usr/bin/git push origin main; echo rc=\$?"

@@ -22,6 +22,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh"
 . "$here/tests/lib_run.sh"
 . "$here/tests/lib_net.sh"
+. "$here/tests/lib_push.sh"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 net_needs
 [ -x /usr/bin/git ] || skip_all "needs git (/usr/bin/git)"
@@ -94,14 +95,10 @@ logins() { grep -c "Accepted publickey" "$t/sshd.log"; }
 # --- the agent's repository ------------------------------------------------------
 cp "$here/tests/net/agent_sign.py" "$WS/agent_sign.py"
 chmod 0644 "$WS/agent_sign.py"
-as_agent() { runuser -u "$AGENT" -- "$@"; }
-as_agent git -C "$WS" init -q -b main repo
-as_agent git -C "$WS/repo" -c user.name=agent -c user.email=agent@example.invalid \
-    commit -q --allow-empty -m one
-as_agent git -C "$WS/repo" remote add origin "$url"
+push_repo "$url"
 # While the push holds its grant (after ssh logged in, before the pack), when
 # asked: the push's own descendants ask the relayed agent to sign.
-cat >"$WS/repo/.git/hooks/pre-push" <<EOF
+push_hook <<EOF
 #!/bin/sh
 [ -e "$WS/slow" ] || exit 0
 $py $WS/agent_sign.py userauth >"$WS/hook-userauth.out" 2>&1
@@ -111,27 +108,8 @@ i=0
 while [ ! -e "$WS/outside-done" ] && [ \$i -lt 150 ]; do sleep 0.1; i=\$((i + 1)); done
 exit 0
 EOF
-chmod 0755 "$WS/repo/.git/hooks/pre-push"
-chown "$AGENT" "$WS/repo/.git/hooks/pre-push"
 
-agent_head() { as_agent git -C "$WS/repo" rev-parse HEAD; }
-server_head() { git --git-dir="$t/srv/repo.git" rev-parse -q --verify refs/heads/main 2>/dev/null; }
-session() {  # session NAME SCRIPT: in the background, the shipped profile, approvals by socket
-    HOME=$t/invoker "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy coding-agent \
-        --approve socket --env SSH_AUTH_SOCK --audit "$t/$1.jsonl" \
-        -- /bin/sh -c "$2" >"$t/$1.out" 2>"$t/$1.err" </dev/null &
-    sess=$!
-}
-pending_id() {  # the first pending request's ID, waiting up to 10 s
-    for _ in $(seq 200); do
-        p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.05
-    done
-    return 1
-}
-commit() { as_agent git -C "$WS/repo" -c user.name=agent -c user.email=agent@example.invalid \
-               commit -q --allow-empty -m "$1"; }
+session() { HOME=$t/invoker push_session "$1" "$2" SSH_AUTH_SOCK; }
 rec() { grep '"ssh_agent":' "$t/$1.jsonl"; }   # rec NAME: the relay's records
 
 # --- no grant: what the session sees and may do ---------------------------------------

@@ -134,13 +134,7 @@ new_remote "$remote"
     --audit "$scratch/approved.jsonl" -- /bin/sh -c "cd $WS && git push -q $remote main" \
     >"$scratch/approved.out" 2>&1 </dev/null &
 bgpid=$!
-id=
-i=0
-while [ -z "$id" ] && [ $i -lt 100 ]; do
-    id=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-    [ -n "$id" ] || sleep 0.05
-    i=$((i + 1))
-done
+id=$(pending_id 5)
 ok "a push to a local remote is held for a human ($id)" test -n "$id"
 "$cordon" approve "$id" >/dev/null 2>&1
 wait $bgpid

@@ -234,15 +234,6 @@ ok "  audited deny: E2BIG" sh -c 'grep -F "\"decision\":\"deny\"" "$1" | grep -F
 
 # --- escalations ---------------------------------------------------------------
 # Held: the agent's connect blocks until `cordon approve` answers.
-session_pending() {  # wait until something is pending; prints ID
-    i=0
-    while [ $i -lt 100 ]; do
-        p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.05; i=$((i + 1))
-    done
-    return 1
-}
 pending_count() {  # pending_count TEXT N: until N lines of `cordon pending --json` hold TEXT (5 s); prints the count
     i=0
     while [ $i -lt 100 ]; do
@@ -258,7 +249,7 @@ run_bg() {  # run_bg OUTFILE ARGS...: a session in the background
         --audit "$f.jsonl" "$@" >"$f.out" 2>"$f.err" </dev/null &
 }
 run_bg "$scratch/esc1" -- "$attack" connect 127.0.0.1 "$asked"
-id=$(session_pending)
+id=$(pending_id 5)
 ok "an escalated connect is held and listed by cordon pending ($id)" test -n "$id"
 ok "  with its summary and rule" sh -c "'$cordon' pending | grep -q 'connect to 127.0.0.1 port $asked' && '$cordon' pending | grep -q 'rule ask-port'"
 ok "cordon approve answers it" "$cordon" approve "$id"
@@ -269,7 +260,7 @@ ok "  (and the denied listener never did)" test ! -e "$scratch/denied/tcp4.hit"
 ok "  audited with the approver" grep -q '"approver":"socket: uid 0' "$scratch/esc1.jsonl"
 
 run_bg "$scratch/esc2" -- "$attack" connect 127.0.0.1 "$asked"
-id=$(session_pending)
+id=$(pending_id 5)
 ok "cordon deny answers another" "$cordon" deny "$id"
 wait $!
 ok "  the connect fails: $(cat $scratch/esc2.out)" grep -q contained "$scratch/esc2.out"
@@ -286,7 +277,7 @@ ok "  audited with approver timeout" grep -q '"approver":"timeout"' "$scratch/es
 run_bg "$scratch/esc4" -- /bin/sh -c "cd $WS && (./git push origin main & ./git push origin main & wait); echo done"
 n=$(pending_count '"waiting": 2' 1)
 ok "two identical pushes are batched into one request waiting for 2 calls" test "$n" = 1
-id=$(session_pending)
+id=$(pending_id 5)
 o=$("$cordon" approve "$id" --session)
 ok "  one approval answers both ($o)" sh -c 'printf %s "$1" | grep -q "2 calls"' _ "$o"
 wait $!
@@ -312,7 +303,7 @@ wait $!
 # and the approver's list still fits its reply.
 big=$(head -c 100000 /dev/zero | tr '\0' y)
 run_bg "$scratch/esc6" -- /bin/sh -c "cd $WS && ./git push origin '$big'; echo done"
-id=$(session_pending)
+id=$(pending_id 5)
 ok "an escalated exec of 100 KB of argv is held ($id)" test -n "$id"
 "$cordon" deny "$id" >/dev/null
 wait $!
@@ -411,7 +402,7 @@ ok "connect while a thread flips the port to a forbidden one: $out" contained
 # The escalated port approved for the session: every later connect to it is
 # performed by the supervisor on a copy of the socket, with the address it read.
 run_bg "$scratch/race2" -- "$attack" connect-race "$asked" "$denied" 300
-id=$(session_pending)
+id=$(pending_id 5)
 "$cordon" approve "$id" --session >/dev/null
 wait $!
 ok "approved connects (emulated) while a thread flips the port: $(cat $scratch/race2.out)" \
@@ -427,13 +418,13 @@ chown -R "$AGENT" "$WS/ask" "$AGENT_HOME/.ssh"
 policy_saved=$policy
 policy=$scratch/ask.json
 run_bg "$scratch/open1" -- /bin/cat "$WS/ask/secret"
-id=$(session_pending)
+id=$(pending_id 5)
 ok "an escalated read is held ($id)" sh -c "'$cordon' pending | grep -q 'read $WS/ask/secret'"
 "$cordon" approve "$id" >/dev/null
 wait $!
 ok "  approved: the supervisor opened it and the agent read it ($(cat $scratch/open1.out))" grep -q ASKED "$scratch/open1.out"
 run_bg "$scratch/open2" -- /bin/cat "$WS/ask/secret"
-id=$(session_pending)
+id=$(pending_id 5)
 "$cordon" deny "$id" >/dev/null
 wait $!
 ok "  denied: the open fails ($(cat $scratch/open2.err | tail -n 1))" sh -c '! grep -q ASKED "$1"' _ "$scratch/open2.out"
@@ -470,7 +461,7 @@ sed -e 's|"rules": \[|"rules": [\n    { "name": "ask-write", "decision": "escala
     "$scratch/ask.json" >"$scratch/askw.json"
 policy=$scratch/askw.json
 run_bg "$scratch/open4" -- "$attack" truncate-ro "$WS/ask/secret"
-id=$(session_pending)
+id=$(pending_id 5)
 ok "an escalated O_RDONLY|O_TRUNC open is asked as a truncation" \
     sh -c "'$cordon' pending | grep -q 'truncate $WS/ask/secret'"
 "$cordon" deny "$id" >/dev/null
@@ -613,7 +604,7 @@ cp "$WS/git" "$WS/bin2/git"
 chown -R "$AGENT" "$WS/bin1" "$WS/bin2"
 search="cd $WS && PATH=/nonexistent:$WS/bin1:$WS/bin2 $(command -v env) git push origin main"
 run_bg "$scratch/no1" -- /bin/sh -c "$search 2>&1 | cat; $search 2>&1 | cat; echo end"
-id=$(session_pending)
+id=$(pending_id 5)
 ok "deny: one question for a push a PATH search tries three times ($id)" "$cordon" deny "$id"
 wait $!
 ok "  the agent's tool output says a human denied it" \
@@ -627,9 +618,9 @@ ok "  the missing /nonexistent/git was never a question" \
     sh -c '! grep "/nonexistent/git" "$1" | grep -q "\"decision\":\"escalate\""' _ "$scratch/no1.jsonl"
 # A timeout is no human's no: the next try is asked again.
 run_bg "$scratch/no2" -- /bin/sh -c "cd $WS && ./git push origin main 2>&1 | cat; ./git push origin main; echo end"
-id=$(session_pending)
+id=$(pending_id 5)
 sleep 3.5
-id2=$(session_pending)
+id2=$(pending_id 5)
 ok "a push refused at the timeout is asked again ($id, then $id2)" test -n "$id2" -a "$id2" != "$id"
 ok "  and its caller was told nobody answered" grep -q "^cordon: not approved: .*git push origin main" "$scratch/no2.out"
 "$cordon" approve "$id2" >/dev/null
@@ -645,7 +636,7 @@ a, b = socket.socketpair()
 p = subprocess.Popen(['/bin/sh', '-c', './git push origin main'], cwd='$WS', stderr=b)
 b.close(); p.wait(); a.settimeout(5)
 print('stderr:', a.recv(4096).decode(errors='replace'))"
-id=$(session_pending)
+id=$(pending_id 5)
 "$cordon" deny "$id" >/dev/null
 wait $!
 ok "  a socketpair to the session (a Node parent's stdio) gets the words too" \
@@ -653,7 +644,7 @@ ok "  a socketpair to the session (a Node parent's stdio) gets the words too" \
 fi
 # Claude Code's shell tool sends a command's output to a file of its own.
 run_bg "$scratch/no4" -- /bin/sh -c "cd $WS && ./git push origin main 2>/tmp/out.txt; cat /tmp/out.txt"
-id=$(session_pending)
+id=$(pending_id 5)
 "$cordon" deny "$id" >/dev/null
 wait $!
 ok "  so does a file of the agent's own (Claude Code's tool output)" \

@@ -100,15 +100,6 @@ EOF
 chmod 0755 "$WS/client.sh"
 chown -R "$AGENT" "$WS"
 
-session_pending() {  # wait until something is pending; prints SESSION:ID
-    i=0
-    while [ $i -lt 200 ]; do
-        p=$("$cordon" pending 2>/dev/null | awk -F'  ' '/^s[0-9a-f]+:[0-9]+/ { print $1; exit }')
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.05; i=$((i + 1))
-    done
-    return 1
-}
 run_bg() {  # run_bg NAME ARGS...: an --mcp session in the background
     f=$scratch/$1; shift
     "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve socket \
@@ -120,7 +111,7 @@ answered() {  # answered NAME ID TEXT: the client's answer to request ID contain
 
 # --- approved -------------------------------------------------------------------
 run_bg approved -- "$WS/client.sh" approved
-id=$(session_pending)
+id=$(pending_id)
 ok "an escalated tools/call is held and listed by cordon pending ($id)" test -n "$id"
 ok "  with its summary and rule" sh -c "'$cordon' pending | grep -q 'MCP tool publish on server sh' && '$cordon' pending | grep -q 'rule publish'"
 ok "  nothing reached the server while it was held" sh -c "! grep -q publish '$scratch/srv/calls'"
@@ -146,7 +137,7 @@ ok "the socket is gone with the session" sh -c "! ls /run/cordon-mcp/ | grep -q 
 
 # --- denied, and by timeout -----------------------------------------------------
 run_bg denied -- "$WS/client.sh" denied
-id=$(session_pending)
+id=$(pending_id)
 ok "cordon deny answers another ($id)" "$cordon" deny "$id"
 wait $!
 ok "  the client gets JSON-RPC -32001 naming the rule" answered denied 3 '"code":-32001'

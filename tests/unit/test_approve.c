@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Who may speak to the supervisor's own sockets (host_operator,
- * userspace/supervisor/approve.c) and how a socket's peer is read
- * (peer_read, base/util.c), on real Unix sockets with real peers: forked
- * children that take a uid, join a cgroup under cordon's session parent,
- * or exit before they are judged.
+ * The approvals (userspace/supervisor/approve.c), which own struct
+ * approvals and see the loop only through struct approvals_ops: requests
+ * held and batched, answered by keys on the terminal or by the timeout,
+ * what a human's yes for the session and no are remembered as, the cap on
+ * requests held at once, withdrawals, the session's end.  The decisions
+ * arrive where the loop would apply them (sup_held_decided), recorded here.
+ *
+ * And who may speak to the supervisor's own sockets (host_operator) and
+ * how a socket's peer is read (peer_read, base/util.c), on real Unix
+ * sockets with real peers: forked children that take a uid, join a cgroup
+ * under cordon's session parent, or exit before they are judged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +24,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,7 +33,292 @@
 
 #include "cgroup.h"
 #include "approve.h"
+#include "policy.h"
+#include "tty_guard.h"
 #include "util.h"
+
+/* --- the requests and their answers ------------------------------------------ */
+
+struct decision {
+	pid_t pid;
+	bool allow, session, human;
+	char approver[96];
+};
+
+static struct decision got[SUP_MAX_PENDING + 8];
+static int n_got;
+
+static void decided(struct sup *s, const struct pending *p, struct held *h, bool allow,
+		    bool session, bool human, const char *approver)
+{
+	(void)s;
+	(void)p;
+	assert_true(n_got < (int)(sizeof(got) / sizeof(got[0])));
+	got[n_got++] = (struct decision){ h->pid, allow, session, human, "" };
+	snprintf(got[n_got - 1].approver, sizeof(got[0].approver), "%s", approver);
+}
+
+static int stopped(struct sup *s, int sig, const char *by)
+{
+	(void)s;
+	(void)sig;
+	(void)by;
+	return 0;
+}
+
+static const struct approvals_ops ops = { .decided = decided, .stop = stopped };
+
+struct fixture {
+	struct approvals ap;
+	struct terminal term;
+	struct policy pol;
+};
+
+/* Approvals as the loop wires them (sup_wire), asking on a terminal or through the socket. */
+static struct approvals *fixture(struct fixture *f, enum approve_mode mode, uint32_t on_timeout)
+{
+	memset(f, 0, sizeof(*f));
+	n_got = 0;
+	f->pol.approval_timeout_s = 60;
+	f->pol.approval_on_timeout = on_timeout;
+	f->term = (struct terminal){ .tty_fd = mode == APPROVE_TTY ? 0 : -1, .pty_master = -1,
+				     .pty_out = -1, .term_fd = -1 };
+	f->ap.approve_sock = f->ap.events_sock = -1;
+	f->ap.ctx = (struct approvals_ctx){ .name = "stest", .run_dir = "/nonexistent",
+					    .pol = &f->pol, .mode = mode, .quiet = true,
+					    .term = &f->term, .ops = &ops };
+	return &f->ap;
+}
+
+static json_t *event(const char *cmd)
+{
+	return json_pack("{s:s,s:{s:s}}", "tool", "shell.exec", "arguments", "command", cmd);
+}
+
+static int hold(struct approvals *ap, pid_t pid, json_t *ev, const char *binary)
+{
+	struct held h = { .pid = pid, .nr = 59 };
+
+	return approve_hold(ap, &h, ev, NULL, binary, "git push", "push", "a push");
+}
+
+static int n_pending(const struct approvals *ap)
+{
+	int n = 0;
+
+	for (const struct pending *p = ap->pending; p; p = p->next)
+		n++;
+	return n;
+}
+
+/*
+ * What the approvals write on cordon's terminal (stderr) goes to a memfd
+ * for the test, then stderr is given back, the test failed or not.
+ */
+static int saved_stderr = -1, said_fd = -1;
+
+static int capture_stderr(void **state)
+{
+	(void)state;
+	fflush(stderr);
+	said_fd = memfd_create("said", MFD_CLOEXEC);
+	saved_stderr = dup(STDERR_FILENO);
+	return said_fd < 0 || saved_stderr < 0 || dup2(said_fd, STDERR_FILENO) < 0 ? -1 : 0;
+}
+
+static int restore_stderr(void **state)
+{
+	(void)state;
+	(void)dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	close(said_fd);
+	return 0;
+}
+
+/* Was TEXT written on the terminal? */
+static bool said(const char *text)
+{
+	char buf[16384];
+	ssize_t n = pread(said_fd, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/* The question was asked long enough ago for a key to answer it (PROMPT_GRACE_MS). */
+static void type(struct approvals *ap, const char *keys)
+{
+	ap->prompt_at = 0;
+	approve_tty_input(ap, keys, strlen(keys));
+}
+
+/* Identical requests share one answer; the same event from another binary is asked apart. */
+static void batched_answered_once(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+	json_t *ev = event("git push");
+
+	(void)state;
+	assert_int_equal(hold(ap, 1, ev, "/usr/bin/git"), 0);
+	assert_int_equal(hold(ap, 2, ev, "/usr/bin/git"), 0);
+	assert_int_equal(hold(ap, 3, ev, "/tmp/git"), 0);
+	assert_int_equal(n_pending(ap), 2);
+	assert_true(approve_prompting(ap));
+	/* Asked once, oldest first, with what, which rule, why, how many wait. */
+	assert_true(said("The agent asks to: git push\r\n"));
+	assert_true(said("rule: push - a push"));
+	assert_true(said("waiting: 1 call; answer within 60 s or: deny"));
+	type(ap, "y");
+	assert_true(said("? approved\r\n"));
+	assert_int_equal(n_got, 2);
+	assert_true(got[0].pid == 1 && got[1].pid == 2);
+	assert_true(got[0].allow && !got[0].session && got[0].human);
+	assert_string_equal(got[0].approver, "tty");
+	/* Once, not for the session; the other binary's request is asked next. */
+	assert_false(approve_session_approved(ap, ev, "/usr/bin/git"));
+	assert_int_equal(n_pending(ap), 1);
+	assert_true(approve_prompting(ap));
+	type(ap, "s");
+	assert_int_equal(n_got, 3);
+	assert_true(got[2].pid == 3 && got[2].allow && got[2].session);
+	assert_true(approve_session_approved(ap, ev, "/tmp/git"));
+	assert_false(approve_session_approved(ap, ev, "/usr/bin/git"));
+	assert_false(approve_prompting(ap));
+	json_decref(ev);
+}
+
+/* A key typed within PROMPT_GRACE_MS of the question does not answer it. */
+static void keys_too_early_ignored(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+	json_t *ev = event("rm -rf /");
+
+	(void)state;
+	assert_int_equal(hold(ap, 1, ev, NULL), 0);
+	approve_tty_input(ap, "y", 1);
+	assert_int_equal(n_got, 0);
+	/* Only the first answer of a read counts. */
+	type(ap, "nyyy");
+	assert_int_equal(n_got, 1);
+	assert_false(got[0].allow);
+	json_decref(ev);
+}
+
+/*
+ * A human's no is final for the request: the same event held apart (another
+ * binary's, a PATH retry) is refused with it, and it is remembered.
+ */
+static void denial_kept_for_the_request(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+	json_t *ev = event("curl evil"), *other = event("curl good");
+
+	(void)state;
+	assert_int_equal(hold(ap, 1, ev, "/usr/local/bin/curl"), 0);
+	assert_int_equal(hold(ap, 2, ev, "/usr/bin/curl"), 0);
+	assert_int_equal(hold(ap, 3, other, "/usr/bin/curl"), 0);
+	assert_int_equal(n_pending(ap), 3);
+	type(ap, "n");
+	assert_int_equal(n_got, 2);
+	assert_true(!got[0].allow && got[0].human && !got[1].allow && got[1].human);
+	assert_true((got[0].pid == 1 && got[1].pid == 2) || (got[0].pid == 2 && got[1].pid == 1));
+	assert_true(approve_human_denied(ap, ev));
+	assert_false(approve_human_denied(ap, other));
+	assert_int_equal(n_pending(ap), 1);
+	json_decref(ev);
+	json_decref(other);
+}
+
+/* The policy's on_timeout answers a request nobody answered; it is not a human's no. */
+static void timeout_is_not_a_denial(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_SOCKET, CORDON_DENY);
+	json_t *ev = event("make deploy");
+
+	(void)state;
+	assert_int_equal(hold(ap, 1, ev, NULL), 0);
+	assert_true(approve_wait_ms(ap, 1000000) > 50000);
+	approve_tick(ap);
+	assert_int_equal(n_got, 0);
+	ap->pending->deadline_ms = 0;
+	assert_int_equal(approve_wait_ms(ap, 1000), 0);
+	approve_tick(ap);
+	assert_int_equal(n_got, 1);
+	assert_true(!got[0].allow && !got[0].human);
+	assert_string_equal(got[0].approver, "timeout");
+	assert_false(approve_human_denied(ap, ev));
+	assert_null(ap->pending);
+
+	ap = fixture(&f, APPROVE_SOCKET, CORDON_ALLOW);
+	assert_int_equal(hold(ap, 1, ev, NULL), 0);
+	ap->pending->deadline_ms = 0;
+	approve_tick(ap);
+	assert_true(n_got == 1 && got[0].allow && !got[0].session);
+	json_decref(ev);
+}
+
+/* At most SUP_MAX_PENDING distinct requests wait; the session's end refuses them all. */
+static void capped_and_ended(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_SOCKET, CORDON_ALLOW);
+	char cmd[32];
+
+	(void)state;
+	for (int i = 0; i < SUP_MAX_PENDING; i++) {
+		json_t *ev;
+
+		snprintf(cmd, sizeof(cmd), "job %d", i);
+		ev = event(cmd);
+		assert_int_equal(hold(ap, i + 1, ev, NULL), 0);
+		json_decref(ev);
+	}
+	{
+		json_t *ev = event("one more"), *same = event("job 7");
+
+		assert_int_equal(hold(ap, 999, ev, NULL), -EAGAIN);
+		assert_int_equal(hold(ap, 1000, same, NULL), 0);    /* batched: not a new one */
+		json_decref(ev);
+		json_decref(same);
+	}
+	assert_int_equal(n_pending(ap), SUP_MAX_PENDING);
+	approve_end(ap);
+	assert_null(ap->pending);
+	assert_int_equal(n_got, SUP_MAX_PENDING + 1);
+	for (int i = 0; i < n_got; i++)
+		assert_true(!got[i].allow && !got[i].human &&
+			    !strcmp(got[i].approver, "session ended"));
+}
+
+/* Held calls withdrawn (a client gave up): dropped unanswered; the request goes with its last. */
+static void withdrawn(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_SOCKET, CORDON_DENY);
+	json_t *ev = event("tools/call");
+	struct held a = { .pid = 5, .nr = HELD_MCP, .notif = 7 }, b = a;
+
+	(void)state;
+	b.notif = 8;
+	assert_int_equal(approve_hold(ap, &a, ev, NULL, NULL, "a tool", NULL, "risk"), 0);
+	assert_int_equal(approve_hold(ap, &b, ev, NULL, NULL, "a tool", NULL, "risk"), 0);
+	assert_int_equal(ap->pending->n_held, 2);
+	approve_withdraw(ap, HELD_HTTP, 7);                     /* another helper's: nothing */
+	assert_int_equal(ap->pending->n_held, 2);
+	approve_withdraw(ap, HELD_MCP, 7);
+	assert_int_equal(ap->pending->n_held, 1);
+	assert_true(ap->pending->held[0].notif == 8);
+	approve_withdraw_all(ap, HELD_MCP);
+	assert_null(ap->pending);
+	assert_int_equal(n_got, 0);
+	json_decref(ev);
+}
+
+/* --- who may speak to the sockets --------------------------------------------- */
 
 #define OTHER_UID 4242
 
@@ -217,6 +509,15 @@ static void gone_peer_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(batched_answered_once, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test_setup_teardown(keys_too_early_ignored, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test_setup_teardown(denial_kept_for_the_request, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test(timeout_is_not_a_denial),
+		cmocka_unit_test(capped_and_ended),
+		cmocka_unit_test(withdrawn),
 		cmocka_unit_test(own_process_refused),
 		cmocka_unit_test(users),
 		cmocka_unit_test(session_task_refused),

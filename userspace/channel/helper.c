@@ -22,10 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "audit.h"
 #include "proto.h"
 #include "jsonrpc.h"
-#include "sup_state.h"
+#include "policy.h"
 #include "helper.h"
 #include "util.h"
 
@@ -89,52 +88,37 @@ static int chan_line(struct helper *h, int timeout_ms, json_t **msg)
 	}
 }
 
-/*
- * The helper is cordon's own binary, named by the path the kernel holds
- * for this process: never a PATH lookup or argv[0], which whoever started
- * cordon chose, for a program that runs as root outside the session.
- */
-int helper_argv_start(const char *argv[], char self[PATH_MAX], const char *cmd)
-{
-	ssize_t len = readlink("/proc/self/exe", self, PATH_MAX - 1);
-
-	if (len < 0)
-		return -errno;
-	self[len] = '\0';
-	argv[0] = self;
-	argv[1] = cmd;
-	return 2;
-}
-
-int helper_argv_session(const struct sup *s, const char *argv[], int n)
+int helper_argv_session(const char *policy, const char *workspace, const char *user,
+			const char *argv[], int n)
 {
 	argv[n++] = "--policy";
-	argv[n++] = s->opt->policy;
+	argv[n++] = policy;
 	argv[n++] = "--workspace";
-	argv[n++] = s->workspace;
+	argv[n++] = workspace;
 	argv[n++] = "--user";
-	argv[n++] = s->user;
+	argv[n++] = user;
 	return n;
 }
 
-int helper_argv_vars(const struct sup *s, const char *argv[], int n)
+int helper_argv_vars(const char *const *vars, int n_vars, const char *argv[], int n)
 {
-	for (int i = 0; i < s->opt->n_vars; i++) {
+	for (int i = 0; i < n_vars; i++) {
 		argv[n++] = "--var";
-		argv[n++] = s->opt->vars[i];
+		argv[n++] = vars[i];
 	}
 	return n;
 }
 
-int helper_argv_upstreams(const struct sup *s, const char *argv[], int n)
+int helper_argv_upstreams(const char *const *upstreams, int n_upstreams, const char *ca,
+			  const char *argv[], int n)
 {
-	for (int i = 0; i < s->opt->n_upstreams; i++) {
+	for (int i = 0; i < n_upstreams; i++) {
 		argv[n++] = "--upstream";
-		argv[n++] = s->opt->upstreams[i];
+		argv[n++] = upstreams[i];
 	}
-	if (s->opt->upstream_ca) {
+	if (ca) {
 		argv[n++] = "--upstream-ca";
-		argv[n++] = s->opt->upstream_ca;
+		argv[n++] = ca;
 	}
 	return n;
 }
@@ -215,17 +199,19 @@ int helper_send(struct helper *h, json_t *msg)
 }
 
 /* The rule's description from the session's own policy (the helper's is the same file). */
-static const char *rule_risk(const struct sup *s, const char *rule, const char *reason)
+static const char *rule_risk(const struct policy *pol, const char *rule, const char *reason)
 {
-	for (size_t i = 0; rule && i < s->pol->n_rules; i++)
-		if (s->pol->rules[i].name && !strcmp(s->pol->rules[i].name, rule) &&
-		    s->pol->rules[i].description)
-			return s->pol->rules[i].description;
+	for (size_t i = 0; rule && i < pol->n_rules; i++)
+		if (pol->rules[i].name && !strcmp(pol->rules[i].name, rule) &&
+		    pol->rules[i].description)
+			return pol->rules[i].description;
 	return reason && *reason ? reason : "the policy asks a human for this";
 }
 
-static void on_escalate(struct sup *s, struct helper *hp, const struct proto_msg *m)
+static void on_escalate(struct helper *hp, const struct proto_msg *m)
 {
+	const struct sup_ops *ops = hp->ctx->ops;
+	struct sup *s = hp->ctx->owner;
 	struct held h = { .nr = hp->held, .pid = hp->pid, .notif = m->hold };
 	const char *rule = m->rule && *m->rule ? m->rule : NULL;
 	json_t *event = m->event, *kept;
@@ -234,30 +220,31 @@ static void on_escalate(struct sup *s, struct helper *hp, const struct proto_msg
 	/* The records keep a digest of large arguments; the approver and the key see them whole. */
 	kept = pol_event_kept(event);
 	if (!kept) {
-		helper_decide(s, hp, h.notif, false, "cordon could not hold the request", NULL);
-	} else if (s->ops->human_denied(s, event)) {
-		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
+		helper_decide(hp, h.notif, false, "cordon could not hold the request", NULL);
+	} else if (ops->human_denied(s, event)) {
+		ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "denied by a human earlier in this session (not asked again)", NULL);
-		helper_decide(s, hp, h.notif, false,
+		helper_decide(hp, h.notif, false,
 			      "denied by a human earlier in this session (not asked again)", NULL);
-	} else if (s->ops->session_approved(s, event, NULL)) {
-		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "allow", rule,
+	} else if (ops->session_approved(s, event, NULL)) {
+		ops->record(s, hp->pid, hp->raw_name, NULL, kept, "allow", rule,
 			   "approved for this session", NULL);
-		helper_decide(s, hp, h.notif, true, "approved for this session", NULL);
-	} else if (s->opt->approve == APPROVE_DENY) {
+		helper_decide(hp, h.notif, true, "approved for this session", NULL);
+	} else if (hp->ctx->mode == APPROVE_DENY) {
 		/* No human to ask: an escalation is a refusal, at once. */
-		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
+		ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule,
 			   "escalation with --approve deny", NULL);
-		helper_decide(s, hp, h.notif, false, "escalation with --approve deny", NULL);
-	} else if ((r = s->ops->hold(s, &h, event, kept, NULL, m->summary, rule,
-				     rule_risk(s, rule, m->reason))) < 0) {
-		s->ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r), NULL);
-		helper_decide(s, hp, h.notif, false, sup_hold_error(r), NULL);
+		helper_decide(hp, h.notif, false, "escalation with --approve deny", NULL);
+	} else if ((r = ops->hold(s, &h, event, kept, NULL, m->summary, rule,
+				     rule_risk(hp->ctx->pol, rule, m->reason))) < 0) {
+		ops->record(s, hp->pid, hp->raw_name, NULL, kept, "deny", rule, sup_hold_error(r),
+			    NULL);
+		helper_decide(hp, h.notif, false, sup_hold_error(r), NULL);
 	}
 	json_decref(kept);
 }
 
-static void on_message(struct sup *s, struct helper *h, json_t *msg)
+static void on_message(struct helper *h, json_t *msg)
 {
 	struct proto_msg m;
 
@@ -270,16 +257,13 @@ static void on_message(struct sup *s, struct helper *h, json_t *msg)
 		/* Only the helper's own record types: it cannot forge lifecycle or seal records. */
 		if (strcmp(m.type, "decision") && strcmp(m.type, h->record_type))
 			return;
-		pthread_mutex_lock(&s->lock);
-		(void)audit_write(s->audit, m.type, m.fields);
-		s->ops->audit_check(s);
-		pthread_mutex_unlock(&s->lock);
+		h->ctx->ops->audit_write(h->ctx->owner, m.type, m.fields);
 		break;
 	case PROTO_ESCALATE:
-		on_escalate(s, h, &m);
+		on_escalate(h, &m);
 		break;
 	case PROTO_WITHDRAW:
-		s->ops->withdraw(s, h->held, m.hold);
+		h->ctx->ops->withdraw(h->ctx->owner, h->held, m.hold);
 		break;
 	case PROTO_READY:
 	case PROTO_DECISION:
@@ -291,7 +275,7 @@ static void on_message(struct sup *s, struct helper *h, json_t *msg)
 }
 
 /* The helper ended: nothing of it can be decided any more. */
-static void helper_gone(struct sup *s, struct helper *h)
+static void helper_gone(struct helper *h)
 {
 	char what[64];
 	json_t *ev;
@@ -299,14 +283,12 @@ static void helper_gone(struct sup *s, struct helper *h)
 	snprintf(what, sizeof(what), "%s-exited", h->what);
 	ev = json_pack("{s:s,s:i}", "event", what, "pid", (int)h->pid);
 	chan_close(h);
-	s->ops->withdraw_all(s, h->held);
-	pthread_mutex_lock(&s->lock);
-	(void)audit_write(s->audit, "lifecycle", ev);
-	pthread_mutex_unlock(&s->lock);
+	h->ctx->ops->withdraw_all(h->ctx->owner, h->held);
+	h->ctx->ops->audit_write(h->ctx->owner, "lifecycle", ev);
 	json_decref(ev);
 }
 
-void helper_input(struct sup *s, struct helper *h)
+void helper_input(struct helper *h)
 {
 	json_t *msg;
 	int r;
@@ -315,17 +297,17 @@ void helper_input(struct sup *s, struct helper *h)
 	for (int i = 0; i < 256; i++) {
 		r = chan_line(h, 0, &msg);
 		if (r < 0) {
-			helper_gone(s, h);
+			helper_gone(h);
 			return;
 		}
 		if (r == 0)
 			return;
-		on_message(s, h, msg);
+		on_message(h, msg);
 		json_decref(msg);
 	}
 }
 
-void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, const char *why,
+void helper_decide(struct helper *h, uint64_t hold, bool allow, const char *why,
 		   const char *approver)
 {
 	if (h->chan < 0)
@@ -337,20 +319,11 @@ void helper_decide(struct sup *s, struct helper *h, uint64_t hold, bool allow, c
 	if (helper_send(h, proto_decision(hold, allow, why, approver)) == -EPIPE) {
 		log_err("run: the %s stopped reading its channel: stopped", h->what);
 		(void)kill(h->pid, SIGKILL);
-		helper_gone(s, h);
+		helper_gone(h);
 	}
 }
 
-struct helper *helper_of_held(struct sup *s, int nr)
-{
-	if (nr == s->mcp.held)
-		return &s->mcp;
-	if (nr == s->egress.held)
-		return &s->egress;
-	return NULL;
-}
-
-void helper_stop(struct sup *s, struct helper *h)
+void helper_stop(struct helper *h)
 {
 	if (h->pid > 0) {
 		h->stop_end = mono_ms() + STOP_TIMEOUT_MS;
@@ -364,7 +337,7 @@ void helper_stop(struct sup *s, struct helper *h)
 				break;
 			/* Records only: the session's approvals are over. */
 			if (r > 0 && proto_op(msg) == PROTO_RECORD)
-				on_message(s, h, msg);
+				on_message(h, msg);
 			json_decref(msg);
 		}
 	}

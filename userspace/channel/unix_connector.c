@@ -31,8 +31,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "sup_state.h"
-#include "helper.h"
+#include "helper_argv.h"
 #include "unix_connector.h"
 #include "util.h"
 
@@ -41,40 +40,41 @@
 
 /* --- the supervisor's side ------------------------------------------------------ */
 
-int unix_connector_start(struct sup *s)
+int unix_connector_start(struct unix_conn *conn, uid_t uid, gid_t gid, const gid_t *groups,
+			 int n_groups)
 {
-	char self[PATH_MAX], uid[16], gid[16], parent[16], groups[64 * 12] = "", cg[PATH_MAX];
+	char self[PATH_MAX], uids[16], gids[16], parent[16], list[64 * 12] = "", cg[PATH_MAX];
 	const char *argv[20];
 	int sp[2], n, r;
 	pid_t pid;
 
-	if (s->conn.pid > 0)
+	if (conn->pid > 0)
 		return 0;
-	if (!s->conn.cgroup[0])
+	if (!conn->cgroup[0])
 		return -ENOTSUP;
-	snprintf(cg, sizeof(cg), "%s", s->conn.cgroup);
+	snprintf(cg, sizeof(cg), "%s", conn->cgroup);
 	*strrchr(cg, '/') = '\0';
 	r = cg_mkdir(cg);
-	r = r ?: cg_mkdir(s->conn.cgroup);
+	r = r ?: cg_mkdir(conn->cgroup);
 	if (r < 0)
 		return r;
 	n = helper_argv_start(argv, self, "unix-connector");
 	if (n < 0)
 		return n;
-	snprintf(uid, sizeof(uid), "%u", (unsigned)s->uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)s->gid);
+	snprintf(uids, sizeof(uids), "%u", (unsigned)uid);
+	snprintf(gids, sizeof(gids), "%u", (unsigned)gid);
 	snprintf(parent, sizeof(parent), "%d", (int)getpid());
-	for (int i = 0, o = 0; i < s->n_groups; i++)
-		o += snprintf(groups + o, sizeof(groups) - (size_t)o, "%s%u", i ? "," : "",
-			      (unsigned)s->groups[i]);
+	for (int i = 0, o = 0; i < n_groups; i++)
+		o += snprintf(list + o, sizeof(list) - (size_t)o, "%s%u", i ? "," : "",
+			      (unsigned)groups[i]);
 	argv[n++] = "--channel-fd";
 	argv[n++] = "3";
 	argv[n++] = "--uid";
-	argv[n++] = uid;
+	argv[n++] = uids;
 	argv[n++] = "--gid";
-	argv[n++] = gid;
+	argv[n++] = gids;
 	argv[n++] = "--groups";
-	argv[n++] = groups;
+	argv[n++] = list;
 	argv[n++] = "--parent";
 	argv[n++] = parent;
 	argv[n] = NULL;
@@ -87,19 +87,20 @@ int unix_connector_start(struct sup *s)
 		return pid;
 	}
 	/* Before its first request: out of the human's login session. */
-	r = cg_attach_pid(s->conn.cgroup, pid);
+	r = cg_attach_pid(conn->cgroup, pid);
 	if (r < 0) {
 		(void)kill(pid, SIGKILL);
 		(void)waitpid(pid, NULL, 0);
 		close(sp[0]);
 		return r;
 	}
-	s->conn.pid = pid;
-	s->conn.chan = sp[0];
+	conn->pid = pid;
+	conn->chan = sp[0];
 	return 0;
 }
 
-int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, const char *name)
+int unix_connector_connect(struct unix_conn *conn, int sock, int dirfd, const char *dir,
+			   const char *name)
 {
 	union {
 		struct cmsghdr h;
@@ -114,7 +115,7 @@ int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, 
 
 	/* "NAME\0DIR\0": the socket's name, and the directory judged, which the connector walks to. */
 	k = snprintf(msg, sizeof(msg), "%s%c%s", name, 0, dir);
-	if (s->conn.pid <= 0 || strlen(name) + 1 > NAME_MAX_UN || k < 0 || (size_t)k >= sizeof(msg))
+	if (conn->pid <= 0 || strlen(name) + 1 > NAME_MAX_UN || k < 0 || (size_t)k >= sizeof(msg))
 		return ECONNREFUSED;
 	iov.iov_len = (size_t)k + 1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -123,7 +124,7 @@ int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, 
 	c.h.cmsg_type = SCM_RIGHTS;
 	c.h.cmsg_len = CMSG_LEN(3 * sizeof(int));
 	memcpy(CMSG_DATA(&c.h), (int[]){ sp[1], sock, dirfd }, 3 * sizeof(int));
-	n = sendmsg(s->conn.chan, &m, MSG_NOSIGNAL);
+	n = sendmsg(conn->chan, &m, MSG_NOSIGNAL);
 	close(sp[1]);
 	/* A connector that is gone answers nothing: the connect is refused, never made. */
 	if (n == (ssize_t)iov.iov_len) {
@@ -137,22 +138,22 @@ int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, 
 	return err;
 }
 
-void unix_connector_stop(struct sup *s)
+void unix_connector_stop(struct unix_conn *conn)
 {
-	if (s->conn.pid > 0) {
+	if (conn->pid > 0) {
 		/*
 		 * Shut, not closed: a worker thread still on its way to it gets
 		 * EPIPE (a refused connect), never a reused descriptor number.
 		 * cordon run exits soon after, which closes it.
 		 */
-		(void)shutdown(s->conn.chan, SHUT_RDWR);
-		(void)kill(s->conn.pid, SIGKILL);
-		while (waitpid(s->conn.pid, NULL, 0) < 0 && errno == EINTR)
+		(void)shutdown(conn->chan, SHUT_RDWR);
+		(void)kill(conn->pid, SIGKILL);
+		while (waitpid(conn->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	s->conn.pid = 0;
-	if (s->conn.cgroup[0])
-		(void)cg_destroy(s->conn.cgroup);
+	conn->pid = 0;
+	if (conn->cgroup[0])
+		(void)cg_destroy(conn->cgroup);
 }
 
 /* --- cordon unix-connector ------------------------------------------------------ */

@@ -33,10 +33,22 @@
 #ifndef CORDON_UNIX_CONNECTOR_H
 #define CORDON_UNIX_CONNECTOR_H
 
-struct sup;
+#include <limits.h>
+#include <sys/types.h>
 
-/* Start it, once (main thread: it dies with the thread that forks it).  0 or -errno. */
-int unix_connector_start(struct sup *s);
+/* The session's connector, started on first use; the supervisor's part of it. */
+struct unix_conn {
+	int chan;
+	pid_t pid;
+	char cgroup[PATH_MAX];          /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
+};
+
+/*
+ * Start it, once (main thread: it dies with the thread that forks it), as
+ * the agent: UID, GID and its N_GROUPS supplementary GROUPS.  0 or -errno.
+ */
+int unix_connector_start(struct unix_conn *conn, uid_t uid, gid_t gid, const gid_t *groups,
+			 int n_groups);
 
 /*
  * Connect SOCK (a copy of the agent's socket) to NAME in directory DIRFD
@@ -45,10 +57,11 @@ int unix_connector_start(struct sup *s);
  * socket, and is connected through /proc/self/fd so that the inode judged
  * is the one reached.  Any thread.  0, or the errno the agent gets.
  */
-int unix_connector_connect(struct sup *s, int sock, int dirfd, const char *dir, const char *name);
+int unix_connector_connect(struct unix_conn *conn, int sock, int dirfd, const char *dir,
+			   const char *name);
 
 /* Kill it, reap it, remove its cgroup. */
-void unix_connector_stop(struct sup *s);
+void unix_connector_stop(struct unix_conn *conn);
 
 /* cordon unix-connector: the connector itself (started by cordon run only). */
 int cmd_unix_connector(int argc, char **argv);

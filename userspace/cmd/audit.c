@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include "audit.h"
 #include "cmd.h"
+#include "options.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -26,34 +27,19 @@ static void usage(FILE *f)
 
 static int cmd_verify(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "key-dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	_cleanup_free_ char *default_key = NULL;
 	const char *key = NULL, *key_dir = NULL, *file;
+	const struct cmd_option opts[] = {
+		{ "key", &key, NULL },
+		{ "key-dir", &key_dir, NULL },
+		{}
+	};
 	struct audit_verify_stats st;
-	int c, r;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			key = optarg;
-			break;
-		case 'd':
-			key_dir = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	r = options_parse(argc, argv, opts, usage);
+	if (r)
+		return r < 0 ? 2 : 0;
 	if (argc - optind != 1 || (key && key_dir)) {
 		usage(stderr);
 		return 2;

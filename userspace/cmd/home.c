@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include "cmd.h"
 #include "home.h"
+#include "options.h"
 #include "util.h"
 
 #define DEFAULT_PROFILE "coding-agent"
@@ -117,18 +118,17 @@ static int print_change(void *ctx, const struct home_change *c)
 
 int cmd_home(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "user", required_argument, NULL, 'u' },
-		{ "profile", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	const char *user = NULL, *profile = DEFAULT_PROFILE, *sub;
 	bool json = false;
+	const struct cmd_option opts[] = {
+		{ "user", &user, NULL },
+		{ "profile", &profile, NULL },
+		{ "json", NULL, &json },
+		{}
+	};
 	struct target t;
 	char why[PATH_MAX + 256];
-	int c, r, failed = 0;
+	int r, failed = 0;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
@@ -141,26 +141,9 @@ int cmd_home(int argc, char **argv)
 	}
 	argc--;
 	argv++;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'u':
-			user = optarg;
-			break;
-		case 'p':
-			profile = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	r = options_parse(argc, argv, opts, usage);
+	if (r)
+		return r < 0 ? 2 : 0;
 	if ((json && strcmp(sub, "diff")) || (!strcmp(sub, "apply") ? optind >= argc : optind != argc)) {
 		usage(stderr);
 		return 2;

@@ -158,9 +158,10 @@ int egress_session_spawn(struct sup *s)
 		argv[n++] = "--ssh-auth-sock";
 		argv[n++] = s->ssh_upstream;
 	}
-	n = helper_argv_session(s, argv, n);
-	n = helper_argv_vars(s, argv, n);
-	n = helper_argv_upstreams(s, argv, n);
+	n = helper_argv_session(s->opt->policy, s->workspace, s->user, argv, n);
+	n = helper_argv_vars(s->opt->vars, s->opt->n_vars, argv, n);
+	n = helper_argv_upstreams(s->opt->upstreams, s->opt->n_upstreams, s->opt->upstream_ca,
+				  argv, n);
 	argv[n++] = "--channel-fd";
 	chan_arg = n++;
 	argv[n] = NULL;
@@ -215,7 +216,7 @@ int egress_session_start(struct sup *s)
 
 void egress_session_stop(struct sup *s)
 {
-	helper_stop(s, &s->egress);
+	helper_stop(&s->egress);
 	if (s->egress_listen >= 0)
 		close(s->egress_listen);
 	s->egress_listen = -1;

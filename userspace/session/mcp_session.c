@@ -102,7 +102,7 @@ int mcp_session_start(struct sup *s)
 	}
 	argv[n++] = "--servers";
 	argv[n++] = s->opt->mcp;
-	n = helper_argv_session(s, argv, n);
+	n = helper_argv_session(s->opt->policy, s->workspace, s->user, argv, n);
 	argv[n++] = "--listen-fd";
 	argv[n++] = lfd;
 	argv[n++] = "--steps-fd";
@@ -113,7 +113,7 @@ int mcp_session_start(struct sup *s)
 	argv[n++] = s->name;
 	argv[n++] = "--audit";
 	argv[n++] = s->audit_path;
-	n = helper_argv_vars(s, argv, n);
+	n = helper_argv_vars(s->opt->vars, s->opt->n_vars, argv, n);
 	argv[n] = NULL;
 	r = helper_start(&s->mcp, argv, chan_arg, fds, 2, &ready);
 	json_decref(ready);
@@ -131,7 +131,7 @@ int mcp_session_start(struct sup *s)
 void mcp_session_stop(struct sup *s)
 {
 	/* SIGTERM: it stops its servers (their supervisors seal their logs). */
-	helper_stop(s, &s->mcp);
+	helper_stop(&s->mcp);
 	if (s->mcp_listen >= 0)
 		close(s->mcp_listen);
 	s->mcp_listen = -1;

@@ -272,6 +272,8 @@ static int run_plan(struct run *run)
 		}
 	}
 	snprintf(s->run_dir, sizeof(s->run_dir), RUN_DIR "/%s", s->name);
+	/* Every fact the owned parts read is known now, before any helper starts. */
+	sup_wire(s);
 	/* cordon's own paths: never writable from inside, whatever the policy says. */
 	(void)pol_protect_path(s->pol, RUN_DIR);
 	(void)pol_protect_path(s->pol, AUDIT_DIR);
@@ -492,7 +494,7 @@ static int run_start_agent(struct run *run)
 	}
 	print_posture(s);
 	register_secrets(s);
-	r = approve_listen(s);
+	r = approve_listen(&s->ap);
 	phase("sockets listening");
 	if (run->att_started)
 		pthread_join(run->att_thread, NULL);
@@ -609,7 +611,7 @@ static int run_teardown(struct run *run)
 		floor_close(s->floor);
 	if (s->net)
 		net_close(s->net);
-	unix_connector_stop(s);
+	unix_connector_stop(&s->conn);
 	/* The helpers sent their last records and closed their channels; now their exits. */
 	helper_reap(&s->mcp);
 	helper_reap(&s->egress);

@@ -19,6 +19,8 @@
  *     the full posture, and in the fallback by the supervisor, the unix
  *     gate keeping the session from naming the path itself.
  * Identical requests pending at once are batched: one answer for all.
+ * What is decided here is applied by the loop (struct approvals_ops:
+ * sup_held_decided records, tells and answers each held call).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -30,44 +32,70 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "notify.h"
-#include "push_grant.h"
-#include "sup_state.h"
+#include "policy.h"
 #include "approve.h"
-#include "helper.h"
-#include "tell.h"
+#include "tty_guard.h"
 #include "util.h"
 
-int approve_listen(struct sup *s)
+int approve_listen(struct approvals *ap)
 {
 	char p[PATH_MAX + 32];
 
-	snprintf(p, sizeof(p), "%s/approve.sock", s->run_dir);
-	s->ap.approve_sock = unix_listen(p, s->invoker);
-	if (s->ap.approve_sock < 0) {
-		log_err("run: %s: %s", p, strerror(-s->ap.approve_sock));
-		return s->ap.approve_sock;
+	snprintf(p, sizeof(p), "%s/approve.sock", ap->ctx.run_dir);
+	ap->approve_sock = unix_listen(p, ap->ctx.invoker);
+	if (ap->approve_sock < 0) {
+		log_err("run: %s: %s", p, strerror(-ap->approve_sock));
+		return ap->approve_sock;
 	}
-	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
-	s->ap.events_sock = unix_listen(p, s->invoker);
-	if (s->ap.events_sock < 0) {
-		log_err("run: %s: %s", p, strerror(-s->ap.events_sock));
-		return s->ap.events_sock;
+	snprintf(p, sizeof(p), "%s/events.sock", ap->ctx.run_dir);
+	ap->events_sock = unix_listen(p, ap->ctx.invoker);
+	if (ap->events_sock < 0) {
+		log_err("run: %s: %s", p, strerror(-ap->events_sock));
+		return ap->events_sock;
 	}
 	return 0;
 }
 
-bool approve_session_allowed(struct sup *s, const char *key)
+/* The identity of a request (sup_held.h: what "the same request" means). */
+static int request_key(json_t *event, const char *binary, char key[65])
 {
-	for (size_t i = 0; i < s->ap.n_approved; i++)
-		if (!strcmp(s->ap.approved[i], key))
+	json_t *id;
+	int r;
+
+	if (!binary)
+		return pol_json_sha256(event, key, NULL);
+	id = json_pack("{s:O,s:o}", "event", event, "binary", pol_json_text(binary));
+	r = id ? pol_json_sha256(id, key, NULL) : -ENOMEM;
+	json_decref(id);
+	return r;
+}
+
+static bool key_in(char *const *v, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], key))
 			return true;
 	return false;
 }
 
-static void tty_print(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tty_print(struct sup *s, const char *fmt, ...)
+bool approve_human_denied(struct approvals *ap, json_t *event)
+{
+	char key[65];
+
+	return ap->n_denied && pol_json_sha256(event, key, NULL) == 0 &&
+	       key_in(ap->denied, ap->n_denied, key);
+}
+
+bool approve_session_approved(struct approvals *ap, json_t *event, const char *binary)
+{
+	char key[65];
+
+	return ap->n_approved && request_key(event, binary, key) == 0 &&
+	       key_in(ap->approved, ap->n_approved, key);
+}
+
+static void tty_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tty_print(const char *fmt, ...)
 {
 	char buf[2048], out[4096];
 	size_t o = 0;
@@ -91,32 +119,32 @@ static void tty_print(struct sup *s, const char *fmt, ...)
  * stops reading its pty), and the terminal is first put back in a state
  * where text shows as written and nothing reports on its own (tty_guard.c).
  */
-static void prompt(struct sup *s, struct pending *p)
+static void prompt(struct approvals *ap, struct pending *p)
 {
 	char pre[512];
 	size_t n = tty_guard_begin(pre, sizeof(pre));
 
-	s->ap.prompt_active = true;
-	s->ap.prompt_at = mono_ms();
+	ap->prompt_active = true;
+	ap->prompt_at = mono_ms();
 	p->prompted = true;
 	if (isatty(STDERR_FILENO))
 		(void)write_all(STDERR_FILENO, pre, n);
-	tty_print(s, "\n[cordon] The agent asks to: %s\n"
+	tty_print("\n[cordon] The agent asks to: %s\n"
 		  "[cordon]   rule: %s - %s\n"
 		  "[cordon]   waiting: %d call%s; answer within %llu s or: %s\n"
 		  "[cordon] Approve once [y], approve for this session [s], deny [n]? ",
 		  p->summary, p->rule[0] ? p->rule : "(none)", p->risk, p->n_held,
 		  p->n_held == 1 ? "" : "s",
 		  (unsigned long long)((p->deadline_ms - mono_ms()) / 1000),
-		  s->pol->approval_on_timeout == CORDON_ALLOW ? "allow" : "deny");
+		  ap->ctx.pol->approval_on_timeout == CORDON_ALLOW ? "allow" : "deny");
 }
 
-static struct pending *first_unprompted(struct sup *s)
+static struct pending *first_unprompted(struct approvals *ap)
 {
 	struct pending *p, *last = NULL;
 
 	/* Oldest first: the list is newest-first. */
-	for (p = s->ap.pending; p; p = p->next)
+	for (p = ap->pending; p; p = p->next)
 		if (!p->prompted)
 			last = p;
 	return last;
@@ -127,42 +155,78 @@ static struct pending *first_unprompted(struct sup *s)
  * reporting modes it had on, and SIGWINCH to its foreground process group
  * so a full-screen program repaints what the prompt scrolled.
  */
-static void prompt_next(struct sup *s)
+static void prompt_next(struct approvals *ap)
 {
-	struct pending *next = first_unprompted(s);
+	struct pending *next = first_unprompted(ap);
 	char post[256];
 	size_t n;
 	pid_t fg;
 
-	s->ap.prompt_active = false;
+	ap->prompt_active = false;
 	if (next) {
-		prompt(s, next);
+		prompt(ap, next);
 		return;
 	}
-	n = tty_guard_end(&s->term.out, post, sizeof(post));
+	n = tty_guard_end(&ap->ctx.term->out, post, sizeof(post));
 	if (n && isatty(STDERR_FILENO))
 		(void)write_all(STDERR_FILENO, post, n);
-	fg = s->term.pty_master >= 0 ? tcgetpgrp(s->term.pty_master) : -1;
+	fg = ap->ctx.term->pty_master >= 0 ? tcgetpgrp(ap->ctx.term->pty_master) : -1;
 	if (fg > 0)
 		(void)kill(-fg, SIGWINCH);
 }
 
-void approve_hold(struct sup *s, struct pending *p)
+/* The question, or where to answer it. */
+static void ask(struct approvals *ap, struct pending *p)
 {
-	if (s->opt->approve == APPROVE_TTY && s->term.tty_fd >= 0) {
-		if (!s->ap.prompt_active)
-			prompt(s, p);
+	if (ap->ctx.mode == APPROVE_TTY && ap->ctx.term->tty_fd >= 0) {
+		if (!ap->prompt_active)
+			prompt(ap, p);
 		return;
 	}
-	if (!s->opt->quiet)
-		tty_print(s, "cordon: held #%u: %s (rule %s); `cordon approve %s:%u` or "
+	if (!ap->ctx.quiet)
+		tty_print("cordon: held #%u: %s (rule %s); `cordon approve %s:%u` or "
 			  "`cordon deny %s:%u`\n", p->id, p->summary, p->rule[0] ? p->rule : "-",
-			  s->name, p->id, s->name, p->id);
+			  ap->ctx.name, p->id, ap->ctx.name, p->id);
 }
 
-static void unlink_pending(struct sup *s, struct pending *p)
+int approve_hold(struct approvals *ap, const struct held *h, json_t *event, json_t *kept,
+		 const char *binary, const char *summary, const char *rule, const char *risk)
 {
-	for (struct pending **pp = &s->ap.pending; *pp; pp = &(*pp)->next)
+	struct pending *p;
+	char key[65], deny_key[65];
+	int n = 0;
+
+	if (request_key(event, binary, key) < 0 || pol_json_sha256(event, deny_key, NULL) < 0)
+		return -ENOMEM;
+	for (p = ap->pending; p; p = p->next, n++)
+		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
+			p->held[p->n_held++] = *h;      /* batched with an identical request */
+			return 0;
+		}
+	if (n >= SUP_MAX_PENDING)
+		return -EAGAIN;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->id = ++ap->next_pending;
+	memcpy(p->key, key, sizeof(key));
+	memcpy(p->deny_key, deny_key, sizeof(deny_key));
+	pol_printable(p->summary, sizeof(p->summary), summary);
+	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
+	snprintf(p->risk, sizeof(p->risk), "%s", risk);
+	p->kept = json_incref(kept ?: event);
+	p->held[p->n_held++] = *h;
+	p->created_ms = mono_ms();
+	p->deadline_ms = p->created_ms + (uint64_t)(ap->ctx.pol->approval_timeout_s ?: 120) * 1000;
+	p->next = ap->pending;
+	ap->pending = p;
+	ask(ap, p);
+	return 0;
+}
+
+static void unlink_pending(struct approvals *ap, struct pending *p)
+{
+	for (struct pending **pp = &ap->pending; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
 			*pp = p->next;
 			return;
@@ -177,138 +241,78 @@ static void unlink_pending(struct sup *s, struct pending *p)
  * `y` to the second let through what the first `n` refused.  A timeout is
  * not a human's answer, and is not kept.
  */
-static void remember_denial(struct sup *s, const char *key)
+static void remember_denial(struct approvals *ap, const char *key)
 {
 	char **v;
 
-	for (size_t i = 0; i < s->ap.n_denied; i++)
-		if (!strcmp(s->ap.denied[i], key))
+	for (size_t i = 0; i < ap->n_denied; i++)
+		if (!strcmp(ap->denied[i], key))
 			return;
-	v = realloc(s->ap.denied, (s->ap.n_denied + 1) * sizeof(char *));
+	v = realloc(ap->denied, (ap->n_denied + 1) * sizeof(char *));
 	if (!v)
 		return;
-	s->ap.denied = v;
-	if ((s->ap.denied[s->ap.n_denied] = strdup(key)))
-		s->ap.n_denied++;
+	ap->denied = v;
+	if ((ap->denied[ap->n_denied] = strdup(key)))
+		ap->n_denied++;
 }
 
-/*
- * The words the caller gets with its errno (tell: on its stderr, which
- * is what a model reads of a tool's run), so that a refusal by a human is
- * not taken for a permission problem to work around.
- */
-static void tell_outcome(struct sup *s, struct pending *p, pid_t pid, bool human,
-			 const char *approver)
-{
-	s->ap.told = pid;
-	if (human)
-		tell(s->cgroup, pid, "cordon: denied by a human (%s): %s\ncordon: the person supervising "
-			 "this session refused this request; it will be refused again without "
-			 "asking for the rest of the session. Do not retry it or try another way to "
-			 "do the same: ask the user.\n", approver, p->summary);
-	else if (!strcmp(approver, "timeout"))
-		tell(s->cgroup, pid, "cordon: not approved: %s\ncordon: it needs a human's approval and "
-			 "nobody answered in time; it was refused.\n", p->summary);
-}
-
-void approve_resolve(struct sup *s, struct pending *p, bool allow, bool session,
+static void resolve(struct approvals *ap, struct pending *p, bool allow, bool session,
 		     const char *approver)
 {
-	bool was_prompted = p->prompted && s->ap.prompt_active;
+	bool was_prompted = p->prompted && ap->prompt_active;
 	bool human = strcmp(approver, "timeout") && strcmp(approver, "session ended");
 	char deny_key[sizeof(p->deny_key)];
 
 	memcpy(deny_key, p->deny_key, sizeof(deny_key));
-	unlink_pending(s, p);
+	unlink_pending(ap, p);
 	if (!allow && human)
-		remember_denial(s, p->deny_key);
+		remember_denial(ap, p->deny_key);
 	if (allow && session) {
-		char **v = realloc(s->ap.approved, (s->ap.n_approved + 1) * sizeof(char *));
+		char **v = realloc(ap->approved, (ap->n_approved + 1) * sizeof(char *));
 
 		if (v) {
-			s->ap.approved = v;
-			if ((s->ap.approved[s->ap.n_approved] = strdup(p->key)))
-				s->ap.n_approved++;
+			ap->approved = v;
+			if ((ap->approved[ap->n_approved] = strdup(p->key)))
+				ap->n_approved++;
 		}
 	}
-	for (int i = 0; i < p->n_held; i++) {
-		struct held *h = &p->held[i];
-		bool ok = allow;
-		const char *why = allow ? (session ? "approved for this session" : "approved once")
-					: "denied by the approver";
-
-		if (h->nr == HELD_MCP || h->nr == HELD_HTTP) {
-			/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
-			struct helper *hp = helper_of_held(s, h->nr);
-
-			s->ops->record(s, h->pid, hp->raw_name, NULL, p->kept,
-				   allow ? "allow" : "deny",
-				   p->rule[0] ? p->rule : NULL, why, approver);
-			helper_decide(s, hp, h->notif, allow, why, approver);
-			continue;
-		}
-		if (!notify_valid(s->listener, h->notif))
-			continue;
-		/*
-		 * An exec held for a human is argv-based by nature: the kernel
-		 * must run exactly the argv the human saw.  The exec recheck kills
-		 * it otherwise; without the recheck it may only run if no other
-		 * task can have rewritten its arguments.
-		 */
-		if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat)) {
-			if (!s->recheck.on && notify_memory_shared(h->pid, s->cgroup) != 0) {
-				ok = false;
-				why = "approved, but another task shares the caller's memory (argv "
-				      "could have been rewritten)";
-			} else if (s->ops->exec_arm(s, h, NULL, &why) < 0) {
-				ok = false;
-			} else if (push_event(p->kept)) {
-				/* Its destination, granted before it runs (push_grant.h). */
-				push_grant(s, h->pid, p->kept, approver);
-			}
-		}
-		s->ops->record(s, h->pid, h->nr == SYS_connect ? "connect" :
-			   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL,
-			   p->kept,
-			   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
-		if (!allow)
-			tell_outcome(s, p, h->pid, human, approver);
-		s->ops->apply(s, h, ok, true, why);
-	}
+	for (int i = 0; i < p->n_held; i++)
+		ap->ctx.ops->decided(ap->ctx.owner, p, &p->held[i], allow, session, human,
+				      approver);
 	json_decref(p->kept);
 	free(p);
 	if (was_prompted)
-		prompt_next(s);
+		prompt_next(ap);
 	/* The same request held apart (another binary's, sup_held.h): the no is its too. */
 	while (!allow && human) {
 		struct pending *q;
 
-		for (q = s->ap.pending; q && strcmp(q->deny_key, deny_key); q = q->next)
+		for (q = ap->pending; q && strcmp(q->deny_key, deny_key); q = q->next)
 			;
 		if (!q)
 			break;
-		approve_resolve(s, q, false, false, approver);
+		resolve(ap, q, false, false, approver);
 	}
 }
 
 /* A held call whose caller gave up (an MCP client cancelled or left). */
-void approve_withdraw(struct sup *s, int nr, uint64_t notif)
+void approve_withdraw(struct approvals *ap, int nr, uint64_t notif)
 {
-	for (struct pending *p = s->ap.pending; p; p = p->next) {
+	for (struct pending *p = ap->pending; p; p = p->next) {
 		for (int i = 0; i < p->n_held; i++) {
 			if (p->held[i].nr != nr || p->held[i].notif != notif)
 				continue;
 			memmove(&p->held[i], &p->held[i + 1], (size_t)(p->n_held - i - 1) * sizeof(p->held[0]));
 			p->n_held--;
 			if (p->n_held == 0) {
-				bool was_prompted = p->prompted && s->ap.prompt_active;
+				bool was_prompted = p->prompted && ap->prompt_active;
 
-				unlink_pending(s, p);
+				unlink_pending(ap, p);
 				json_decref(p->kept);
 				free(p);
 				if (was_prompted) {
-					tty_print(s, "withdrawn by the agent\n");
-					prompt_next(s);
+					tty_print("withdrawn by the agent\n");
+					prompt_next(ap);
 				}
 			}
 			return;
@@ -316,9 +320,9 @@ void approve_withdraw(struct sup *s, int nr, uint64_t notif)
 	}
 }
 
-void approve_withdraw_all(struct sup *s, int nr)
+void approve_withdraw_all(struct approvals *ap, int nr)
 {
-	for (struct pending *p = s->ap.pending, *next; p; p = next) {
+	for (struct pending *p = ap->pending, *next; p; p = next) {
 		uint64_t ids[ARRAY_SIZE(p->held)];
 		int k = 0;
 
@@ -328,22 +332,46 @@ void approve_withdraw_all(struct sup *s, int nr)
 				ids[k++] = p->held[i].notif;
 		/* The last withdrawal frees p: it is not touched after. */
 		for (int i = 0; i < k; i++)
-			s->ops->withdraw(s, nr, ids[i]);
+			approve_withdraw(ap, nr, ids[i]);
 	}
 }
 
-void approve_tick(struct sup *s)
+int approve_wait_ms(const struct approvals *ap, int timeout)
 {
 	uint64_t now = mono_ms();
-	struct pending *p = s->ap.pending;
+
+	for (const struct pending *q = ap->pending; q; q = q->next) {
+		int left = q->deadline_ms > now ? (int)(q->deadline_ms - now) : 0;
+
+		if (left < timeout)
+			timeout = left;
+	}
+	return timeout;
+}
+
+bool approve_prompting(const struct approvals *ap)
+{
+	return ap->prompt_active;
+}
+
+void approve_end(struct approvals *ap)
+{
+	while (ap->pending)
+		resolve(ap, ap->pending, false, false, "session ended");
+}
+
+void approve_tick(struct approvals *ap)
+{
+	uint64_t now = mono_ms();
+	struct pending *p = ap->pending;
 
 	while (p) {
 		struct pending *next = p->next;
 
 		if (now >= p->deadline_ms) {
-			if (p->prompted && s->ap.prompt_active)
-				tty_print(s, "timeout\n");
-			approve_resolve(s, p, s->pol->approval_on_timeout == CORDON_ALLOW, false,
+			if (p->prompted && ap->prompt_active)
+				tty_print("timeout\n");
+			resolve(ap, p, ap->ctx.pol->approval_on_timeout == CORDON_ALLOW, false,
 					"timeout");
 		}
 		p = next;
@@ -356,16 +384,16 @@ void approve_tick(struct sup *s)
  * first answer in a read counts, what follows it does not answer the next
  * question, and nothing typed in the question's first PROMPT_GRACE_MS does.
  */
-void approve_tty_input(struct sup *s, const char *buf, size_t n)
+void approve_tty_input(struct approvals *ap, const char *buf, size_t n)
 {
 	struct pending *p;
-	bool done = mono_ms() < s->ap.prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
+	bool done = mono_ms() < ap->prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
 
-	for (p = s->ap.pending; p && !(p->prompted); p = p->next)
+	for (p = ap->pending; p && !(p->prompted); p = p->next)
 		;
 	for (size_t i = 0; i < n; i++) {
 		/* Only a key typed outside every control sequence answers. */
-		int c = tty_keys_feed(&s->term.keys, (unsigned char)buf[i]);
+		int c = tty_keys_feed(&ap->ctx.term->keys, (unsigned char)buf[i]);
 		bool allow, session = false;
 
 		if (done || !p)
@@ -378,9 +406,9 @@ void approve_tty_input(struct sup *s, const char *buf, size_t n)
 			allow = false;
 		else
 			continue;
-		tty_print(s, "%s\n", allow ? (session ? "approved for this session" : "approved")
+		tty_print("%s\n", allow ? (session ? "approved for this session" : "approved")
 					   : "denied");
-		approve_resolve(s, p, allow, session, "tty");
+		resolve(ap, p, allow, session, "tty");
 		done = true;
 	}
 }
@@ -448,14 +476,14 @@ static json_t *event_shown(const struct pending *p)
 			 (json_int_t)n, "json_sha256", hex, "truncated", 1);
 }
 
-static json_t *pending_json(struct sup *s)
+static json_t *pending_json(struct approvals *ap)
 {
 	json_t *a = json_array();
 	uint64_t now = mono_ms();
 
-	for (struct pending *p = s->ap.pending; p; p = p->next)
+	for (struct pending *p = ap->pending; p; p = p->next)
 		json_array_append_new(a, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:I,s:I}",
-			"session", s->name, "id", (int)p->id, "summary", p->summary,
+			"session", ap->ctx.name, "id", (int)p->id, "summary", p->summary,
 			"rule", p->rule, "risk", p->risk, "event", event_shown(p), "waiting", p->n_held,
 			"expires_in_ms", (json_int_t)(p->deadline_ms > now ? p->deadline_ms - now : 0),
 			"age_ms", (json_int_t)(now - p->created_ms)));
@@ -468,17 +496,18 @@ static json_t *pending_json(struct sup *s)
  * ID that names requests in two sessions).  The command as the human
  * typed it, made printable and cut: the agent chose none of it.
  */
-static json_t *session_json(struct sup *s)
+static json_t *session_json(struct approvals *ap)
 {
 	char cmd[512] = "", shown[512];
 	size_t o = 0;
 
-	for (char **a = s->opt->argv; a && *a && o + 1 < sizeof(cmd); a++)
+	for (char *const *a = ap->ctx.argv; a && *a && o + 1 < sizeof(cmd); a++)
 		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", o ? " " : "", *a);
 	pol_printable(shown, sizeof(shown), cmd);
-	return json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:I}", "session", s->name, "user", s->user,
-			 "uid", (int)s->uid, "invoker", (int)s->invoker, "workspace", s->workspace,
-			 "command", shown, "age_ms", (json_int_t)(mono_ms() - s->started_ms));
+	return json_pack("{s:s,s:s,s:i,s:i,s:s,s:s,s:I}", "session", ap->ctx.name,
+			 "user", ap->ctx.user, "uid", (int)ap->ctx.uid,
+			 "invoker", (int)ap->ctx.invoker, "workspace", ap->ctx.workspace,
+			 "command", shown, "age_ms", (json_int_t)(mono_ms() - ap->ctx.started_ms));
 }
 
 static void reply(int c, json_t *o)
@@ -493,9 +522,9 @@ static void reply(int c, json_t *o)
 	json_decref(o);
 }
 
-void approve_accept(struct sup *s)
+void approve_accept(struct approvals *ap)
 {
-	int c = accept4(s->ap.approve_sock, NULL, NULL, SOCK_CLOEXEC);
+	int c = accept4(ap->approve_sock, NULL, NULL, SOCK_CLOEXEC);
 	char buf[4096], who[64], approver[96];
 	struct timeval tv = { .tv_sec = 1 };
 	json_error_t jerr;
@@ -505,7 +534,7 @@ void approve_accept(struct sup *s)
 
 	if (c < 0)
 		return;
-	if (!host_operator(c, s->invoker, who, sizeof(who))) {
+	if (!host_operator(c, ap->ctx.invoker, who, sizeof(who))) {
 		reply(c, json_pack("{s:s}", "error", "not allowed: only the invoking user or root, "
 				   "from outside every cordon session"));
 		close(c);
@@ -527,21 +556,22 @@ void approve_accept(struct sup *s)
 	if (!cmd) {
 		reply(c, json_pack("{s:s}", "error", "bad request: expected {\"cmd\": ...}"));
 	} else if (!strcmp(cmd, "pending")) {
-		json_t *o = session_json(s);
+		json_t *o = session_json(ap);
 
-		json_object_set_new(o, "pending", pending_json(s));
+		json_object_set_new(o, "pending", pending_json(ap));
 		reply(c, o);
 	} else if (!strcmp(cmd, "stop")) {
 		char by[160];
+		int grace;
 
 		snprintf(by, sizeof(by), "`cordon stop` by %s", who);
-		s->ops->stop(s, SIGTERM, by);
-		reply(c, json_pack("{s:b,s:i}", "ok", 1, "grace_ms", STOP_GRACE_MS));
+		grace = ap->ctx.ops->stop(ap->ctx.owner, SIGTERM, by);
+		reply(c, json_pack("{s:b,s:i}", "ok", 1, "grace_ms", grace));
 	} else if (!strcmp(cmd, "approve") || !strcmp(cmd, "deny")) {
 		unsigned id = (unsigned)json_integer_value(json_object_get(req, "id"));
 		struct pending *p;
 
-		for (p = s->ap.pending; p && p->id != id; p = p->next)
+		for (p = ap->pending; p && p->id != id; p = p->next)
 			;
 		if (!p) {
 			reply(c, json_pack("{s:s}", "error", "no such pending request"));
@@ -550,9 +580,10 @@ void approve_accept(struct sup *s)
 			bool session = json_is_true(json_object_get(req, "session"));
 			int held = p->n_held;
 
-			if (p->prompted && s->ap.prompt_active)
-				tty_print(s, "%s from another terminal\n", allow ? "approved" : "denied");
-			approve_resolve(s, p, allow, allow && session, approver);
+			if (p->prompted && ap->prompt_active)
+				tty_print("%s from another terminal\n",
+					  allow ? "approved" : "denied");
+			resolve(ap, p, allow, allow && session, approver);
 			reply(c, json_pack("{s:b,s:i}", "ok", 1, "calls", held));
 		}
 	} else {
@@ -560,4 +591,34 @@ void approve_accept(struct sup *s)
 	}
 	json_decref(req);
 	close(c);
+}
+
+/* --- the event socket ------------------------------------------------------ */
+
+void approve_events_accept(struct approvals *ap)
+{
+	int c = accept4(ap->events_sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (c < 0)
+		return;
+	/* Subscribers: root or the invoking user, never a task of any session. */
+	if (ap->n_clients == (int)ARRAY_SIZE(ap->clients) ||
+	    !host_operator(c, ap->ctx.invoker, NULL, 0)) {
+		close(c);
+		return;
+	}
+	ap->clients[ap->n_clients++] = c;
+}
+
+/* Write to every subscriber; one that cannot keep up is dropped (never blocks). */
+void approve_publish(struct approvals *ap, const char *line, size_t n)
+{
+	for (int i = 0; i < ap->n_clients;) {
+		if (send(ap->clients[i], line, n, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)n) {
+			close(ap->clients[i]);
+			ap->clients[i] = ap->clients[--ap->n_clients];
+			continue;
+		}
+		i++;
+	}
 }

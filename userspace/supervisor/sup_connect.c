@@ -74,7 +74,7 @@ struct unix_emul {
 static void *unix_worker(void *arg)
 {
 	struct unix_emul *e = arg;
-	int err = unix_connector_connect(e->s, e->sock, e->dirfd, e->dir, e->name);
+	int err = unix_connector_connect(&e->s->conn, e->sock, e->dirfd, e->dir, e->name);
 
 	(void)notify_return(e->s->listener, e->h.notif, 0, err);
 	close(e->sock);
@@ -94,7 +94,7 @@ static int emulate_unix(struct sup *s, const struct held *h, const char *canon)
 	if (!slash || strlen(slash + 1) >= sizeof(e->name) || !slash[1])
 		return -ENAMETOOLONG;
 	/* Here, on the main thread: the connector dies with the thread that started it. */
-	if (unix_connector_start(s) < 0)
+	if (unix_connector_start(&s->conn, s->uid, s->gid, s->groups, s->n_groups) < 0)
 		return -ECONNREFUSED;
 	snprintf(dir, sizeof(dir), "%.*s", slash == canon ? 1 : (int)(slash - canon), canon);
 	e = calloc(1, sizeof(*e));

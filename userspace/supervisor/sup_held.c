@@ -15,7 +15,9 @@
 #include <sys/syscall.h>
 
 #include "approve.h"
+#include "helper.h"
 #include "notify.h"
+#include "push_grant.h"
 #include "sup_held.h"
 #include "sup_record.h"
 #include "tell.h"
@@ -194,69 +196,15 @@ void sup_apply(struct sup *s, struct held *h, bool allow, bool emulate, const ch
 	(void)notify_continue(s->listener, h->notif);
 }
 
-/* The identity of a request (sup_held.h: what "the same request" means). */
-static int request_key(json_t *event, const char *binary, char key[65])
-{
-	json_t *id;
-	int r;
-
-	if (!binary)
-		return pol_json_sha256(event, key, NULL);
-	id = json_pack("{s:O,s:o}", "event", event, "binary", pol_json_text(binary));
-	r = id ? pol_json_sha256(id, key, NULL) : -ENOMEM;
-	json_decref(id);
-	return r;
-}
-
-static bool key_in(char *const *v, size_t n, const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i], key))
-			return true;
-	return false;
-}
-
 bool sup_human_denied(struct sup *s, json_t *event)
 {
-	char key[65];
-
-	return s->ap.n_denied && pol_json_sha256(event, key, NULL) == 0 &&
-	       key_in(s->ap.denied, s->ap.n_denied, key);
+	return approve_human_denied(&s->ap, event);
 }
 
 int sup_hold(struct sup *s, const struct held *h, json_t *event, json_t *kept, const char *binary,
 	     const char *summary, const char *rule, const char *risk)
 {
-	struct pending *p;
-	char key[65], deny_key[65];
-	int n = 0;
-
-	if (request_key(event, binary, key) < 0 || pol_json_sha256(event, deny_key, NULL) < 0)
-		return -ENOMEM;
-	for (p = s->ap.pending; p; p = p->next, n++)
-		if (!strcmp(p->key, key) && p->n_held < (int)ARRAY_SIZE(p->held)) {
-			p->held[p->n_held++] = *h;      /* batched with an identical request */
-			return 0;
-		}
-	if (n >= SUP_MAX_PENDING)
-		return -EAGAIN;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->id = ++s->ap.next_pending;
-	memcpy(p->key, key, sizeof(key));
-	memcpy(p->deny_key, deny_key, sizeof(deny_key));
-	pol_printable(p->summary, sizeof(p->summary), summary);
-	snprintf(p->rule, sizeof(p->rule), "%s", rule ?: "");
-	snprintf(p->risk, sizeof(p->risk), "%s", risk);
-	p->kept = json_incref(kept ?: event);
-	p->held[p->n_held++] = *h;
-	p->created_ms = mono_ms();
-	p->deadline_ms = p->created_ms + (uint64_t)(s->pol->approval_timeout_s ?: 120) * 1000;
-	p->next = s->ap.pending;
-	s->ap.pending = p;
-	approve_hold(s, p);
-	return 0;
+	return approve_hold(&s->ap, h, event, kept, binary, summary, rule, risk);
 }
 
 /* Why sup_hold refused, for the record. */
@@ -278,10 +226,7 @@ void sup_held_escalate(struct sup *s, const struct held *h, const char *raw_name
 
 bool sup_session_approved(struct sup *s, json_t *event, const char *binary)
 {
-	char key[65];
-
-	return s->ap.n_approved && request_key(event, binary, key) == 0 &&
-	       approve_session_allowed(s, key);
+	return approve_session_approved(&s->ap, event, binary);
 }
 
 void sup_held_tell_refused(struct sup *s, pid_t pid, const char *summary)
@@ -289,12 +234,77 @@ void sup_held_tell_refused(struct sup *s, pid_t pid, const char *summary)
 	char shown[512];
 
 	pol_printable(shown, sizeof(shown), summary);
-	if (pid == s->ap.told)
+	if (pid == s->told)
 		return;         /* the same process again: its PATH search's next entry */
-	s->ap.told = pid;
+	s->told = pid;
 	tell(s->cgroup, pid, "cordon: refused: %s\ncordon: a human denied this request earlier in this "
 		 "session; it is refused without asking again. Do not retry it or try another way "
 		 "to do the same: ask the user.\n", shown);
 	if (!s->opt->quiet)
 		fprintf(stderr, "\r\ncordon: refused again, unasked (denied earlier): %s\r\n", shown);
+}
+
+/*
+ * The words the caller gets with its errno (tell: on its stderr, which
+ * is what a model reads of a tool's run), so that a refusal by a human is
+ * not taken for a permission problem to work around.
+ */
+static void tell_outcome(struct sup *s, const struct pending *p, pid_t pid, bool human,
+			 const char *approver)
+{
+	s->told = pid;
+	if (human)
+		tell(s->cgroup, pid, "cordon: denied by a human (%s): %s\ncordon: the person "
+		     "supervising this session refused this request; it will be refused again "
+		     "without asking for the rest of the session. Do not retry it or try another "
+		     "way to do the same: ask the user.\n", approver, p->summary);
+	else if (!strcmp(approver, "timeout"))
+		tell(s->cgroup, pid, "cordon: not approved: %s\ncordon: it needs a human's "
+		     "approval and nobody answered in time; it was refused.\n", p->summary);
+}
+
+void sup_held_decided(struct sup *s, const struct pending *p, struct held *h, bool allow,
+		      bool session, bool human, const char *approver)
+{
+	bool ok = allow;
+	const char *why = allow ? (session ? "approved for this session" : "approved once")
+				: "denied by the approver";
+
+	if (h->nr == HELD_MCP || h->nr == HELD_HTTP) {
+		/* Held in a helper (a tools/call, an HTTP request): it goes on or refuses. */
+		struct helper *hp = h->nr == s->mcp.held ? &s->mcp : &s->egress;
+
+		s->ops->record(s, h->pid, hp->raw_name, NULL, p->kept,
+			   allow ? "allow" : "deny",
+			   p->rule[0] ? p->rule : NULL, why, approver);
+		helper_decide(hp, h->notif, allow, why, approver);
+		return;
+	}
+	if (!notify_valid(s->listener, h->notif))
+		return;
+	/*
+	 * An exec held for a human is argv-based by nature: the kernel
+	 * must run exactly the argv the human saw.  The exec recheck kills
+	 * it otherwise; without the recheck it may only run if no other
+	 * task can have rewritten its arguments.
+	 */
+	if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat)) {
+		if (!s->recheck.on && notify_memory_shared(h->pid, s->cgroup) != 0) {
+			ok = false;
+			why = "approved, but another task shares the caller's memory (argv "
+			      "could have been rewritten)";
+		} else if (s->ops->exec_arm(s, h, NULL, &why) < 0) {
+			ok = false;
+		} else if (push_event(p->kept)) {
+			/* Its destination, granted before it runs (push_grant.h). */
+			push_grant(s, h->pid, p->kept, approver);
+		}
+	}
+	s->ops->record(s, h->pid, h->nr == SYS_connect ? "connect" :
+		   (h->nr == SYS_execve || h->nr == SYS_execveat) ? "execve" : "open", NULL,
+		   p->kept,
+		   ok ? "allow" : "deny", p->rule[0] ? p->rule : NULL, why, approver);
+	if (!allow)
+		tell_outcome(s, p, h->pid, human, approver);
+	s->ops->apply(s, h, ok, true, why);
 }

@@ -7,7 +7,7 @@
  * (approve.c asks and answers them), and what the session's approvals and
  * denials answer without asking again.  Below the handlers (sup_exec.c,
  * sup_connect.c, sup_open.c); approve.c and the helpers' channel reach it
- * through s->ops.
+ * through their tables of operations (struct approvals_ops, s->ops).
  */
 #ifndef CORDON_SUP_HELD_H
 #define CORDON_SUP_HELD_H
@@ -63,6 +63,16 @@ bool sup_human_denied(struct sup *s, json_t *event);
  * human that SUMMARY was refused unasked, a human having denied it before.
  */
 void sup_held_tell_refused(struct sup *s, pid_t pid, const char *summary);
+
+/*
+ * A decision on held call H of request P (approve.c decided it, through
+ * struct approvals_ops): recorded, a refused caller told why (tell),
+ * the call let go on or refused; a helper's hold is answered on its
+ * channel.  An approved exec runs only under the exec recheck, or if no
+ * other task shares its memory; an approved git push gets its grant.
+ */
+void sup_held_decided(struct sup *s, const struct pending *p, struct held *h, bool allow,
+		      bool session, bool human, const char *approver);
 
 /* Run fn(arg) on a detached thread; -errno if it cannot start (arg is the caller's then). */
 int sup_held_spawn(void *(*fn)(void *), void *arg);

@@ -6,7 +6,6 @@
  * stops the session.
  */
 #define _GNU_SOURCE
-#include <sys/socket.h>
 #include <time.h>
 
 #include "audit.h"
@@ -33,7 +32,7 @@ void sup_record_comm(pid_t pid, char *out, size_t len)
 	free(s);
 }
 
-/* Write to every subscriber; one that cannot keep up is dropped (never blocks). */
+/* The record on the session's event socket (approve_publish). */
 static void publish(struct sup *s, json_t *params)
 {
 	json_t *msg = json_pack("{s:s,s:s,s:O}", "jsonrpc", "2.0", "method", "cordon/event",
@@ -46,14 +45,7 @@ static void publish(struct sup *s, json_t *params)
 		return;
 	n = strlen(line);
 	line[n] = '\n';
-	for (int i = 0; i < s->ap.n_clients;) {
-		if (send(s->ap.clients[i], line, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(n + 1)) {
-			close(s->ap.clients[i]);
-			s->ap.clients[i] = s->ap.clients[--s->ap.n_clients];
-			continue;
-		}
-		i++;
-	}
+	approve_publish(&s->ap, line, n + 1);
 	free(line);
 }
 

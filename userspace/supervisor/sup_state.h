@@ -3,11 +3,15 @@
  * The state of one `cordon run` session's supervisor (struct sup), shared
  * by the start-up code (run.c), the event loop (supervisor.c) and the
  * modules below it (the handlers sup_exec.c, sup_connect.c, sup_open.c,
- * the held operations sup_held.c, the records sup_record.c), the approval
- * channels (approve.c), the helpers' channel (channel/helper.c) and the
- * grants (push_grant.c); and the operations those lower modules call back
- * through (struct sup_ops) instead of into supervisor.c, so that no module
- * below the loop depends on it (docs/architecture.md).
+ * the held operations sup_held.c, the records sup_record.c) and the grants
+ * (push_grant.c), which call back into the loop through struct sup_ops
+ * (sup_ops.h) instead of into supervisor.c, so that no module below the
+ * loop depends on it (docs/architecture.md).  The modules that own a part
+ * are not among them: the approvals (approve.c, struct approvals), the
+ * helpers' channel (channel/helper.c, struct helper) and the Unix
+ * connector (channel/unix_connector.c, struct unix_conn) each take their
+ * part and what they read of the session (wired by the loop, sup_wire),
+ * and never see struct sup.
  */
 #ifndef CORDON_SUP_STATE_H
 #define CORDON_SUP_STATE_H
@@ -30,19 +34,17 @@ struct fallback_report;
 #include "policy.h"
 #include "posture.h"
 #include "steps.h"
+#include "approve.h"
 #include "tty_guard.h"
+#include "unix_connector.h"
+#include "helper.h"
+#include "sup_ops.h"
 
 struct floor;
 struct floor_session;
 struct net;
 struct audit;
 struct budget;
-
-enum approve_mode {
-	APPROVE_TTY = 0,
-	APPROVE_SOCKET,
-	APPROVE_DENY,
-};
 
 #define RUN_MAX_ENV 64
 
@@ -68,108 +70,15 @@ struct run_options {
 	char **argv;                    /* the agent's command */
 };
 
-/*
- * struct held.nr of an operation held by a helper of the session (notif:
- * its hold id): a tools/call in the MCP proxy, a request in the egress
- * broker.
- */
-#define HELD_MCP (-1)
-#define HELD_HTTP (-2)
-
-/* A helper the supervisor started outside the session, and its channel (helper.c). */
-struct helper {
-	const char *what;               /* "MCP proxy", ...: messages */
-	const char *raw_name;           /* the raw name of its decisions' records */
-	const char *record_type;        /* the record type it may write besides "decision" */
-	int held;                       /* HELD_MCP, HELD_HTTP */
-	pid_t pid;
-	uint64_t stop_end;              /* helper_stop(): by when it must have exited */
-	int chan;                       /* supervisor <-> helper, or -1 */
-	void *in;                       /* struct linebuf of the channel */
-};
-
-/* One escalated operation held while a human decides. */
-struct pending {
-	struct pending *next;
-	unsigned id;                    /* shown to humans */
-	/*
-	 * The SHA-256 of the canonical semantic event, whole (pol_json_sha256):
-	 * identical requests are batched under one answer, and "approved for
-	 * this session" is kept as this key.  Whole, because one cut at 1 KB
-	 * never matched again, so such an approval of a long request did not
-	 * hold, and one compared cut would let a request that differs after
-	 * the cut ride on another's approval; a digest, because the event
-	 * itself may be megabytes (see SUP_MAX_PENDING).
-	 */
-	char key[65];
-	/*
-	 * The same, of the event alone (an exec's binary left out): what a
-	 * human's denial is remembered as (approve_resolve, sup_human_denied).
-	 */
-	char deny_key[65];
-	char summary[1024];
-	char rule[128];
-	char risk[512];
-	json_t *kept;                   /* the event as shown and recorded (bounded) */
-	uint64_t deadline_ms;           /* CLOCK_MONOTONIC */
-	uint64_t created_ms;            /* CLOCK_MONOTONIC: its age, for `cordon pending` */
-	/* The held notifications (identical requests are batched here). */
-	struct held {
-		uint64_t notif;
-		pid_t pid;
-		int nr;
-		uint64_t args[6];
-		unsigned char addr[128];        /* connect: the address as read */
-		uint32_t addrlen;
-		char path[PATH_MAX];            /* open: the canonical path judged */
-		int oflags;
-		unsigned omode;
-		struct cordon_exec_expect exec; /* exec: what the kernel must receive */
-		char summary[128];              /* exec: the judged argv, for a kill's record */
-	} held[16];
-	int n_held;
-	bool prompted;
-};
-
 struct sup;
 
 /*
  * The supervisor's state, in the parts each module owns; struct sup holds
- * one of each and the session's own facts.
+ * one of each and the session's own facts.  The parts whose module never
+ * sees struct sup are defined in its header: struct approvals (approve.h),
+ * struct helper (helper.h), struct unix_conn (unix_connector.h); the
+ * terminal's, struct terminal, in tty_guard.h.
  */
-
-/* The approval channels and the requests held for a human (approve.c). */
-struct approvals {
-	int approve_sock;
-	int events_sock;
-	int clients[16];                /* event subscribers */
-	int n_clients;
-	struct pending *pending;
-	unsigned next_pending;
-	char **approved;                /* "for this session" event keys */
-	size_t n_approved;
-	char **denied;                  /* deny_key of every request a human denied */
-	size_t n_denied;
-	pid_t told;                     /* the last caller told of a refusal (once per PATH search) */
-	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
-	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
-};
-
-/* cordon's terminal and the agent's (agent_tty.c sets them up, tty_guard.c filters). */
-struct terminal {
-	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
-	int pty_master;                 /* the agent's terminal, or -1 */
-	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
-	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
-	struct tty_keys keys;           /* cordon's terminal's input, parsed */
-	struct tty_out out;             /* the agent's output, filtered */
-	/*
-	 * Ctrl-Z on the agent's terminal stopped its job (agent_tty.c): give the
-	 * human's terminal back and stop cordon itself; returns at `fg`, the
-	 * terminal cordon's again.  NULL: no terminal of the human's to give.
-	 */
-	void (*suspend)(struct sup *s);
-};
 
 /* What the end record says of the supervisor's work (supervisor.c, the handlers). */
 struct sup_stats {
@@ -197,13 +106,6 @@ struct exec_recheck {
 		char summary[128];
 	} *armed;                       /* one per thread, grown as needed */
 	int n, cap;
-};
-
-/* The fallback's Unix connector, started on first use (unix_connector.h). */
-struct unix_conn {
-	int chan;
-	pid_t pid;
-	char cgroup[PATH_MAX];          /* <cgroup2>/cordon-unix/NAME; "" with the LSM floor */
 };
 
 struct sup {
@@ -257,6 +159,7 @@ struct sup {
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
 	struct sup_stats stats;
+	pid_t told;                     /* last caller told of a refusal (once per PATH search) */
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
 	char stop_reason[512];          /* a budget spent, the supervisor stopping */
@@ -274,6 +177,7 @@ struct sup {
 	char mcp_path[PATH_MAX];        /* its socket, the one the agent may reach */
 	int mcp_listen;                 /* the listening socket, until handed over */
 	struct unix_conn conn;
+	struct helpers_ctx helpers;       /* what both helpers' channels read (sup_wire) */
 	struct helper mcp;
 	/* The egress broker and credential proxy (egress_session.c). */
 	int egress_listen;
@@ -292,63 +196,10 @@ struct sup {
 };
 
 /*
- * What the modules below the loop ask of it (supervisor.c fills the table,
- * sup_ops): publish a decision, hold an operation for a human, answer a
- * held call, stop the session.  Called with the same rules as the
- * functions they stand for (supervisor.h, sup_record.h, sup_held.h,
- * sup_exec.h).
- */
-struct sup_ops {
-	void (*record)(struct sup *s, pid_t pid, const char *raw_name, json_t *raw, json_t *event,
-		       const char *decision, const char *rule, const char *reason,
-		       const char *approver);
-	void (*audit_check)(struct sup *s);
-	int (*hold)(struct sup *s, const struct held *h, json_t *event, json_t *kept,
-		    const char *binary, const char *summary, const char *rule, const char *risk);
-	bool (*session_approved)(struct sup *s, json_t *event, const char *binary);
-	bool (*human_denied)(struct sup *s, json_t *event);
-	void (*apply)(struct sup *s, struct held *h, bool allow, bool emulate, const char *why);
-	int (*exec_arm)(struct sup *s, const struct held *h, const char *comm, const char **why);
-	void (*stop)(struct sup *s, int sig, const char *by);
-	/* A helper's held operation went (approve.c): drop it from its request. */
-	void (*withdraw)(struct sup *s, int nr, uint64_t notif);
-	void (*withdraw_all)(struct sup *s, int nr);
-};
-
-/*
- * Requests held for a human at once (distinct ones: identical requests
- * share one).  Attack: an agent holds many distinct escalated requests,
- * each with megabytes of arguments (an exec's argv up to 6 MiB, built once
- * and shared by its forks), and the supervisor, which runs outside the
- * session's memory budget, keeps a copy of each: a small agent makes the
- * host's root process take gigabytes.  A held request keeps only its
- * bounded record form (64 KiB of arguments at most, then a digest) and the
- * SHA-256 key of the whole event; past SUP_MAX_PENDING the next one is
- * refused at once and recorded as such.
- */
-#define SUP_MAX_PENDING 256
-
-/*
- * Keys typed within this long of a question do not answer it.  Attack:
- * the agent reads what the human types to it, so it can raise a question
- * just as the human is about to press y or s in some other word ("yes",
- * "this"): the key meant for the agent would approve.  A second is as
- * long as browsers keep their security dialogs' buttons off, for the same
- * reason; a human reads the question for longer than that anyway.
- */
-#define PROMPT_GRACE_MS 1000
-
-/*
  * How long a session asked to stop (a signal to `cordon run`, `cordon
  * stop`) has to exit on its own before its cgroup is killed.
  */
 #define STOP_GRACE_MS 5000
 
-/* Why sup_hold refused (its -errno), as the record says. */
-static inline const char *sup_hold_error(int r)
-{
-	return r == -EAGAIN ? "too many requests are waiting for a human: refused" :
-			      "cordon could not hold the request";
-}
 
 #endif /* CORDON_SUP_STATE_H */

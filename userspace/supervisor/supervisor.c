@@ -113,20 +113,6 @@ static void relay(struct sup *s, int from, int to)
 
 /* --- the loop ------------------------------------------------------------- */
 
-static void accept_events(struct sup *s)
-{
-	int c = accept4(s->ap.events_sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-	if (c < 0)
-		return;
-	/* Subscribers: root or the invoking user, never a task of any session. */
-	if (s->ap.n_clients == (int)ARRAY_SIZE(s->ap.clients) || !host_operator(c, s->invoker, NULL, 0)) {
-		close(c);
-		return;
-	}
-	s->ap.clients[s->ap.n_clients++] = c;
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -218,18 +204,65 @@ static void init_input(struct sup *s)
 	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
 }
 
+/* A helper's held call went (it was cancelled, or the helper exited). */
+static void withdraw(struct sup *s, int nr, uint64_t notif)
+{
+	approve_withdraw(&s->ap, nr, notif);
+}
+
+static void withdraw_all(struct sup *s, int nr)
+{
+	approve_withdraw_all(&s->ap, nr);
+}
+
+/* A helper's own record, or its lifecycle: written as the loop writes its own. */
+static void audit_write_checked(struct sup *s, const char *type, json_t *fields)
+{
+	pthread_mutex_lock(&s->lock);
+	(void)audit_write(s->audit, type, fields);
+	sup_audit_check(s);
+	pthread_mutex_unlock(&s->lock);
+}
+
 const struct sup_ops sup_ops = {
 	.record = sup_record,
 	.audit_check = sup_audit_check,
+	.audit_write = audit_write_checked,
 	.hold = sup_hold,
 	.session_approved = sup_session_approved,
 	.human_denied = sup_human_denied,
 	.apply = sup_apply,
 	.exec_arm = sup_exec_arm,
 	.stop = sup_stop,
-	.withdraw = approve_withdraw,
-	.withdraw_all = approve_withdraw_all,
+	.withdraw = withdraw,
+	.withdraw_all = withdraw_all,
 };
+
+static int stop_asked(struct sup *s, int sig, const char *by)
+{
+	sup_stop(s, sig, by);
+	return STOP_GRACE_MS;
+}
+
+static const struct approvals_ops approvals_ops = {
+	.decided = sup_held_decided,
+	.stop = stop_asked,
+};
+
+void sup_wire(struct sup *s)
+{
+	s->ap.ctx = (struct approvals_ctx){
+		.name = s->name, .run_dir = s->run_dir, .invoker = s->invoker, .pol = s->pol,
+		.mode = s->opt->approve, .quiet = s->opt->quiet, .term = &s->term,
+		.user = s->user, .uid = s->uid, .workspace = s->workspace, .argv = s->opt->argv,
+		.started_ms = s->started_ms, .ops = &approvals_ops, .owner = s,
+	};
+	s->helpers = (struct helpers_ctx){
+		.pol = s->pol, .mode = s->opt->approve, .ops = &sup_ops, .owner = s,
+	};
+	s->mcp.ctx = &s->helpers;
+	s->egress.ctx = &s->helpers;
+}
 
 int sup_loop(struct sup *s, int *status)
 {
@@ -274,12 +307,7 @@ int sup_loop(struct sup *s, int *status)
 		    timeout = 1000;
 		uint64_t now = mono_ms();
 
-		for (struct pending *q = s->ap.pending; q; q = q->next) {
-			int left = q->deadline_ms > now ? (int)(q->deadline_ms - now) : 0;
-
-			if (left < timeout)
-				timeout = left;
-		}
+		timeout = approve_wait_ms(&s->ap, timeout);
 		if (s->recheck.n && timeout > 50)
 			timeout = 50;   /* a killed exec is recorded promptly */
 		if (s->stop_sig && !s->stop_killed)
@@ -292,7 +320,7 @@ int sup_loop(struct sup *s, int *status)
 		if (s->ap.events_sock >= 0)
 			p[i_ev = n++] = (struct pollfd){ .fd = s->ap.events_sock, .events = POLLIN };
 		/* While a prompt is up the agent's output waits (tty_guard.c). */
-		if (s->term.pty_master >= 0 && !s->ap.prompt_active)
+		if (s->term.pty_master >= 0 && !approve_prompting(&s->ap))
 			p[i_pty = n++] = (struct pollfd){ .fd = s->term.pty_master, .events = POLLIN };
 		if (s->term.tty_fd >= 0)
 			p[i_tty = n++] = (struct pollfd){ .fd = s->term.tty_fd, .events = POLLIN };
@@ -317,15 +345,15 @@ int sup_loop(struct sup *s, int *status)
 		if (i_net >= 0 && (p[i_net].revents & POLLIN))
 			floor_events_drain_net(s);
 		if (i_appr >= 0 && (p[i_appr].revents & POLLIN))
-			approve_accept(s);
+			approve_accept(&s->ap);
 		if (i_mcp >= 0 && p[i_mcp].revents)
-			helper_input(s, &s->mcp);
+			helper_input(&s->mcp);
 		if (i_http >= 0 && p[i_http].revents)
-			helper_input(s, &s->egress);
+			helper_input(&s->egress);
 		/* A helper refuses the call that spends the budget; the session stops here. */
 		sup_steps_check(s);
 		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))
-			accept_events(s);
+			approve_events_accept(&s->ap);
 		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {
 			if (p[i_pty].revents & POLLIN)
 				relay(s, s->term.pty_master, s->term.pty_out);
@@ -333,12 +361,12 @@ int sup_loop(struct sup *s, int *status)
 				s->term.pty_master = -1;     /* closed at exit */
 		}
 		if (i_tty >= 0 && (p[i_tty].revents & POLLIN)) {
-			if (s->ap.prompt_active) {
+			if (approve_prompting(&s->ap)) {
 				char buf[64];
 				ssize_t r = read(s->term.tty_fd, buf, sizeof(buf));
 
 				if (r > 0)
-					approve_tty_input(s, buf, (size_t)r);
+					approve_tty_input(&s->ap, buf, (size_t)r);
 			} else if (s->term.pty_master >= 0) {
 				relay(s, s->term.tty_fd, s->term.pty_master);
 			}
@@ -383,7 +411,7 @@ int sup_loop(struct sup *s, int *status)
 				 (unsigned long long)s->pol->budgets.audit_bytes);
 			(void)cg_destroy(s->cgroup);
 		}
-		approve_tick(s);
+		approve_tick(&s->ap);
 		stop_tick(s, now);
 		if (s->recheck.n)
 			sup_exec_sweep(s);
@@ -459,8 +487,7 @@ int sup_loop(struct sup *s, int *status)
 				 s->stop_killed ? "; still running at the end of the grace: killed" : "");
 	}
 	/* Anything left pending dies with the session. */
-	while (s->ap.pending)
-		approve_resolve(s, s->ap.pending, false, false, "session ended");
+	approve_end(&s->ap);
 	close(sfd);
 	return 0;
 }

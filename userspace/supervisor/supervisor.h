@@ -14,6 +14,15 @@
 extern const struct sup_ops sup_ops;
 
 /*
+ * Give each owned part of the session what it reads of it, and the loop's
+ * operations it calls back through: the approvals (struct approvals_ctx)
+ * and the helpers' channels (struct helpers_ctx).  Once the session's
+ * facts are known (its name, run directory, policy), before any helper
+ * starts and before approve_listen.
+ */
+void sup_wire(struct sup *s);
+
+/*
  * Stop the session as a whole: SIG to every process of it (cordon-init
  * passes it to its whole PID namespace), then, STOP_GRACE_MS later or at a
  * second stop, SIGKILL to its cgroup.  BY says who asked, for the record

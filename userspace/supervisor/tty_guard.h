@@ -72,4 +72,22 @@ size_t tty_guard_begin(char *out, size_t len);
 /* Bytes to write after the last prompt: the agent's reporting modes back on. */
 size_t tty_guard_end(const struct tty_out *o, char *out, size_t len);
 
+struct sup;
+
+/* cordon's terminal and the agent's (agent_tty.c sets them up, tty_guard.c filters). */
+struct terminal {
+	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
+	int pty_master;                 /* the agent's terminal, or -1 */
+	int pty_out;                    /* where its output goes: cordon's stdout or stderr */
+	int term_fd;                    /* a descriptor of cordon's terminal (its size) */
+	struct tty_keys keys;           /* cordon's terminal's input, parsed */
+	struct tty_out out;             /* the agent's output, filtered */
+	/*
+	 * Ctrl-Z on the agent's terminal stopped its job (agent_tty.c): give the
+	 * human's terminal back and stop cordon itself; returns at `fg`, the
+	 * terminal cordon's again.  NULL: no terminal of the human's to give.
+	 */
+	void (*suspend)(struct sup *s);
+};
+
 #endif
