@@ -55,6 +55,11 @@ int en_compile(const char *text, size_t len, const char *file, json_t **out,
 int en_compile_intent(const char *text, const char *file, json_t **rules,
 		      unsigned *ttl_s, struct en_error *err);
 
+/* The compiled policy as JSON text for the policy loader, one rule a line,
+ * so that the loader's positions map back to sentences: (*lines)[L - 1] is
+ * the constitution's line of the text's line L (0: none). */
+int en_loader_text(const json_t *policy, char **text, int **lines, size_t *n_lines);
+
 /* Render a policy (its JSON form, as parsed or compiled) as sentences of the
  * language, one per line; compiling the result decides as the original.
  * A malloc'd string, or NULL on out of memory or a policy it cannot render
