@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <limits.h>
 #include "policy.h"
+#include "english.h"
 #include "cmd.h"
 #include "session_policy.h"
 #include "util.h"
@@ -18,6 +19,7 @@ static void usage(FILE *f)
 		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
 		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
 		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
+		"       cordon policy json FILE   (the JSON policy a constitution compiles to)\n"
 		"\n"
 		"FILE is a policy path or a shipped profile name (%s",
 		"profiles:");
@@ -591,6 +593,61 @@ out:
 	return r;
 }
 
+/* The text of a policy path or shipped profile (the loader's rule). */
+static char *policy_text(const char *file, size_t *len)
+{
+	char *text = NULL;
+	const char *pt;
+	int r = read_file(file, &text, 16 << 20);
+
+	if (r >= 0) {
+		*len = (size_t)r;
+		return text;
+	}
+	if (r == -ENOENT && !strchr(file, '/') && (pt = pol_profile_text(file, len)))
+		return strndup(pt, *len);
+	fprintf(stderr, "%s: cannot read: %s\n", file, strerror(-r));
+	return NULL;
+}
+
+/*
+ * `cordon policy json FILE`: the JSON a constitution compiles to (a JSON
+ * policy is printed as it is), indented, keys in the compiler's fixed order.
+ */
+static int cmd_json(int argc, char **argv)
+{
+	_cleanup_free_ char *text = NULL;
+	struct en_error e;
+	json_error_t je;
+	json_t *j;
+	size_t len;
+
+	if (argc != 2) {
+		usage(stderr);
+		return 2;
+	}
+	text = policy_text(argv[1], &len);
+	if (!text)
+		return 1;
+	if (en_is_constitution(text, len)) {
+		if (en_compile(text, len, argv[1], &j, &e) < 0) {
+			char msg[1024];
+
+			en_error_format(&e, msg, sizeof(msg));
+			fprintf(stderr, "%s\n", msg);
+			return 1;
+		}
+	} else if (!(j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je))) {
+		fprintf(stderr, "%s:%d:%d: error: invalid JSON: %s\n", argv[1], je.line, je.column,
+			je.text);
+		return 1;
+	}
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(j);
+	return 0;
+}
+
 int cmd_policy(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -605,6 +662,8 @@ int cmd_policy(int argc, char **argv)
 		return cmd_test(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "compile"))
 		return cmd_compile(argc - 1, argv + 1);
-	log_err("policy: unknown subcommand '%s' (check, explain, test)", argv[1]);
+	if (!strcmp(argv[1], "json"))
+		return cmd_json(argc - 1, argv + 1);
+	log_err("policy: unknown subcommand '%s' (check, explain, test, compile, json)", argv[1]);
 	return 2;
 }
