@@ -561,25 +561,66 @@ out:
 
 /* --- the action, and the rule forms ------------------------------------------------ */
 
+typedef bool (*action_fn)(struct en_p *p, struct en_frag *f, const char *decision, bool gerund);
+
+/*
+ * An action about files, hosts or a tool.  All three readings are tried: a
+ * sentence two of them read differently (a list named like a tool set) is
+ * refused rather than resolved by the order of this table.
+ */
 bool en_action(struct en_p *p, struct en_frag *f, const char *decision, bool gerund)
 {
-	size_t save = p->i, n = json_array_size(f->rules);
+	static const action_fn fns[] = { fs_action, net_action, en_tool_action };
+	static const char *const what[] = { "files", "hosts", "a tool" };
+	size_t n0 = json_array_size(f->rules), start = p->i;
+	struct en_p best = *p, sem = { .sem = false };
+	json_t *got = NULL;
+	int n = 0, first = 0;
 
-	if (fs_action(p, f, decision, gerund) && en_eof(p))
+	for (int k = 0; k < 3; k++) {
+		struct en_p q = *p;
+		json_t *mine = json_array();
+		bool ok = fns[k](&q, f, decision, gerund) && en_eof(&q) && !q.sem;
+
+		while (json_array_size(f->rules) > n0) {
+			json_array_append(mine, json_array_get(f->rules, n0));
+			json_array_remove(f->rules, n0);
+		}
+		if (q.sem && !sem.sem)
+			sem = q;
+		if (!ok) {
+			en_keep_furthest(&best, &q);
+			json_decref(mine);
+			continue;
+		}
+		if (n++ == 0) {
+			got = mine;
+			first = k;
+			en_keep_furthest(&q, &best);
+			best = q;
+			continue;
+		}
+		if (!json_equal(got, mine)) {
+			json_decref(mine);
+			json_decref(got);
+			en_semantic(p, start, "this can be read two ways (as %s and as %s); say it "
+				    "more plainly", what[first], what[k]);
+			return false;
+		}
+		json_decref(mine);
+	}
+	if (n) {
+		json_array_extend(f->rules, got);
+		json_decref(got);
+		*p = best;
 		return true;
-	if (p->sem)
+	}
+	if (sem.sem) {
+		*p = sem;
 		return false;
-	while (json_array_size(f->rules) > n)
-		json_array_remove(f->rules, n);
-	p->i = save;
-	if (net_action(p, f, decision, gerund) && en_eof(p))
-		return true;
-	if (p->sem)
-		return false;
-	while (json_array_size(f->rules) > n)
-		json_array_remove(f->rules, n);
-	p->i = save;
-	return en_tool_action(p, f, decision, gerund);
+	}
+	*p = best;
+	return false;
 }
 
 static bool subject(struct en_p *p)

@@ -112,6 +112,8 @@ bool en_kind(struct en_p *p, enum en_tok_kind k, const char *what, const struct 
 void en_semantic(struct en_p *p, size_t at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool en_list_sep(struct en_p *p, bool *last);
+/* Merge what a failed attempt p expected into best (the furthest position wins). */
+void en_keep_furthest(struct en_p *best, const struct en_p *p);
 
 /* Forms (en_forms.c, en_forms2.c): each reads the whole sentence or fails. */
 typedef bool (*en_form_fn)(struct en_p *p, struct en_frag *f);

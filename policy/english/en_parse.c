@@ -199,7 +199,7 @@ static void unreadable(const struct en_ctx *ctx, const struct en_sentence *s,
 }
 
 /* Merge the failure knowledge of one form's attempt into the best so far. */
-static void keep_furthest(struct en_p *best, const struct en_p *p)
+void en_keep_furthest(struct en_p *best, const struct en_p *p)
 {
 	if (p->far > best->far || (p->far == best->far && !best->n_expect)) {
 		best->far = p->far;
@@ -242,7 +242,7 @@ int en_read_sentence(const struct en_ctx *ctx, const struct en_sentence *s,
 		if (!read || !en_eof(&p)) {
 			if (read && !en_eof(&p))
 				en_fail(&p, "the end of the sentence");
-			keep_furthest(&best, &p);
+			en_keep_furthest(&best, &p);
 			en_frag_free(&f);
 			continue;
 		}
