@@ -280,16 +280,18 @@ static bool fs_action(struct en_p *p, struct en_frag *f, const char *decision, b
 {
 	struct objs o = { json_array(), json_array() }, ex = { json_array(), json_array() };
 	char root[4096];
-	size_t ex_at = 0;
+	size_t ex_at = 0, scope_at;
 	unsigned rights = 0;
 	bool given, ok = false;
 	json_t *paths;
 
-	if (!fs_verbs_list(p, gerund, &rights) || !fs_objects(p, &o) ||
-	    !fs_scope(p, root, sizeof(root), &given))
+	if (!fs_verbs_list(p, gerund, &rights) || !fs_objects(p, &o))
+		goto out;
+	scope_at = p->i;
+	if (!fs_scope(p, root, sizeof(root), &given))
 		goto out;
 	if (given && json_array_size(o.abs)) {
-		en_semantic(p, p->i - 1, "a scope (\"in ...\", \"anywhere\") applies to \"anything\", "
+		en_semantic(p, scope_at, "a scope (\"in ...\", \"anywhere\") applies to \"anything\", "
 			    "\"files named X\" and the like, not to a path or a named set");
 		goto out;
 	}
