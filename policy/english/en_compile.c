@@ -33,7 +33,8 @@ bool en_is_constitution(const char *text, size_t len)
 				i++;
 			continue;
 		}
-		return text[i] != '{';
+		/* No sentence starts with these; JSON's other values are not policies either. */
+		return text[i] != '{' && text[i] != '[' && text[i] != '"';
 	}
 	return false;
 }

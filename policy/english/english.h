@@ -38,7 +38,8 @@ int en_error_format(const struct en_error *err, char *out, size_t outlen);
 
 /* Does this text look like a constitution rather than JSON?  True when the
  * first character that is neither blank nor inside a '#' comment line is
- * not '{'.  Empty text is not a constitution (the JSON parser reports it). */
+ * not '{' (nor '[' or '"', which start JSON that is no policy: the JSON
+ * parser says so).  Empty text is not a constitution (the JSON parser reports it). */
 bool en_is_constitution(const char *text, size_t len);
 
 /* Compile a constitution to the JSON policy (a new reference in *out).

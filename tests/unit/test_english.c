@@ -416,6 +416,7 @@ static void constitution_is_detected_by_content(void **state)
 	assert_false(en_is_constitution("  \n{\"cordon_policy\": 1}", 23));
 	assert_false(en_is_constitution("# c\n{}", 6));
 	assert_false(en_is_constitution("   ", 3));
+	assert_false(en_is_constitution("[1]", 3));
 }
 
 /* --- the negation corpus ----------------------------------------------------------- */
