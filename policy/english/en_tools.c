@@ -200,7 +200,7 @@ static bool value_list(struct en_p *p, json_t *vals, bool paths)
 			n2 = en_peek(p, 2);
 		}
 		if (t && t->kind == EN_WORD && (!strcmp(t->low, "and") || !strcmp(t->low, "or"))) {
-			if (cond_word(n2) && n1 && n1->kind == EN_WORD)
+			if (cond_word(n2) && n1 && (n1->kind == EN_WORD || n1->kind == EN_STR))
 				return true;
 			p->i++;
 			continue;

@@ -624,6 +624,189 @@ static void intents_compile_to_scoped_allows(void **state)
 	assert_int_equal(en_compile_intent("read /srv. write /srv.", "intent", &rules, &ttl, &e), -EINVAL);
 }
 
+/* --- the round trip: render, compile, decide the same ------------------------------- */
+
+static const char *const rt_fs[] = { "/srv/a/x", "/srv/a/b/c", "/srv/z", "/data/q",
+				     "/work/p/build/o", "/work/p/x", "/home/agent/.cache/z",
+				     "/etc/hosts", "/tmp/x", "/usr/bin/ls" };
+static const char *const rt_hosts[] = { "a.example.com", "b.example.com", "example.com",
+					"example.org", "10.1.2.3", "127.0.0.1" };
+static const int rt_ports[] = { 443, 80, 8050 };
+static const char *const rt_tools[] = {
+	"tool git.push {}", "tool git.push {\"force\": true}", "tool git.push {\"remote\": \"origin\"}",
+	"tool git.push {\"remote\": \"backup\", \"force\": false}", "tool mcp.read {\"path\": \"/srv/a/x\"}",
+	"tool mcp.read {\"path\": \"/etc/x\"}", "tool mcp.write {}", "tool npm.publish {}",
+	"tool mcp.read {\"remote\": \"origin\"}",
+};
+
+/* Every request of the generated set decides alike (and an allowed connect travels alike). */
+static void same_decisions(const struct policy *a, const struct policy *b, const char *what)
+{
+	static const char *const ops[] = { "read", "write", "create", "delete", "exec", "chmod" };
+	char req[600];
+
+	for (size_t o = 0; o < 6; o++)
+		for (size_t k = 0; k < sizeof(rt_fs) / sizeof(rt_fs[0]); k++) {
+			snprintf(req, sizeof(req), "%s %s", ops[o], rt_fs[k]);
+			if (decide(a, req) != decide(b, req))
+				fail_msg("%s: %s: %s vs %s", what, req, pol_decision_name(decide(a, req)),
+					 pol_decision_name(decide(b, req)));
+		}
+	for (size_t h = 0; h < sizeof(rt_hosts) / sizeof(rt_hosts[0]); h++)
+		for (size_t k = 0; k < 3; k++) {
+			struct pol_request r = { .op = POL_OP_CONNECT, .host = rt_hosts[h],
+						 .port = (uint16_t)rt_ports[k] };
+			struct pol_result ra, rb;
+
+			pol_eval(a, &r, &ra);
+			pol_eval(b, &r, &rb);
+			if (ra.decision != rb.decision || (ra.decision != D && ra.via != rb.via))
+				fail_msg("%s: connect %s:%d: %s/%s vs %s/%s", what, rt_hosts[h], rt_ports[k],
+					 pol_decision_name(ra.decision), pol_via_name(ra.via),
+					 pol_decision_name(rb.decision), pol_via_name(rb.via));
+		}
+	for (size_t k = 0; k < sizeof(rt_tools) / sizeof(rt_tools[0]); k++)
+		if (decide(a, rt_tools[k]) != decide(b, rt_tools[k]))
+			fail_msg("%s: %s: %s vs %s", what, rt_tools[k], pol_decision_name(decide(a, rt_tools[k])),
+				 pol_decision_name(decide(b, rt_tools[k])));
+}
+
+static void round_trip(const char *json_text, const char *what)
+{
+	json_t *j = json_loads(json_text, 0, NULL);
+	struct pol_diags ds = { .no_warnings = true };
+	struct policy *a = NULL, *b;
+	char *en;
+
+	assert_non_null(j);
+	if (pol_load_text(json_text, strlen(json_text), "t.json", &vars, &a, &ds))
+		fail_msg("%s: the JSON does not load: %s\n%s", what, ds.n ? ds.d[0].msg : "?", json_text);
+	pol_diags_free(&ds);
+	en = en_render(j);
+	assert_non_null(en);
+	if (strstr(en, "cannot say"))
+		fail_msg("%s: rendered with a gap:\n%s", what, en);
+	b = load_en(en);
+	same_decisions(a, b, what);
+	pol_free(a);
+	pol_free(b);
+	free(en);
+	json_decref(j);
+}
+
+static void shipped_profiles_round_trip(void **state)
+{
+	(void)state;
+	for (const char *const *n = pol_profile_names(); *n; n++) {
+		size_t len;
+		const char *t = pol_profile_text(*n, &len);
+		char *z = strndup(t, len);
+
+		round_trip(z, *n);
+		free(z);
+	}
+}
+
+/* A deterministic generator (the test must fail the same way twice). */
+static uint32_t rnd(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 16) & 0x7fff;
+}
+
+static json_t *gen_rule(uint32_t *s, int i)
+{
+	static const char *const dec[] = { "allow", "deny", "escalate" };
+	static const char *const paths[] = { "/srv", "/srv/a", "/srv/a/b", "/data", "${WORKSPACE}",
+					     "${WORKSPACE}/build", "${HOME}/.cache", "/etc", "${TMPDIR}" };
+	static const char *const rights[] = { "read", "write", "create", "delete", "exec", "chmod" };
+	static const char *const names[] = { "a.example.com", "*.example.com", "example.org" };
+	static const char *const addrs[] = { "10.0.0.0/8", "127.0.0.1" };
+	static const char *const tools[] = { "git.push", "mcp.read", "mcp.*", "*.publish" };
+	char name[16];
+	json_t *r, *a;
+	uint32_t kind = rnd(s) % 3, n;
+
+	snprintf(name, sizeof(name), "r%d", i);
+	r = json_pack("{s:s, s:s}", "name", name, "decision", dec[rnd(s) % 3]);
+	if (kind == 0) {
+		json_t *p = json_array(), *rt = json_array();
+
+		for (n = 1 + rnd(s) % 2; n--;)
+			json_array_append_new(p, json_string(paths[rnd(s) % 9]));
+		if (rnd(s) % 5 == 0)
+			json_array_append_new(rt, json_string("all"));
+		else
+			for (unsigned k = 0; k < 6; k++)
+				if (rnd(s) % 3 == 0 || (k == 5 && !json_array_size(rt)))
+					json_array_append_new(rt, json_string(rights[k]));
+		json_object_set_new(r, "fs", json_pack("{s:o, s:o}", "paths", p, "rights", rt));
+	} else if (kind == 1) {
+		json_t *net = json_object(), *h = json_array();
+		bool addr_only = rnd(s) % 3 == 0;
+
+		if (addr_only)
+			json_array_append_new(h, json_string(addrs[rnd(s) % 2]));
+		else if (rnd(s) % 4 == 0)
+			json_array_append_new(h, json_string("@test_hosts"));
+		else
+			for (n = 1 + rnd(s) % 2; n--;)
+				json_array_append_new(h, json_string(rnd(s) % 3 ? names[rnd(s) % 3] :
+								     addrs[rnd(s) % 2]));
+		json_object_set_new(net, "hosts", h);
+		switch (rnd(s) % 3) {
+		case 0: json_object_set_new(net, "ports", json_pack("[i]", 443)); break;
+		case 1: json_object_set_new(net, "ports", json_pack("[i, s]", 80, "8000-8100")); break;
+		default: break;
+		}
+		switch (rnd(s) % 4) {
+		case 0: if (addr_only) json_object_set_new(net, "via", json_string("direct")); break;
+		case 1: json_object_set_new(net, "via", json_string("egress")); break;
+		case 2: json_object_set_new(net, "via", json_string("credential-proxy")); break;
+		default: break;
+		}
+		json_object_set_new(r, "net", net);
+	} else {
+		json_t *t = json_pack("{s:s}", "name", tools[rnd(s) % 4]);
+
+		a = json_object();
+		if (rnd(s) % 2)
+			json_object_set_new(a, "path", json_pack("{s:[s]}", "within", "/srv/a"));
+		if (rnd(s) % 3 == 0)
+			json_object_set_new(a, "remote", rnd(s) % 2 ? json_pack("{s:s}", "equals", "origin") :
+					    json_pack("{s:[s, s]}", "in", "origin", "backup"));
+		if (rnd(s) % 3 == 0)
+			json_object_set_new(a, "force", rnd(s) % 2 ? json_pack("{s:b}", "equals", 1) :
+					    json_pack("{s:b}", "any", 1));
+		if (json_object_size(a))
+			json_object_set_new(t, "args", a);
+		else
+			json_decref(a);
+		json_object_set_new(r, "tool", t);
+	}
+	return r;
+}
+
+static void generated_policies_round_trip(void **state)
+{
+	uint32_t seed = 34;
+
+	(void)state;
+	for (int k = 0; k < 200; k++) {
+		json_t *p = json_pack("{s:i, s:{s:[s, s]}, s:[]}", "cordon_policy", 1, "lists",
+				      "test_hosts", "b.example.com", "10.1.2.3", "rules");
+		char what[32], *text;
+
+		for (int i = 0, n = 1 + (int)(rnd(&seed) % 8); i < n; i++)
+			json_array_append_new(json_object_get(p, "rules"), gen_rule(&seed, i));
+		text = json_dumps(p, JSON_INDENT(1));
+		snprintf(what, sizeof(what), "generated %d", k);
+		round_trip(text, what);
+		free(text);
+		json_decref(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -636,6 +819,8 @@ int main(void)
 		cmocka_unit_test(negation_exception_and_scope_pairs),
 		cmocka_unit_test(compiles_to_the_same_bytes),
 		cmocka_unit_test(intents_compile_to_scoped_allows),
+		cmocka_unit_test(shipped_profiles_round_trip),
+		cmocka_unit_test(generated_policies_round_trip),
 	};
 	return cmocka_run_group_tests_name("english", tests, setup, teardown);
 }

@@ -17,6 +17,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cordon policy check FILE...\n"
 		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
+		"       cordon policy explain --english FILE   (the policy as sentences)\n"
 		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
 		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
 		"       cordon policy json FILE   (the JSON policy a constitution compiles to)\n"
@@ -227,13 +228,36 @@ static json_t *result_json(const struct policy *p, const struct pol_request *req
 	return o;
 }
 
+static json_t *policy_json(const char *file);
+
+/* `cordon policy explain --english FILE`: the policy as sentences of the constitution language. */
+static int explain_english(const char *file)
+{
+	json_t *j = policy_json(file);
+	char *text;
+
+	if (!j)
+		return 1;
+	text = en_render(j);
+	json_decref(j);
+	if (!text) {
+		fprintf(stderr, "%s: cannot render: %m\n", file);
+		return 1;
+	}
+	fputs(text, stdout);
+	free(text);
+	return 0;
+}
+
 static int cmd_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "var", required_argument, NULL, 'V' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "english", no_argument, NULL, 'e' },
 		{}
 	};
+	bool english = false;
 	struct pol_vars vars = {};
 	struct policy *p = NULL;
 	struct pol_request req;
@@ -254,10 +278,16 @@ static int cmd_explain(int argc, char **argv)
 				goto out;
 		} else if (c == 'j') {
 			json = true;
+		} else if (c == 'e') {
+			english = true;
 		} else {
 			usage(stderr);
 			goto out;
 		}
+	}
+	if (english) {
+		r = argc - optind == 1 ? explain_english(argv[optind]) : (usage(stderr), 2);
+		goto out;
 	}
 	if (argc - optind < 3 || op_parse(argv[optind + 1], &op) < 0) {
 		usage(stderr);
@@ -614,7 +644,7 @@ static char *policy_text(const char *file, size_t *len)
  * `cordon policy json FILE`: the JSON a constitution compiles to (a JSON
  * policy is printed as it is), indented, keys in the compiler's fixed order.
  */
-static int cmd_json(int argc, char **argv)
+static json_t *policy_json(const char *file)
 {
 	_cleanup_free_ char *text = NULL;
 	struct en_error e;
@@ -622,26 +652,35 @@ static int cmd_json(int argc, char **argv)
 	json_t *j;
 	size_t len;
 
-	if (argc != 2) {
-		usage(stderr);
-		return 2;
-	}
-	text = policy_text(argv[1], &len);
+	text = policy_text(file, &len);
 	if (!text)
-		return 1;
+		return NULL;
 	if (en_is_constitution(text, len)) {
-		if (en_compile(text, len, argv[1], &j, &e) < 0) {
+		if (en_compile(text, len, file, &j, &e) < 0) {
 			char msg[1024];
 
 			en_error_format(&e, msg, sizeof(msg));
 			fprintf(stderr, "%s\n", msg);
-			return 1;
+			return NULL;
 		}
 	} else if (!(j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je))) {
-		fprintf(stderr, "%s:%d:%d: error: invalid JSON: %s\n", argv[1], je.line, je.column,
+		fprintf(stderr, "%s:%d:%d: error: invalid JSON: %s\n", file, je.line, je.column,
 			je.text);
-		return 1;
+		return NULL;
 	}
+	return j;
+}
+
+static int cmd_json(int argc, char **argv)
+{
+	json_t *j;
+
+	if (argc != 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!(j = policy_json(argv[1])))
+		return 1;
 	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	fputc('\n', stdout);
 	json_decref(j);
