@@ -146,7 +146,7 @@ static bool named_set(struct en_p *p, json_t *abs)
 {
 	for (size_t k = 0; en_named_sets[k].words; k++)
 		if (en_words(p, en_named_sets[k].words)) {
-			for (size_t j = 0; j < 8 && en_named_sets[k].paths[j]; j++)
+			for (size_t j = 0; j < 10 && en_named_sets[k].paths[j]; j++)
 				json_array_append_new(abs, json_string(en_named_sets[k].paths[j]));
 			return true;
 		}

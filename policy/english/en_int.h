@@ -135,7 +135,7 @@ bool en_form_cred(struct en_p *p, struct en_frag *f);
 /* Tables (en_tables.c). */
 struct en_named_set {
 	const char *words;      /* "my ssh keys" */
-	const char *paths[8];
+	const char *paths[10];
 };
 extern const struct en_named_set en_named_sets[];
 struct en_known_cred {

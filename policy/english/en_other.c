@@ -45,7 +45,7 @@ static bool list_parts(struct en_p *p, size_t *name_end, json_t *items, int *kin
 	if (!en_word(p, "are") && !en_word(p, "is"))
 		return false;
 	*kind = 0;
-	if (en_word(p, "empty") || en_word(p, "nothing"))
+	if (en_word(p, "empty") || en_word(p, "nothing") || en_word(p, "none"))
 		return true;
 	do {
 		t = en_peek(p, 0);

@@ -202,6 +202,10 @@ static bool value_list(struct en_p *p, json_t *vals, bool paths)
 		if (t && t->kind == EN_WORD && (!strcmp(t->low, "and") || !strcmp(t->low, "or"))) {
 			if (cond_word(n2) && n1 && (n1->kind == EN_WORD || n1->kind == EN_STR))
 				return true;
+			/* Paths: what follows "and" is another path, or the next condition. */
+			if (paths && n1 && n1->kind != EN_PATH && strcmp(n1->low, "the") &&
+			    strcmp(n1->low, "my"))
+				return true;
 			p->i++;
 			continue;
 		}
@@ -209,6 +213,35 @@ static bool value_list(struct en_p *p, json_t *vals, bool paths)
 			continue;
 		return true;
 	}
+}
+
+/* "content, edits and head may be anything": several keys declared known at once. */
+static bool any_keys(struct en_p *p, json_t *args, const struct en_tok *first)
+{
+	size_t save = p->i;
+	const struct en_tok *keys[64];
+	size_t n = 0;
+	bool last = false;
+
+	keys[n++] = first;
+	p->quiet++;
+	while (!last && n < 64 && en_list_sep(p, &last)) {
+		const struct en_tok *t = en_peek(p, 0);
+
+		if (!t || (t->kind != EN_WORD && t->kind != EN_STR))
+			break;
+		keys[n++] = t;
+		p->i++;
+	}
+	if (n < 2 || !en_words(p, "may be anything")) {
+		p->quiet--;
+		p->i = save;
+		return false;
+	}
+	p->quiet--;
+	for (size_t k = 0; k < n; k++)
+		json_object_set_new(args, keys[k]->text, json_pack("{s:b}", "any", 1));
+	return true;
 }
 
 static bool one_cond(struct en_p *p, json_t *args)
@@ -221,13 +254,16 @@ static bool one_cond(struct en_p *p, json_t *args)
 		goto fail;
 	}
 	p->i++;
+	if (any_keys(p, args, key))
+		goto done;
 	if (en_words(p, "may be anything") || en_words(p, "is anything")) {
 		c = json_pack("{s:b}", "any", 1);
-	} else if (en_words(p, "is within") || en_words(p, "is inside") || en_words(p, "is in")) {
+	} else if (en_words(p, "is within") || en_words(p, "is inside") || en_words(p, "is in") ||
+		   en_words(p, "are within")) {
 		if (!value_list(p, vals, true))
 			goto fail;
 		c = json_pack("{s:O}", "within", vals);
-	} else if (en_words(p, "is one of")) {
+	} else if (en_words(p, "is one of") || en_words(p, "are one of")) {
 		if (!value_list(p, vals, false))
 			goto fail;
 		c = json_pack("{s:O}", "in", vals);
@@ -261,6 +297,7 @@ static bool one_cond(struct en_p *p, json_t *args)
 		goto fail;
 	}
 	json_object_set_new(args, key->text, c);
+done:
 	json_decref(vals);
 	return true;
 fail:

@@ -110,4 +110,12 @@ in_session --policy "$scratch/bad.en" -- /bin/true
 ok "an unreadable sentence: refused with 125 (rc=$rc)" test $rc -eq 125
 ok "  naming FILE:LINE:COL and the nearest sentence" sh -c \
     'printf %s "$1" | grep -q "$2:1:15: error: .*did you mean"' _ "$err" "$scratch/bad.en"
+
+# The shipped profiles' English sources pass every scenario of their JSON.
+src=${CORDON_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+for p in coding-agent strict mcp-server; do
+    o=$("$cordon" policy test "$src/policy/profiles/$p.en" "$src/policy/profiles/$p.scenarios.json" 2>&1)
+    ok "$p.en passes $p.scenarios.json ($(printf '%s\n' "$o" | tail -n 1 | sed 's/.*: //'))" \
+        sh -c 'printf %s "$1" | tail -n 1 | grep -q " 0 failed"' _ "$o"
+done
 done_testing

@@ -628,15 +628,27 @@ static void intents_compile_to_scoped_allows(void **state)
 
 static const char *const rt_fs[] = { "/srv/a/x", "/srv/a/b/c", "/srv/z", "/data/q",
 				     "/work/p/build/o", "/work/p/x", "/home/agent/.cache/z",
-				     "/etc/hosts", "/tmp/x", "/usr/bin/ls" };
+				     "/etc/hosts", "/tmp/x", "/usr/bin/ls", "/home/agent/.bashrc",
+				     "/home/agent/.ssh/id_rsa", "/dev/null", "/dev/shm/x",
+				     "/usr/share/doc/x", "/home/agent/.npm/x", "/home/agent/.local/bin/x",
+				     "/etc/cron.d/x", "/home/agent/notes", "/proc/self/status" };
 static const char *const rt_hosts[] = { "a.example.com", "b.example.com", "example.com",
-					"example.org", "10.1.2.3", "127.0.0.1" };
+					"example.org", "10.1.2.3", "127.0.0.1", "api.anthropic.com",
+					"api.openai.com", "generativelanguage.googleapis.com" };
 static const int rt_ports[] = { 443, 80, 8050 };
 static const char *const rt_tools[] = {
 	"tool git.push {}", "tool git.push {\"force\": true}", "tool git.push {\"remote\": \"origin\"}",
 	"tool git.push {\"remote\": \"backup\", \"force\": false}", "tool mcp.read {\"path\": \"/srv/a/x\"}",
 	"tool mcp.read {\"path\": \"/etc/x\"}", "tool mcp.write {}", "tool npm.publish {}",
 	"tool mcp.read {\"remote\": \"origin\"}",
+	"tool filesystem.read_file {\"path\": \"/work/p/a\"}",
+	"tool filesystem.read_file {\"path\": \"/etc/passwd\"}",
+	"tool filesystem.write_file {\"path\": \"/work/p/a\", \"content\": \"x\"}",
+	"tool filesystem.move_file {\"source\": \"/work/p/a\", \"destination\": \"/work/p/b\"}",
+	"tool filesystem.read_text_file {\"path\": \"/work/p/a\", \"head\": 3}",
+	"tool filesystem.list_allowed_directories {}",
+	"tool http.fetch {\"url\": \"https://a.example.com/\"}",
+	"tool git.push {\"remote\": \"origin\", \"branch\": \"main\", \"force\": true}",
 };
 
 /* Every request of the generated set decides alike (and an allowed connect travels alike). */
@@ -705,6 +717,49 @@ static void shipped_profiles_round_trip(void **state)
 		round_trip(z, *n);
 		free(z);
 	}
+}
+
+/*
+ * The English sources of the shipped profiles (policy/profiles/NAME.en,
+ * read from the source tree: run from its top, as make test does) decide
+ * the generated request set as the built-in JSON does; their scenarios are
+ * run against them by tests/host/policy_english.sh.
+ */
+static void profile_sources_decide_as_their_json(void **state)
+{
+	int n = 0;
+
+	(void)state;
+	for (const char *const *name = pol_profile_names(); *name; name++) {
+		char path[256], *en = NULL;
+		size_t len;
+		const char *t = pol_profile_text(*name, &len);
+		struct pol_diags ds = { .no_warnings = true };
+		struct policy *a = NULL, *b;
+		FILE *f;
+		long sz;
+
+		snprintf(path, sizeof(path), "policy/profiles/%s.en", *name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		fseek(f, 0, SEEK_END);
+		sz = ftell(f);
+		rewind(f);
+		en = calloc(1, (size_t)sz + 1);
+		assert_int_equal(fread(en, 1, (size_t)sz, f), (size_t)sz);
+		fclose(f);
+		assert_int_equal(pol_load_text(t, len, *name, &vars, &a, &ds), 0);
+		b = load_en(en);
+		same_decisions(a, b, *name);
+		assert_int_equal(a->n_creds, b->n_creds);
+		pol_free(a);
+		pol_free(b);
+		free(en);
+		n++;
+	}
+	if (!n)
+		skip();
 }
 
 /* A deterministic generator (the test must fail the same way twice). */
@@ -821,6 +876,7 @@ int main(void)
 		cmocka_unit_test(intents_compile_to_scoped_allows),
 		cmocka_unit_test(shipped_profiles_round_trip),
 		cmocka_unit_test(generated_policies_round_trip),
+		cmocka_unit_test(profile_sources_decide_as_their_json),
 	};
 	return cmocka_run_group_tests_name("english", tests, setup, teardown);
 }
