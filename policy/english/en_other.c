@@ -74,6 +74,36 @@ static void list_key(const struct en_sentence *s, size_t end, char *key, size_t 
 	key[o] = 0;
 }
 
+/*
+ * A list named like a phrase the language already reads ("Files are /srv."
+ * then "may read files", which means "/") would be silently shadowed:
+ * refused at its definition.
+ */
+static bool name_collides(const struct en_sentence *s, size_t end)
+{
+	static const char *const taken[] = { "anything", "everything", "any file", "any files",
+					     "all files", "files", "workspace", "my workspace",
+					     "home", "my home", "home directory", "my home directory",
+					     "temporary directory", "temp directory", "anywhere",
+					     "everywhere", "my", "any", "all", NULL };
+	char name[256];
+	size_t o = 0;
+
+	for (size_t k = 0; k < end && o < sizeof(name) - 1; k++)
+		o += (size_t)snprintf(name + o, sizeof(name) - o, "%s%s", k ? " " : "", s->t[k].low);
+	for (size_t k = 0; taken[k]; k++)
+		if (!strcmp(name, taken[k]))
+			return true;
+	for (size_t k = 0; en_named_sets[k].words; k++) {
+		const char *w = en_named_sets[k].words;
+
+		if (!strcmp(name, w) || (!strncmp(w, "my ", 3) && !strcmp(name, w + 3)) ||
+		    (!strncmp(w, "the ", 4) && !strcmp(name, w + 4)))
+			return true;
+	}
+	return false;
+}
+
 bool en_form_list(struct en_p *p, struct en_frag *f)
 {
 	json_t *items = json_array();
@@ -83,6 +113,12 @@ bool en_form_list(struct en_p *p, struct en_frag *f)
 
 	if (!list_parts(p, &end, items, &kind)) {
 		json_decref(items);
+		return false;
+	}
+	if (name_collides(p->s, end)) {
+		json_decref(items);
+		en_semantic(p, 0, "a list cannot be named like a phrase the language already reads; "
+			    "name it otherwise");
 		return false;
 	}
 	list_key(p->s, end, key, sizeof(key));
@@ -564,7 +600,7 @@ int en_read_definition(struct en_ctx *ctx, const struct en_sentence *s)
 	double v;
 	json_t *c, *h;
 
-	if (list_parts(&p, &end, items, &kind) && en_eof(&p)) {
+	if (list_parts(&p, &end, items, &kind) && en_eof(&p) && !name_collides(s, end)) {
 		json_decref(items);
 		return add_list(ctx, s, end, kind);
 	}

@@ -349,6 +349,8 @@ static const struct err_case {
 	{ "Filesystem tools are /opt/fs.\nThe agent may use the filesystem tools.", 2, 15,
 	  "read two ways", NULL },
 	{ "The agent may read /etc in the workspace.", 1, 25, "scope", NULL },
+	{ "Files are /srv/x.\nThe agent may read files.", 1, 1, "named like a phrase", NULL },
+	{ "SSH keys are /srv/keys.", 1, 1, "named like a phrase", NULL },
 	{ "The agent may reach github.com on port 70000.", 1, 40, "port", NULL },
 	{ "Ask me before any git pus.", 1, 23, "from \"pus\"", "Ask me before any git push." },
 	{ "Stop after 4 hour or.", 1, 21, "stops too early", "Stop after 4 hours or 200 dollars." },
