@@ -61,6 +61,11 @@ int en_compile_intent(const char *text, const char *file, json_t **rules,
  * the constitution's line of the text's line L (0: none). */
 int en_loader_text(const json_t *policy, char **text, int **lines, size_t *n_lines);
 
+/* Scenarios from sentences (the JSON of `cordon policy test`, without
+ * "vars"): for each rule, the request it decides and, for an allow, the
+ * nearest request it must not allow.  A new reference, or NULL. */
+json_t *en_scenarios(const json_t *policy);
+
 /* Render a policy (its JSON form, as parsed or compiled) as sentences of the
  * language, one per line; compiling the result decides as the original.
  * A malloc'd string, or NULL on out of memory or a policy it cannot render

@@ -117,5 +117,12 @@ for p in coding-agent strict mcp-server; do
     o=$("$cordon" policy test "$src/policy/profiles/$p.en" "$src/policy/profiles/$p.scenarios.json" 2>&1)
     ok "$p.en passes $p.scenarios.json ($(printf '%s\n' "$o" | tail -n 1 | sed 's/.*: //'))" \
         sh -c 'printf %s "$1" | tail -n 1 | grep -q " 0 failed"' _ "$o"
+    o=$("$cordon" policy test "$src/policy/profiles/$p.en" 2>&1)
+    ok "  and the scenarios its sentences yield ($(printf '%s\n' "$o" | tail -n 1 | sed 's/.*: //'))" \
+        sh -c 'printf %s "$1" | tail -n 1 | grep -q " 0 failed"' _ "$o"
 done
+printf 'The agent may read /srv/data.\nNever read anything in /srv.\n' >"$scratch/contra.en"
+o=$("$cordon" policy test "$scratch/contra.en" 2>&1); rc=$?
+ok "two sentences that contradict each other fail their scenario (rc=$rc)" test $rc -eq 1
+ok "  naming the sentence" sh -c 'printf %s "$1" | grep -qF "$2:1: The agent may read /srv/data."' _ "$o" "$scratch/contra.en"
 done_testing

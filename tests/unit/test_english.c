@@ -764,6 +764,89 @@ static void profile_sources_decide_as_their_json(void **state)
 		skip();
 }
 
+/* --- scenarios from sentences ----------------------------------------------------- */
+
+static void expand_vars(const char *in, char *out, size_t len)
+{
+	static const char *const v[][2] = { { "${WORKSPACE}", "/work/p" }, { "${HOME}", "/home/agent" },
+					    { "${TMPDIR}", "/tmp" } };
+	size_t o = 0;
+
+	while (*in && o + 1 < len) {
+		size_t k;
+
+		for (k = 0; k < 3; k++)
+			if (!strncmp(in, v[k][0], strlen(v[k][0])))
+				break;
+		if (k < 3) {
+			o += (size_t)snprintf(out + o, len - o, "%s", v[k][1]);
+			in += strlen(v[k][0]);
+		} else {
+			out[o++] = *in++;
+		}
+	}
+	out[o < len ? o : len - 1] = 0;
+}
+
+/* Run the scenarios a constitution's sentences yield; the number that fail. */
+static int run_scenarios(const char *text, int *total)
+{
+	json_t *j = compile_ok(text), *sc = en_scenarios(j), *x;
+	struct policy *p = load_en(text);
+	size_t k;
+	int bad = 0;
+
+	*total = 0;
+	json_array_foreach(json_object_get(sc, "scenarios"), k, x) {
+		const char *op = json_string_value(json_object_get(x, "op"));
+		char req[1200], path[600];
+		char *args = json_dumps(json_object_get(x, "args") ?: json_object(), JSON_COMPACT);
+
+		if (!strcmp(op, "connect"))
+			snprintf(req, sizeof(req), "connect %s %lld", json_string_value(json_object_get(x, "host")),
+				 (long long)json_integer_value(json_object_get(x, "port")));
+		else if (!strcmp(op, "tool"))
+			snprintf(req, sizeof(req), "tool %s %s", json_string_value(json_object_get(x, "tool")), args);
+		else {
+			expand_vars(json_string_value(json_object_get(x, "path")), path, sizeof(path));
+			snprintf(req, sizeof(req), "%s %s", op, path);
+		}
+		free(args);
+		if (decide(p, req) != (uint32_t)pol_decision_parse(json_string_value(json_object_get(x, "expect"))))
+			bad++;
+		(*total)++;
+	}
+	pol_free(p);
+	json_decref(sc);
+	json_decref(j);
+	return bad;
+}
+
+static void sentences_yield_scenarios(void **state)
+{
+	static const char good[] =
+		"The agent may read and change anything in the workspace.\n"
+		"The agent may read /srv/data.\n"
+		"The agent may reach db.example.com on port 5432.\n"
+		"Ask me before any git push.\nNever allow a force push.\n"
+		"The agent may call db.query when table is one of users and orders.\n";
+	int total, bad;
+
+	(void)state;
+	bad = run_scenarios(good, &total);
+	/* Each sentence decides its request; the allows have their near misses (beside, next port,
+	 * other value), but for the workspace, which has no parent in the sentence. */
+	assert_int_equal(total, 9);
+	assert_int_equal(bad, 0);
+	/* Two sentences that contradict each other: the allow's scenario fails. */
+	bad = run_scenarios("The agent may read /srv/data.\nNever read anything in /srv.\n", &total);
+	assert_int_equal(bad, 1);
+	/* A sentence that reaches further than its neighbour's near miss says so. */
+	bad = run_scenarios("The agent may reach db.example.com on port 5432.\n"
+			    "The agent may reach 10.0.0.1 on ports 1 to 65535 directly.\n", &total);
+	assert_int_equal(bad, 0);
+}
+
 /* A deterministic generator (the test must fail the same way twice). */
 static uint32_t rnd(uint32_t *s)
 {
@@ -879,6 +962,7 @@ int main(void)
 		cmocka_unit_test(shipped_profiles_round_trip),
 		cmocka_unit_test(generated_policies_round_trip),
 		cmocka_unit_test(profile_sources_decide_as_their_json),
+		cmocka_unit_test(sentences_yield_scenarios),
 	};
 	return cmocka_run_group_tests_name("english", tests, setup, teardown);
 }

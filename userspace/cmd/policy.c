@@ -19,6 +19,7 @@ static void usage(FILE *f)
 		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
 		"       cordon policy explain --english FILE   (the policy as sentences)\n"
 		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
+		"       cordon policy test [--var NAME=VALUE]... FILE.en   (the scenarios its sentences yield)\n"
 		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
 		"       cordon policy json FILE   (the JSON policy a constitution compiles to)\n"
 		"\n"
@@ -407,6 +408,7 @@ static int cmd_test(int argc, char **argv)
 	size_t i;
 	int c, pass = 0, fail = 0, r = 2;
 	bool english;
+	const char *sfile = NULL;
 
 	if (pol_vars_defaults(&vars) < 0)
 		return 1;
@@ -417,26 +419,37 @@ static int cmd_test(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (argc - optind != 2) {
+	if (argc - optind == 1 && is_constitution_file(argv[optind])) {
+		/* No scenario file: the scenarios the sentences yield. */
+		json_t *pj = policy_json(argv[optind]);
+
+		root = pj ? en_scenarios(pj) : NULL;
+		json_decref(pj);
+		if (!root) {
+			r = 1;
+			goto out;
+		}
+		sfile = "(scenarios from its sentences)";
+	} else if (argc - optind != 2) {
 		usage(stderr);
 		goto out;
-	}
-	root = json_load_file(argv[optind + 1], JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
+	} else if (!(root = json_load_file(argv[optind + 1], JSON_REJECT_DUPLICATES, &je))) {
 		fprintf(stderr, "%s:%d:%d: error: %s\n", argv[optind + 1], je.line, je.column, je.text);
 		r = 1;
 		goto out;
+	} else {
+		sfile = argv[optind + 1];
 	}
 	vv = json_object_get(root, "vars");
 	json_object_foreach(vv, k, sc)
 		if (!json_is_string(sc) || pol_vars_set(&vars, k, json_string_value(sc)) < 0) {
-			fprintf(stderr, "%s: bad variable '%s'\n", argv[optind + 1], k);
+			fprintf(stderr, "%s: bad variable '%s'\n", sfile, k);
 			r = 1;
 			goto out;
 		}
 	list = json_object_get(root, "scenarios");
 	if (!json_is_array(list)) {
-		fprintf(stderr, "%s: missing \"scenarios\" array\n", argv[optind + 1]);
+		fprintf(stderr, "%s: missing \"scenarios\" array\n", sfile);
 		r = 1;
 		goto out;
 	}
@@ -563,7 +576,7 @@ static int cmd_test(int argc, char **argv)
 		}
 		json_decref(b.args);
 	}
-	printf("\n%s: %d scenarios passed, %d failed\n", argv[optind + 1], pass, fail);
+	printf("\n%s: %d scenarios passed, %d failed\n", sfile, pass, fail);
 	r = fail ? 1 : 0;
 out:
 	json_decref(root);
