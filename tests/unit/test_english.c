@@ -800,7 +800,10 @@ static int run_scenarios(const char *text, int *total)
 	json_array_foreach(json_object_get(sc, "scenarios"), k, x) {
 		const char *op = json_string_value(json_object_get(x, "op"));
 		char req[1200], path[600];
-		char *args = json_dumps(json_object_get(x, "args") ?: json_object(), JSON_COMPACT);
+		json_t *empty = json_object();
+		char *args = json_dumps(json_object_get(x, "args") ?: empty, JSON_COMPACT);
+
+		json_decref(empty);
 
 		if (!strcmp(op, "connect"))
 			snprintf(req, sizeof(req), "connect %s %lld", json_string_value(json_object_get(x, "host")),
