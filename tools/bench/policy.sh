@@ -59,3 +59,9 @@ row "load: parse, validate, index ($(info policy_bytes) bytes)" "$pl ms" "$(ld p
 row "load with shadowed-rule warnings (\`policy check\`)" "$sh ms" \
     "$(ld parse+index+shadowing 4) ms" "$(ld parse+index+shadowing 5)" "parse+index $pl ms" \
     "$(ratio "$sh" "$pl")"
+ec=$(ld en-compile 3)
+row "compile a $(info en_sentences)-sentence constitution ($(info en_bytes) bytes; \`en_compile\`)" \
+    "$ec ms" "$(ld en-compile 4) ms" "$(ld en-compile 5)" \
+    "$(awk -v v="$ec" -v n="$(info en_sentences)" 'BEGIN { printf "%.1f us a sentence", v * 1000 / n }')" ""
+row "load it as \`cordon run\` does (compile, validate, index)" "$(ld en-load 3) ms" \
+    "$(ld en-load 4) ms" "$(ld en-load 5)" "" ""
