@@ -71,19 +71,38 @@ static void sentence_err(struct en_error *err, const char *file, const struct en
 	snprintf(err->message, sizeof(err->message), "%s", msg);
 }
 
+/*
+ * The rule's name is where its sentence is, "FILE:LINE" (the file's base
+ * name, in the characters a rule name may hold; "FILE:LINEb", "c", ... for
+ * the further rules of a line), so every place that shows a rule's name
+ * (explain, cordon pending, the audit log) shows the sentence's place.
+ */
+static void rule_name(const char *file, int line, int nth, char *out, size_t len)
+{
+	const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	char b[80], suffix[16] = "";
+	size_t o = 0;
+
+	for (const char *c = base; *c && o < sizeof(b) - 1; c++)
+		b[o++] = isalnum((unsigned char)*c) || strchr("_-.", *c) ? *c : '_';
+	b[o] = 0;
+	if (nth > 1 && nth <= 26)
+		snprintf(suffix, sizeof(suffix), "%c", 'a' + nth - 1);
+	else if (nth > 26)
+		snprintf(suffix, sizeof(suffix), ".%d", nth);
+	snprintf(out, len, "%s:%d%s", o ? b : "policy", line, suffix);
+}
+
 /* The named rule: name, decision, description, source, then its subject. */
 static json_t *named_rule(const char *file, const struct en_sentence *s, json_t *frag_rule,
 			  int nth)
 {
-	char name[64], src[512];
+	char name[128], src[512];
 	json_t *r;
 	const char *k;
 	json_t *v;
 
-	if (nth == 1)
-		snprintf(name, sizeof(name), "line%d", s->line);
-	else
-		snprintf(name, sizeof(name), "line%d.%d", s->line, nth);
+	rule_name(file, s->line, nth, name, sizeof(name));
 	snprintf(src, sizeof(src), "%s:%d", file, s->line);
 	r = json_pack("{s:s, s:O, s:s, s:s}", "name", name, "decision",
 		      json_object_get(frag_rule, "decision"), "description", s->text, "source", src);

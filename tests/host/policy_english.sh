@@ -61,7 +61,7 @@ o=$("$cordon" policy json "$policy")
 ok "policy json: each rule names its sentence" sh -c \
     'printf %s "$1" | grep -q "\"source\": \"$2:4\"" && printf %s "$1" | grep -q "\"description\": \"Ask me before any git push.\""' _ "$o" "$policy"
 o=$("$cordon" policy explain --var WORKSPACE="$WS" "$policy" read "$WS/private/f")
-ok "explain names the sentence's line for the exception" sh -c 'printf %s "$1" | grep -qF "rule:      line4.2 ($2:4:1)"' _ "$o" "$policy"
+ok "explain names the sentence's line for the exception" sh -c 'printf %s "$1" | grep -qF "rule:      project.en:4b ($2:4:1)"' _ "$o" "$policy"
 
 # (A new file goes in src/: in the fallback posture the workspace's own
 # directory is split around the excepted folder, and what is created at
@@ -84,7 +84,7 @@ ok "the connect its sentence allows succeeds ($out)" sh -c 'printf %s "$1" | gre
 in_session --policy "$policy" -- "$attack" connect 127.0.0.1 "$denied"
 ok "the connect its sentence forbids fails ($out)" contained
 ok "  the forbidden listener never saw it" test ! -e "$scratch/denied/tcp4.hit"
-ok "  audited deny by the sentence's rule" sh -c 'grep "\"decision\":\"deny\"" "$1" | grep -q "line12"' _ "$audit"
+ok "  audited deny by the sentence's rule" sh -c 'grep "\"decision\":\"deny\"" "$1" | grep -qF "\"rule\":\"project.en:12\""' _ "$audit"
 
 # The push is held for a human, under the sentence's rule.
 "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve socket \
@@ -99,7 +99,7 @@ while [ $i -lt 100 ] && [ -z "$id" ]; do
     i=$((i + 1))
 done
 ok "git push is held ($id)" test -n "$id"
-ok "  listed under the sentence's rule" sh -c "'$cordon' pending | grep -q 'rule line14'"
+ok "  listed under the sentence's rule" sh -c "'$cordon' pending | grep -q 'rule project.en:14'"
 ok "  cordon approve answers it" "$cordon" approve "$id"
 wait $sess
 ok "  and the push ran ($(cat "$scratch/push.out"))" grep -q pushed "$scratch/push.out"
