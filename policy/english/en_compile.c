@@ -143,7 +143,13 @@ static int merge(struct merge *m, const char *file, const struct en_sentence *s,
 		if (s->line != m->last_line)
 			m->nth = 0;
 		m->last_line = s->line;
-		json_array_append_new(m->rules, named_rule(file, s, v, ++m->nth));
+		json_t *r = named_rule(file, s, v, ++m->nth);
+
+		/* Never a sentence's rule silently missing. */
+		if (!r || json_array_append_new(m->rules, r) < 0) {
+			sentence_err(err, file, s, "out of memory");
+			return -ENOMEM;
+		}
 	}
 	json_array_extend(m->creds, f->creds);
 	json_object_update(m->approvals, f->approvals);

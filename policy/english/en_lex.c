@@ -209,6 +209,36 @@ static int lex_chunk(struct lexer *lx, struct en_sentence *cur, bool *end)
 	return 0;
 }
 
+/*
+ * The whole text must be UTF-8 without NUL: jansson refuses other strings,
+ * and a sentence whose rule could not be built must be an error, never a
+ * rule silently missing (a missing deny would allow).  0, or the byte
+ * offset + 1 of the first bad byte.
+ */
+static size_t bad_utf8(const unsigned char *t, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned char c = t[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			   (c & 0xf8) == 0xf0 ? 4 : 0;
+		unsigned cp;
+
+		if (!n || c == 0 || i + n > len || (n == 2 && c < 0xc2))
+			return i + 1;
+		cp = n == 1 ? c : c & (0x7f >> n);
+		for (size_t k = 1; k < n; k++) {
+			if ((t[i + k] & 0xc0) != 0x80)
+				return i + 1;
+			cp = cp << 6 | (t[i + k] & 0x3f);
+		}
+		if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i + 1;
+		i += n;
+	}
+	return 0;
+}
+
 int en_lex(const char *text, size_t len, const char *file, struct en_doc *doc,
 	   struct en_error *err)
 {
@@ -218,6 +248,17 @@ int en_lex(const char *text, size_t len, const char *file, struct en_doc *doc,
 	int r = 0;
 
 	memset(doc, 0, sizeof(*doc));
+	{
+		size_t bad = bad_utf8((const unsigned char *)text, len);
+
+		if (bad) {
+			while (lx.i < bad - 1)
+				adv(&lx);
+			set_err(err, file, lx.line, lx.col, text[bad - 1] ? "not UTF-8" :
+				"NUL byte in the text");
+			return -EINVAL;
+		}
+	}
 	while (lx.i < len) {
 		char c = text[lx.i];
 		bool end = false;

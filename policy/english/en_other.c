@@ -170,6 +170,11 @@ static bool number(struct en_p *p, double *v)
 	if (!en_kind(p, EN_NUM, "a number", &t))
 		return false;
 	*v = strtod(t->text, NULL);
+	/* A budget is an integer of JSON: past 10^15 (also in thousands...), refuse. */
+	if (strlen(t->text) > 15) {
+		en_semantic(p, p->i - 1, "a number of more than 15 digits");
+		return false;
+	}
 	if (en_word(p, "thousand"))
 		*v *= 1e3;
 	else if (en_word(p, "million"))
@@ -390,7 +395,10 @@ bool en_form_meta(struct en_p *p, struct en_frag *f)
 	}
 	if (!en_words(p, "about this policy") || !en_kind(p, EN_COLON, "\":\"", &t))
 		return false;
-	c = strchr(p->s->text, ':') + 1;
+	c = strchr(p->s->text, ':');
+	if (!c)
+		return false;
+	c++;
 	while (*c == ' ')
 		c++;
 	n = strlen(c);

@@ -159,8 +159,11 @@ static bool cond_word(const struct en_tok *t)
 	return false;
 }
 
+/* A condition's value; NULL for a number JSON cannot hold exactly (the caller refuses it). */
 static json_t *value_of(const struct en_tok *t)
 {
+	if (t->kind == EN_NUM && strlen(t->text) > 15)
+		return NULL;
 	if (t->kind == EN_NUM)
 		return strchr(t->text, '.') ? json_real(strtod(t->text, NULL)) :
 					      json_integer(strtoll(t->text, NULL, 10));
@@ -184,8 +187,14 @@ static bool value_list(struct en_p *p, json_t *vals, bool paths)
 			json_array_append_new(vals, json_string(place));
 		} else if (t && t->kind != EN_COMMA && t->kind != EN_COLON &&
 			   (!paths || t->kind == EN_PATH)) {
+			json_t *v = paths ? json_string(t->text) : value_of(t);
+
 			p->i++;
-			json_array_append_new(vals, paths ? json_string(t->text) : value_of(t));
+			if (!v) {
+				en_semantic(p, p->i - 1, "a number of more than 15 digits");
+				return false;
+			}
+			json_array_append_new(vals, v);
 		} else {
 			en_fail(p, paths ? "a path" : "a value");
 			return false;
@@ -291,7 +300,11 @@ static bool one_cond(struct en_p *p, json_t *args)
 			goto fail;
 		}
 		p->i++;
-		c = json_pack("{s:o}", "equals", value_of(t));
+		if (!(c = value_of(t))) {
+			en_semantic(p, p->i - 1, "a number of more than 15 digits");
+			goto fail;
+		}
+		c = json_pack("{s:o}", "equals", c);
 	} else {
 		en_fail(p, "\"is\", \"is one of\", \"is within\", \"starts with\" or \"may be anything\"");
 		goto fail;

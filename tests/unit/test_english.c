@@ -359,6 +359,10 @@ static const struct err_case {
 	  "as $NAME", NULL },
 	/* Read furthest as a list definition ("Hello there are ..."). */
 	{ "Hello there.", 1, 12, "stops too early", NULL },
+	/* Text that would drop a rule were it let through (jansson refuses it): refused. */
+	{ "Never read /etc.\nThe agent may read /srv/\xff.", 2, 25, "not UTF-8", NULL },
+	{ "The agent may call db.q when n is 1234567890123456789.", 1, 35, "15 digits", NULL },
+	{ "Stop after 99999999999999999999 steps.", 1, 12, "15 digits", NULL },
 };
 
 static void errors_name_line_col_and_the_nearest_sentence(void **state)
