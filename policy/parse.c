@@ -294,6 +294,7 @@ static int load_constitution(const char *text, size_t len, const char *file,
 
 		if (ps->line >= 1 && (size_t)ps->line <= nl && lines[ps->line - 1])
 			*ps = (struct pol_pos){ lines[ps->line - 1], 1 };
+		en_map_lines(diags->d[i].msg, sizeof(diags->d[i].msg), lines, nl);
 	}
 	for (size_t i = 0; *out && i < (*out)->n_rules; i++) {
 		struct pol_pos *ps = &(*out)->rules[i].pos;

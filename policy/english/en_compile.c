@@ -389,3 +389,25 @@ int en_loader_text(const json_t *policy, char **text, int **lines, size_t *n_lin
 	*n_lines = nl < cap ? nl : cap;
 	return 0;
 }
+
+void en_map_lines(char *msg, size_t size, const int *lines, size_t n_lines)
+{
+	char out[1024], *at;
+	size_t o = 0;
+	const char *c = msg;
+
+	while ((at = strstr(c, "line ")) && o < sizeof(out)) {
+		char *end;
+		unsigned long n = strtoul(at + 5, &end, 10);
+
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s", (int)(at + 5 - c), c);
+		if (end != at + 5 && n >= 1 && n <= n_lines && lines[n - 1] && o < sizeof(out))
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%d", lines[n - 1]);
+		else if (o < sizeof(out))
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "%.*s", (int)(end - at - 5), at + 5);
+		c = end;
+	}
+	if (o < sizeof(out))
+		snprintf(out + o, sizeof(out) - o, "%s", c);
+	snprintf(msg, size, "%s", out);
+}

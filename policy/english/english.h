@@ -66,6 +66,9 @@ int en_loader_text(const json_t *policy, char **text, int **lines, size_t *n_lin
  * nearest request it must not allow.  A new reference, or NULL. */
 json_t *en_scenarios(const json_t *policy);
 
+/* In a loader message, "line N" of the loader's text becomes the sentence's line. */
+void en_map_lines(char *msg, size_t size, const int *lines, size_t n_lines);
+
 /* Render a policy (its JSON form, as parsed or compiled) as sentences of the
  * language, one per line; compiling the result decides as the original.
  * A malloc'd string, or NULL on out of memory or a policy it cannot render

@@ -410,6 +410,15 @@ static void the_loader_reports_the_sentence_error(void **state)
 	assert_int_equal(ds.d[0].pos.col, 7);
 	assert_non_null(strstr(ds.d[0].msg, "did you mean"));
 	pol_diags_free(&ds);
+	/* A warning (a contradiction: strongest wins) names the sentences' lines. */
+	text = "# two sentences\nThe agent may read /srv/data.\nNever read anything in /srv.\n";
+	memset(&ds, 0, sizeof(ds));
+	assert_int_equal(pol_load_text(text, strlen(text), "t.en", &vars, &p, &ds), 0);
+	assert_int_equal(ds.n, 1);
+	assert_int_equal(ds.d[0].pos.line, 2);
+	assert_non_null(strstr(ds.d[0].msg, "'t.en:3' (deny, line 3)"));
+	pol_diags_free(&ds);
+	pol_free(p);
 	en_error_format(&e, buf, sizeof(buf));
 	assert_string_equal(buf, "f.en:3:7: error: m\n  did you mean: \"s.\"");
 }
