@@ -50,6 +50,7 @@ static const struct verb {
 	{ "chmod", "chmodding", R_CHMOD },
 	{ "chown", "chowning", R_CHMOD },
 	{ "use", "using", R_ALL },
+	{ "touch", "touching", R_ALL },
 };
 
 static const char *const right_names[] = { "read", "write", "create", "delete", "exec", "chmod" };
@@ -285,7 +286,14 @@ static bool fs_action(struct en_p *p, struct en_frag *f, const char *decision, b
 	bool given, ok = false;
 	json_t *paths;
 
-	if (!fs_verbs_list(p, gerund, &rights) || !fs_objects(p, &o))
+	if (!fs_verbs_list(p, gerund, &rights))
+		goto out;
+	/* "read and write in the workspace": no object but a scope is its root. */
+	if (en_peek(p, 0) && en_peek(p, 0)->kind == EN_WORD &&
+	    (!strcmp(en_peek(p, 0)->low, "in") || !strcmp(en_peek(p, 0)->low, "under") ||
+	     !strcmp(en_peek(p, 0)->low, "anywhere") || !strcmp(en_peek(p, 0)->low, "everywhere")))
+		json_array_append_new(o.rel, json_string(""));
+	else if (!fs_objects(p, &o))
 		goto out;
 	scope_at = p->i;
 	if (!fs_scope(p, root, sizeof(root), &given))

@@ -44,11 +44,23 @@ static void push_quals(struct en_p *p, json_t *args)
 			json_object_set_new(args, "branch", json_pack("{s:s}", "equals", t->text));
 			continue;
 		}
-		if (en_word(p, "to")) {
+		if (en_words(p, "to the remote") || en_word(p, "to")) {
+			bool said = !strcmp(p->s->t[p->i - 1].low, "remote");
+
 			t = en_peek(p, 0);
 			if (!t || (t->kind != EN_WORD && t->kind != EN_STR && t->kind != EN_DOTTED)) {
 				en_fail(p, "a remote name");
 				p->i = save;
+				return;
+			}
+			/*
+			 * "push to main": a branch to many, a remote to the grammar.
+			 * A rule that read it as the remote would not hold pushes to
+			 * origin's main: only the usual remote names go bare.
+			 */
+			if (!said && strcmp(t->low, "origin") && strcmp(t->low, "upstream")) {
+				en_semantic(p, p->i, "\"to %s\" can be a branch or a remote: say \"to the "
+					    "branch %s\" or \"to the remote %s\"", t->text, t->text, t->text);
 				return;
 			}
 			p->i++;

@@ -146,6 +146,10 @@ static const struct form_case {
 	{ "The agent may write the temporary directory.", "write /tmp/x", A },
 	{ "The agent may read anything under /srv.", "read /srv/a/b", A },
 	{ "The agent may read anything.", "read /srv/a/b", A },
+	{ "The agent may read and write in /srv.", "write /srv/a/b", A },
+	{ "The agent may read anything.\nNever touch /srv.", "read /srv/a", D },
+	{ "The agent may call git.push when remote may be anything.\nNever push to the remote backup.",
+	  "tool git.push {\"remote\": \"backup\"}", D },
 	{ "The agent may read everything in my home.", "read /home/agent/x", A },
 	{ "The agent may read anything in /srv except /srv/k.", "read /srv/k/x", D },
 	{ "The agent may read anything in /srv but not /srv/k.", "read /srv/k/x", D },
@@ -359,6 +363,7 @@ static const struct err_case {
 	  "as $NAME", NULL },
 	/* Read furthest as a list definition ("Hello there are ..."). */
 	{ "Hello there.", 1, 12, "stops too early", NULL },
+	{ "Never push to main.", 1, 15, "can be a branch or a remote", NULL },
 	/* Text that would drop a rule were it let through (jansson refuses it): refused. */
 	{ "Never read /etc.\nThe agent may read /srv/\xff.", 2, 25, "not UTF-8", NULL },
 	{ "The agent may call db.q when n is 1234567890123456789.", 1, 35, "15 digits", NULL },
