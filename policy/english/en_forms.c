@@ -219,13 +219,21 @@ static bool fs_objects(struct en_p *p, struct objs *o)
 
 	if (!fs_object(p, o))
 		return false;
-	while (en_list_sep(p, &last)) {
-		if (!fs_object(p, o))
-			return false;
+	for (;;) {
+		size_t save = p->i;
+
+		if (!en_list_sep(p, &last))
+			return true;
+		if (!fs_object(p, o)) {
+			if (last || p->sem)
+				return false;
+			/* A comma that ends the list: ", but never ...", ", except ...". */
+			p->i = save;
+			return true;
+		}
 		if (last)
-			break;
+			return true;
 	}
-	return true;
 }
 
 /* "in the workspace", "in /srv", "under /srv", "anywhere": the root of relative objects. */
@@ -281,8 +289,8 @@ static bool fs_action(struct en_p *p, struct en_frag *f, const char *decision, b
 {
 	struct objs o = { json_array(), json_array() }, ex = { json_array(), json_array() };
 	char root[4096];
-	size_t ex_at = 0, scope_at;
-	unsigned rights = 0;
+	size_t ex_at = 0, scope_at, never_at;
+	unsigned rights = 0, never = 0;
 	bool given, ok = false;
 	json_t *paths;
 
@@ -303,6 +311,14 @@ static bool fs_action(struct en_p *p, struct en_frag *f, const char *decision, b
 			    "\"files named X\" and the like, not to a path or a named set");
 		goto out;
 	}
+	{
+		const struct en_tok *c = en_peek(p, 0), *n = en_peek(p, 1);
+
+		if (c && c->kind == EN_COMMA && n && n->kind == EN_WORD &&
+		    (!strcmp(n->low, "except") || !strcmp(n->low, "but") || !strcmp(n->low, "other") ||
+		     !strcmp(n->low, "unless") || !strcmp(n->low, "and")))
+			p->i++;
+	}
 	ex_at = p->i;
 	if (en_word(p, "except") || en_words(p, "but not") || en_words(p, "other than") ||
 	    en_word(p, "unless")) {
@@ -322,8 +338,20 @@ static bool fs_action(struct en_p *p, struct en_frag *f, const char *decision, b
 			goto out;
 		}
 	}
+	/* "..., but never change them": a deny of those rights on the same files. */
+	never_at = p->i;
+	if (en_words(p, "but never") || en_words(p, "and never")) {
+		if (!fs_verbs_list(p, false, &never) || !(en_word(p, "them") || en_word(p, "it")))
+			goto out;
+		if (strcmp(decision, "allow")) {
+			en_semantic(p, never_at, "\"but never\" narrows an allow only");
+			goto out;
+		}
+	}
 	paths = json_array();
 	resolve(paths, &o, root);
+	if (never)
+		json_array_append_new(f->rules, fs_rule("deny", json_deep_copy(paths), never));
 	json_array_append_new(f->rules, fs_rule(decision, paths, rights));
 	if (json_array_size(ex.abs) + json_array_size(ex.rel)) {
 		/* The exception: a deny for the same rights, which beats the allow. */
