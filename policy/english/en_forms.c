@@ -749,7 +749,7 @@ static bool form_subject_modal(struct en_p *p, struct en_frag *f)
 
 static bool before_what(struct en_p *p, struct en_frag *f)
 {
-	size_t save = p->i, far = p->far;
+	size_t save = p->i;
 
 	if (en_tool_np(p, f, "escalate") && en_eof(p))
 		return true;
@@ -757,7 +757,6 @@ static bool before_what(struct en_p *p, struct en_frag *f)
 		return false;
 	json_array_clear(f->rules);
 	p->i = save;
-	(void)far;
 	return en_action(p, f, "escalate", true);
 }
 

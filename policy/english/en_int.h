@@ -115,7 +115,7 @@ bool en_list_sep(struct en_p *p, bool *last);
 /* Merge what a failed attempt p expected into best (the furthest position wins). */
 void en_keep_furthest(struct en_p *best, const struct en_p *p);
 
-/* Forms (en_forms.c, en_forms2.c): each reads the whole sentence or fails. */
+/* Forms (en_forms.c, en_tools.c, en_other.c): each reads the whole sentence or fails. */
 typedef bool (*en_form_fn)(struct en_p *p, struct en_frag *f);
 extern const en_form_fn en_forms[];
 extern const size_t en_n_forms;
