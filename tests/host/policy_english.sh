@@ -11,11 +11,14 @@ set -u
 agent_user || skip_all "cannot create an unprivileged user"
 new_workspace
 scratch=$(mktemp -d /var/cordon-en.XXXXXX)
-mkdir -p "$scratch/allowed" "$scratch/denied" "$scratch/outside" "$WS/private" "$WS/src"
+mkdir -p "$scratch/allowed" "$scratch/denied" "$scratch/outside" "$scratch/ro" "$WS/private" "$WS/src"
 echo outside >"$scratch/outside/f"
+echo ro >"$scratch/ro/f"
 echo private >"$WS/private/f"
 echo source >"$WS/main.c"
 chmod -R a+rX "$scratch"
+# World-writable, so that only the policy stands between the agent and a write.
+chmod 1777 "$scratch/ro" "$scratch/outside"
 chown -R "$AGENT" "$WS"
 cleanup() {
     kill $bg 2>/dev/null
@@ -42,6 +45,7 @@ The agent may read, change and run anything in the workspace
   except ./private.
 The agent may read and run the system directories.
 The agent may read /etc, /proc and /sys.
+The agent may read $scratch/ro.
 The agent may read and write /dev/null, /dev/tty, /dev/pts and /dev/urandom.
 The agent may do anything with anything in /tmp.
 
@@ -56,7 +60,7 @@ chmod 0755 "$WS/git"
 chown "$AGENT" "$WS/git"
 
 o=$("$cordon" policy check "$policy" 2>&1)
-ok "the constitution checks ($o)" sh -c 'printf %s "$1" | grep -q ": ok (9 rules"' _ "$o"
+ok "the constitution checks ($o)" sh -c 'printf %s "$1" | grep -q ": ok (10 rules"' _ "$o"
 o=$("$cordon" policy json "$policy")
 ok "policy json: each rule names its sentence" sh -c \
     'printf %s "$1" | grep -q "\"source\": \"$2:4\"" && printf %s "$1" | grep -q "\"description\": \"Ask me before any git push.\""' _ "$o" "$policy"
@@ -67,7 +71,7 @@ ok "explain names the sentence's line for the exception" sh -c 'printf %s "$1" |
 # directory is split around the excepted folder, and what is created at
 # its top later gets only its direct rights; docs/floor.md.)
 in_session --policy "$policy" -- /bin/sh -c "cat $WS/main.c && echo new >$WS/src/new.c && cat $WS/src/new.c"
-ok "reads and writes in the workspace ($out)" test "$out" = "source
+ok "reads and writes in the workspace ($(echo $out))" test "$out" = "source
 new"
 in_session --policy "$policy" -- /bin/sh -c "cat $WS/private/f 2>/dev/null || echo refused"
 ok "the excepted folder is not readable ($out)" test "$out" = refused
@@ -75,16 +79,19 @@ in_session --policy "$policy" -- /bin/sh -c "echo x >$WS/private/g 2>/dev/null |
 ok "  nor writable ($out)" test "$out" = refused
 in_session --policy "$policy" -- /bin/sh -c "cat $scratch/outside/f 2>/dev/null || echo refused"
 ok "a file no sentence names is not readable ($out)" test "$out" = refused
-in_session --policy "$policy" -- /bin/sh -c "echo x >/etc/cordon-en-test 2>/dev/null || echo refused"
-ok "/etc is read-only, as its sentence says ($out)" test "$out" = refused
-ok "  (and nothing was written)" test ! -e /etc/cordon-en-test
+in_session --policy "$policy" -- /bin/sh -c "cat $scratch/ro/f; echo x >$scratch/ro/g 2>/dev/null || echo refused"
+ok "a folder its sentence lets the agent read is read-only, though its mode is 1777 ($(echo $out))" test "$out" = "ro
+refused"
+ok "  (and nothing was written)" test ! -e "$scratch/ro/g"
+in_session --policy "$policy" -- /bin/sh -c "echo x >$scratch/outside/g 2>/dev/null || echo refused"
+ok "nor can it write where no sentence says ($out)" test "$out" = refused
 
 in_session --policy "$policy" -- "$attack" connect 127.0.0.1 "$allowed"
 ok "the connect its sentence allows succeeds ($out)" sh -c 'printf %s "$1" | grep -q BREACH' _ "$out"
 in_session --policy "$policy" -- "$attack" connect 127.0.0.1 "$denied"
 ok "the connect its sentence forbids fails ($out)" contained
 ok "  the forbidden listener never saw it" test ! -e "$scratch/denied/tcp4.hit"
-ok "  audited deny by the sentence's rule" sh -c 'grep "\"decision\":\"deny\"" "$1" | grep -qF "\"rule\":\"project.en:12\""' _ "$audit"
+ok "  audited deny by the sentence's rule" sh -c 'grep "\"decision\":\"deny\"" "$1" | grep -qF "\"rule\":\"project.en:13\""' _ "$audit"
 
 # The push is held for a human, under the sentence's rule.
 "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$policy" --approve socket \
@@ -99,7 +106,7 @@ while [ $i -lt 100 ] && [ -z "$id" ]; do
     i=$((i + 1))
 done
 ok "git push is held ($id)" test -n "$id"
-ok "  listed under the sentence's rule" sh -c "'$cordon' pending | grep -q 'rule project.en:14'"
+ok "  listed under the sentence's rule" sh -c "'$cordon' pending | grep -q 'rule project.en:15'"
 ok "  cordon approve answers it" "$cordon" approve "$id"
 wait $sess
 ok "  and the push ran ($(cat "$scratch/push.out"))" grep -q pushed "$scratch/push.out"
