@@ -34,6 +34,7 @@ struct en_tok {
 struct en_sentence {
 	struct en_tok *t;
 	size_t n;
+	size_t cap;
 	int line;
 	int col;
 	char *text;     /* the sentence, blanks collapsed, with its '.' */
@@ -42,6 +43,7 @@ struct en_sentence {
 struct en_doc {
 	struct en_sentence *s;
 	size_t n;
+	size_t cap;
 };
 
 /* Split text into sentences of tokens; -EINVAL with *err at the bad byte. */

@@ -56,11 +56,18 @@ static bool ends_sentence(const struct lexer *lx, size_t at)
 static int push_tok(struct en_sentence *s, enum en_tok_kind k, const char *text, size_t n,
 		    int line, int col)
 {
-	struct en_tok *t = reallocarray(s->t, s->n + 1, sizeof(*t));
+	struct en_tok *t;
 
-	if (!t)
-		return -ENOMEM;
-	s->t = t;
+	/* Doubling: a sentence of a million tokens must not cost a million copies. */
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+
+		t = reallocarray(s->t, cap, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->t = t;
+		s->cap = cap;
+	}
 	t = &s->t[s->n];
 	t->kind = k;
 	t->text = strndup(text, n);
@@ -133,10 +140,15 @@ static int end_sentence(struct en_doc *doc, struct en_sentence *cur, const char 
 	char *d;
 	size_t o = 0;
 
-	s = reallocarray(doc->s, doc->n + 1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	doc->s = s;
+	if (doc->n == doc->cap) {
+		size_t cap = doc->cap ? doc->cap * 2 : 64;
+
+		s = reallocarray(doc->s, cap, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		doc->s = s;
+		doc->cap = cap;
+	}
 	d = malloc(to - from + 2);
 	if (!d)
 		return -ENOMEM;
