@@ -776,8 +776,21 @@ static void profile_sources_decide_as_their_json(void **state)
 		b = load_en(en);
 		same_decisions(a, b, *name);
 		assert_int_equal(a->n_creds, b->n_creds);
-		pol_free(a);
 		pol_free(b);
+		/* And its rendering, compiled again: English to English decides alike too. */
+		{
+			json_t *j = compile_ok(en);
+			char *again = en_render(j);
+
+			assert_non_null(again);
+			assert_null(strstr(again, "cannot say"));
+			b = load_en(again);
+			same_decisions(a, b, *name);
+			pol_free(b);
+			free(again);
+			json_decref(j);
+		}
+		pol_free(a);
 		free(en);
 		n++;
 	}
