@@ -100,7 +100,22 @@ static bool list_words(const char *key, char *out, size_t len)
 }
 
 /* Items of a rule's array: "@list" as "the LIST", or the list's items if it cannot be named. */
+static const char *place_of(const char *s)
+{
+	return !strcmp(s, "${WORKSPACE}") ? "the workspace" : !strcmp(s, "${HOME}") ?
+	       "the home directory" : !strcmp(s, "${TMPDIR}") ? "the temporary directory" : NULL;
+}
+
+static bool items_ex(FILE *f, const json_t *policy, const json_t *arr, bool quote_other,
+		     bool places);
+
 static bool items(FILE *f, const json_t *policy, const json_t *arr, bool quote_other)
+{
+	return items_ex(f, policy, arr, quote_other, false);
+}
+
+static bool items_ex(FILE *f, const json_t *policy, const json_t *arr, bool quote_other,
+		     bool places)
 {
 	const json_t *lists = json_object_get(policy, "lists");
 	json_t *flat = json_array(), *v;
@@ -127,6 +142,8 @@ static bool items(FILE *f, const json_t *policy, const json_t *arr, bool quote_o
 		if (s[0] == '@') {
 			list_words(s + 1, words, sizeof(words));
 			fprintf(f, "the %s", words);
+		} else if (places && place_of(s)) {
+			fputs(place_of(s), f);
 		} else if (sayable(s)) {
 			fputs(s, f);
 		} else if (quote_other && !strchr(s, '"')) {
@@ -154,17 +171,37 @@ static bool render_fs(FILE *f, const json_t *policy, const char *d, const json_t
 		fputs("The agent may not ", f);
 	else
 		fputs("Ask me before ", f);
-	json_array_foreach(rights, k, v) {
-		const char *w = json_is_string(v) ? (!strcmp(d, "escalate") ?
-				gerund_verb(json_string_value(v)) : base_verb(json_string_value(v))) : NULL;
+	unsigned have = 0;
+	const char *words[8];
+	size_t nw = 0;
 
-		if (!w)
+	json_array_foreach(rights, k, v) {
+		for (unsigned b = 0; b < 7; b++)
+			if (json_is_string(v) && !strcmp(json_string_value(v), right_verb[b][0]))
+				have |= 1u << b;
+		if (!json_is_string(v) || !gerund_verb(json_string_value(v)))
 			return false;
-		fputs(w, f);
-		sep(f, k, n);
+	}
+	(void)n;
+	/* write, create and delete together are "change" (the language's own word for them). */
+	for (unsigned b = 0; b < 7; b++) {
+		bool esc = !strcmp(d, "escalate");
+
+		if (b == 1 && (have & 14) == 14) {
+			words[nw++] = esc ? "changing" : "change";
+			continue;
+		}
+		if ((b == 2 || b == 3) && (have & 14) == 14)
+			continue;
+		if (have & (1u << b))
+			words[nw++] = esc ? right_verb[b][1] : base_verb(right_verb[b][0]);
+	}
+	for (size_t w = 0; w < nw; w++) {
+		fputs(words[w], f);
+		sep(f, w, nw);
 	}
 	fputc(' ', f);
-	return items(f, policy, json_object_get(fs, "paths"), false);
+	return items_ex(f, policy, json_object_get(fs, "paths"), false, true);
 }
 
 static void ports(FILE *f, const json_t *pp)
