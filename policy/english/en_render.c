@@ -193,7 +193,9 @@ static bool render_fs(FILE *f, const json_t *policy, const char *d, const json_t
 		}
 		if ((b == 2 || b == 3) && (have & 14) == 14)
 			continue;
-		if (have & (1u << b))
+		if (b == 5 && (have & 32) && nw)        /* "change and chmod": shorter in a list */
+			words[nw++] = esc ? "chmodding" : "chmod";
+		else if (have & (1u << b))
 			words[nw++] = esc ? right_verb[b][1] : base_verb(right_verb[b][0]);
 	}
 	for (size_t w = 0; w < nw; w++) {
