@@ -74,14 +74,14 @@ net_BPF    := bpf/net.bpf.c bpf/exec_recheck.bpf.c
 #   floor   loader/     the kernel floor's user side (and the generated skeletons)
 #   cordon  userspace/  the binary's subsystems, one folder each
 BASE_SRC   := $(wildcard base/*.c)
-POLICY_SRC := $(wildcard policy/*.c)
+POLICY_SRC := $(wildcard policy/*.c policy/english/*.c)
 FLOOR_SRC  := $(wildcard loader/*.c)
 USER_DIRS  := $(sort $(dir $(wildcard userspace/*/*.c userspace/*/*.h)))
 USER_SRC   := $(filter-out userspace/cmd/main.c,$(wildcard userspace/*/*.c))
 PROFILES   := $(filter-out %.scenarios.json,$(wildcard policy/profiles/*.json))
 
 base_INC   := -Ibase
-policy_INC := $(base_INC) -Ibpf -Ipolicy
+policy_INC := $(base_INC) -Ibpf -Ipolicy -Ipolicy/english
 floor_INC  := $(policy_INC) -Iloader -I$(BUILD)
 cordon_INC := $(floor_INC) $(patsubst %/,-I%,$(USER_DIRS))
 

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include "english.h"
 #include "index.h"
 #include "jsonpos.h"
 #include "parse_cred.h"
@@ -271,6 +272,57 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 	}
 }
 
+static int load(const char *text, size_t len, const char *file, const char *real_path,
+		const struct pol_vars *vars, bool warnings, struct policy **out,
+		struct pol_diags *diags);
+
+/*
+ * A constitution (policy/english/): compiled to JSON text with one rule a
+ * line, loaded as any policy, and every position the loader reports moved
+ * back to the sentence the rule came from.
+ */
+static int load_constitution(const char *text, size_t len, const char *file,
+			     const char *real_path, const struct pol_vars *vars, bool warnings,
+			     struct policy **out, struct pol_diags *diags)
+{
+	struct en_error e;
+	json_t *j;
+	char *jt;
+	int *lines, r;
+	size_t nl;
+
+	r = en_compile(text, len, file, &j, &e);
+	if (r == -EINVAL) {
+		pctx_diags_addf(diags, POL_ERROR, e.line, e.col, "%s%s%s%s", e.message,
+				e.suggestion[0] ? " (did you mean: \"" : "", e.suggestion,
+				e.suggestion[0] ? "\")" : "");
+		return r;
+	}
+	if (r < 0)
+		return r;
+	r = en_loader_text(j, &jt, &lines, &nl);
+	json_decref(j);
+	if (r < 0)
+		return r;
+	r = load(jt, strlen(jt), file, real_path, vars, warnings, out, diags);
+	for (size_t i = 0; i < diags->n; i++) {
+		struct pol_pos *ps = &diags->d[i].pos;
+
+		if (ps->line >= 1 && (size_t)ps->line <= nl && lines[ps->line - 1])
+			*ps = (struct pol_pos){ lines[ps->line - 1], 1 };
+		en_map_lines(diags->d[i].msg, sizeof(diags->d[i].msg), lines, nl);
+	}
+	for (size_t i = 0; *out && i < (*out)->n_rules; i++) {
+		struct pol_pos *ps = &(*out)->rules[i].pos;
+
+		if (ps->line >= 1 && (size_t)ps->line <= nl && lines[ps->line - 1])
+			*ps = (struct pol_pos){ lines[ps->line - 1], 1 };
+	}
+	free(jt);
+	free(lines);
+	return r;
+}
+
 /* The loader behind both pol_load_text and pol_load. */
 static int load(const char *text, size_t len, const char *file, const char *real_path,
 		const struct pol_vars *vars, bool warnings, struct policy **out,
@@ -283,6 +335,8 @@ static int load(const char *text, size_t len, const char *file, const char *real
 	int r;
 
 	*out = NULL;
+	if (en_is_constitution(text, len))
+		return load_constitution(text, len, file, real_path, vars, warnings, out, diags);
 	/*
 	 * jansson skips a NUL byte after a number or literal; a policy is text,
 	 * so a NUL anywhere is an error at its position.

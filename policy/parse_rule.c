@@ -391,8 +391,8 @@ static void parse_tool(struct pctx *c, struct pol_rule *r, json_t *o, const char
 
 void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char *ptr)
 {
-	static const char *const keys[] = { "name", "decision", "description", "fs", "net", "tool",
-					    NULL };
+	static const char *const keys[] = { "name", "decision", "description", "source", "fs", "net",
+					    "tool", NULL };
 	static const char *const decisions[] = { "allow", "escalate", "deny", NULL };
 	json_t *name, *dec, *desc;
 	char cp[1024];
@@ -435,6 +435,12 @@ void parse_rule(struct pctx *c, struct pol_rule *r, json_t *o, const char *ptr)
 			pctx_err(c, cp, "\"description\" must be a string");
 		else
 			r->description = strdup(json_string_value(desc));
+	}
+	/* "source": "FILE:LINE", the sentence a constitution's rule came from. */
+	desc = json_object_get(o, "source");
+	if (desc && !json_is_string(desc)) {
+		pctx_child(cp, sizeof(cp), ptr, "source");
+		pctx_err(c, cp, "\"source\" must be a string");
 	}
 	/*
 	 * Count first: the subjects share a union, so only a rule with exactly

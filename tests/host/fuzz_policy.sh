@@ -63,6 +63,8 @@ fuzz() {
 }
 
 fuzz policy_fuzz "$src"/tools/fuzz/corpus/policy/*
+# The same loader on constitutions (policy/english/), with their words.
+fuzz --dict "$src/tools/fuzz/english.dict" policy_fuzz "$src"/tools/fuzz/corpus/english/*
 fuzz jsonpos_fuzz "$src"/tools/fuzz/corpus/jsonpos/* "$src"/tools/fuzz/corpus/policy/*
 fuzz jsonrpc_fuzz "$src"/tools/fuzz/corpus/jsonrpc/*
 fuzz --dict "$src/tools/fuzz/http.dict" http_fuzz "$src"/tools/fuzz/corpus/http/*

@@ -400,6 +400,29 @@ ok "run --mcp: the session's log verifies" "$cordon" audit verify --key-dir "$CO
 ok "run --mcp: the server ran in a session of its own (its log beside the session's)" \
     test -s "$t/run-audit.filesystem.jsonl"
 
+# A constitution as the proxy's policy (policy/english/): the call its
+# sentence allows passes, the one no sentence allows is refused by the same
+# evaluator, and a refusal names the sentence.
+cat >"$t/policy.en" <<'EOF'
+The agent may call filesystem.read_text_file when path is within the workspace and head and tail may be anything.
+Never call filesystem.list_directory when path may be anything.
+EOF
+chmod 0644 "$t/policy.en"
+proxy=("$cordon" mcp-proxy --user "$AGENT" --workspace "$ws" --policy "$t/policy.en"
+       --servers "$t/servers.json" --audit)
+cat >"$t/s_en.json" <<EOF
+[ {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}},
+  {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "/etc/passwd"}},
+  {"op": "call", "name": "filesystem.list_directory", "args": {"path": "$ws"}} ]
+EOF
+steps "$t/s_en.json"
+ok "constitution: the call its sentence allows returns the file" \
+    q "'hello from the workspace' in s[0]['result']['content'][0]['text']"
+ok "constitution: a path outside the sentence's workspace is refused (-32001)" \
+    q "s[1]['error']['code'] == -32001"
+ok "constitution: the call a sentence forbids is refused, naming it (policy.en:2)" \
+    q "s[2]['error']['code'] == -32001 and s[2]['error']['data']['rule'] == 'policy.en:2'"
+
 # Bad configuration: the error names FILE:LINE:COL, exit 125.
 printf '{ "servers": {\n  "a.b": { "command": ["x"] } } }\n' >"$t/bad1.json"
 printf '{ "servers": {\n  "a": { "command": ["x"], "rots": [] } } }\n' >"$t/bad2.json"

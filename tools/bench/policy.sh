@@ -73,3 +73,9 @@ p15=$(awk -v t="$c15" 'BEGIN { printf "%.1f", t * 1000 / 15000 }')
 p60=$(awk -v t="$c60" 'BEGIN { printf "%.1f", t * 1000 / 60000 }')
 row "\`policy check\`, time per rule at 60,000 against 15,000 (quadratic: 4x; target at most 1.5x)" \
     "$p60 us" "" "" "$p15 us" "$(ratio "$p60" "$p15")"
+ec=$(ld en-compile 3)
+row "compile a $(info en_sentences)-sentence constitution ($(info en_bytes) bytes; \`en_compile\`)" \
+    "$ec ms" "$(ld en-compile 4) ms" "$(ld en-compile 5)" \
+    "$(awk -v v="$ec" -v n="$(info en_sentences)" 'BEGIN { printf "%.1f us a sentence", v * 1000 / n }')" ""
+row "load it as \`cordon run\` does (compile, validate, index)" "$(ld en-load 3) ms" \
+    "$(ld en-load 4) ms" "$(ld en-load 5)" "" ""

@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include "policy.h"
+#include "english.h"
 #include "util.h"
 
 #define N_FS_RULES    600
@@ -705,6 +706,63 @@ static void bench_check(unsigned n, const struct pol_vars *vars, int runs)
 	free(text.buf);
 }
 
+/*
+ * A 1,000-sentence constitution (policy/english/), every form that makes
+ * rules in turn, each sentence on its own tree: the time to compile it to
+ * JSON, and to load it as `cordon run` does (compile, validate, index).
+ */
+#define N_SENTENCES 1000
+
+static void gen_constitution(struct sb *t)
+{
+	for (int i = 0; i < N_SENTENCES; i++)
+		switch (i % 6) {
+		case 0: sb_printf(t, "The agent may read and change anything in /srv/t%d.\n", i); break;
+		case 1: sb_printf(t, "Never read /data/d%d/secret.\n", i); break;
+		case 2: sb_printf(t, "The agent may reach h%d.example.com on port %d.\n", i, 1024 + i); break;
+		case 3: sb_printf(t, "Ask me before reading /var/a%d.\n", i); break;
+		case 4: sb_printf(t, "The agent may call s%d.t when path is within /srv/t%d and mode "
+				  "may be anything.\n", i, i); break;
+		default: sb_printf(t, "The agent may read anything in /opt/o%d except /opt/o%d/private.\n",
+				   i, i); break;
+		}
+}
+
+static void bench_constitution(const struct pol_vars *vars)
+{
+	double v[LOAD_RUNS], w[LOAD_RUNS], median, p90;
+	struct sb text = { 0 };
+	struct en_error e;
+
+	gen_constitution(&text);
+	if (!text.buf)
+		die("out of memory");
+	for (size_t i = 0; i < LOAD_RUNS; i++) {
+		struct pol_diags diags = { .no_warnings = true };
+		struct policy *p = NULL;
+		json_t *j = NULL;
+		double t0 = now_ns();
+
+		if (en_compile(text.buf, text.len, "bench.en", &j, &e) < 0)
+			die("the generated constitution does not compile: %d:%d: %s", e.line, e.col,
+			    e.message);
+		v[i] = (now_ns() - t0) / 1e6;
+		json_decref(j);
+		t0 = now_ns();
+		if (pol_load_text(text.buf, text.len, "bench.en", vars, &p, &diags) < 0)
+			die("the generated constitution does not load");
+		w[i] = (now_ns() - t0) / 1e6;
+		pol_free(p);
+		pol_diags_free(&diags);
+	}
+	printf("info en_sentences %d\ninfo en_bytes %zu\n", N_SENTENCES, text.len);
+	percentiles(v, LOAD_RUNS, &median, &p90);
+	printf("load en-compile %.3f %.3f %d\n", median, p90, LOAD_RUNS);
+	percentiles(w, LOAD_RUNS, &median, &p90);
+	printf("load en-load %.3f %.3f %d\n", median, p90, LOAD_RUNS);
+	free(text.buf);
+}
+
 /* Indexed and linear must give the same answer on every request. */
 static void check_agreement(const struct policy *p, const struct stream *s)
 {
@@ -788,6 +846,7 @@ int main(int argc, char **argv)
 	}
 	bench_eval("invariants", "fs", invariants_only, p, by_class[CLASS_FS], n_class[CLASS_FS],
 		   SAMPLES_CLASS);
+	bench_constitution(&vars);
 	bench_load("parse+index", &text, &vars, false);
 	bench_load("parse+index+shadowing", &text, &vars, true);
 	bench_check(15000, &vars, 5);
