@@ -20,6 +20,17 @@ agent_user() {
     AGENT_HOME=$(awk -F: -v u="$AGENT" '$1 == u { print $6 }' /etc/passwd)
 }
 
+# session_test NAME: the set-up of a test that runs sessions as the agent:
+# root, the agent user, a fresh workspace ($WS, $attack) and a scratch
+# directory of the test's own ($scratch, /var/cordon-NAME.XXXXXX, mode
+# 0700: a test that shares it with the agent says so with chmod).
+session_test() {
+    [ "$(id -u)" -eq 0 ] || skip_all "needs root"
+    agent_user || skip_all "cannot create an unprivileged user"
+    new_workspace
+    scratch=$(mktemp -d "/var/cordon-$1.XXXXXX")
+}
+
 # new_workspace: a fresh workspace owned by the agent, outside /tmp (so
 # that "outside the workspace" is not the shared /tmp the profile allows).
 new_workspace() {

@@ -7,10 +7,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-agent_user || skip_all "cannot create an unprivileged user"
-new_workspace
-scratch=$(mktemp -d /var/cordon-en.XXXXXX)
+session_test en
 mkdir -p "$scratch/allowed" "$scratch/denied" "$scratch/outside" "$scratch/ro" "$WS/private" "$WS/src"
 echo outside >"$scratch/outside/f"
 echo ro >"$scratch/ro/f"

@@ -9,10 +9,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-agent_user || skip_all "cannot create an unprivileged user"
-new_workspace
-scratch=$(mktemp -d /var/cordon-star.XXXXXX)
+session_test star
 cleanup() { rm -rf "$WS" "$scratch"; rm -f /var/cordon-audit.*.jsonl; }
 trap cleanup EXIT
 

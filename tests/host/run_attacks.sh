@@ -13,10 +13,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-agent_user || skip_all "cannot create an unprivileged user"
-new_workspace
-scratch=$(mktemp -d /var/cordon-host.XXXXXX)
+session_test host
 chmod 0755 "$scratch"
 cleanup() {
     kill "$server" "$victim" $peer 2>/dev/null

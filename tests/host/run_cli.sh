@@ -8,10 +8,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-agent_user || skip_all "cannot create an unprivileged user"
-new_workspace
-scratch=$(mktemp -d /var/cordon-cli.XXXXXX)
+session_test cli
 mkdir -p "$scratch/allowed" "$scratch/forbidden" "$scratch/denied"
 chmod -R 0755 "$scratch"
 cleanup() {

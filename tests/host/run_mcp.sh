@@ -11,10 +11,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-agent_user || skip_all "cannot create an unprivileged user"
-new_workspace
-scratch=$(mktemp -d /var/cordon-runmcp.XXXXXX)
+session_test runmcp
 other=/run/cordon-mcp/test-$$
 bg=
 cleanup() {
