@@ -77,6 +77,59 @@ static void look_alikes_and_invisibles_are_refused(void **state)
 	expect_refused(c, sizeof(c) / sizeof(c[0]));
 }
 
+/* The compiled JSON of one text, compact; fails the test if it does not compile. */
+static char *compiled(const char *text)
+{
+	struct en_error e;
+	json_t *j = NULL;
+	char *s;
+
+	if (en_compile(text, strlen(text), "t.en", &j, &e))
+		fail_msg("\"%s\": %d:%d %s", text, e.line, e.col, e.message);
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_non_null(s);
+	return s;
+}
+
+/*
+ * Class: a qualifier of depth said once for a list.  "files named .env and
+ * .git" reads as both at any depth; compiled, .git was the top one only, so
+ * a nested repository's .git stayed readable under "Never read ...", and
+ * under "except ..." (an exception is a deny).  The names after "files
+ * named" share it; a bare name beside an any-depth item in one list
+ * (".env and .npmrc files", "files named .env, ./x and .git") is refused.
+ */
+static void files_named_distributes_over_its_list(void **state)
+{
+	static const struct { const char *text, *want; } c[] = {
+		{ "Never read files named .env and .git.", "\"/**/.git\"" },
+		{ "Never read files named .env, .git or .npmrc in the workspace.",
+		  "\"${WORKSPACE}/**/.npmrc\"" },
+		{ "The agent may read anything in the workspace except files named .env and .git.",
+		  "\"${WORKSPACE}/**/.git\"" },
+		{ "Never read files named \"a b\" and .git.", "\"/**/.git\"" },
+		/* A path ends the names; what follows it is a path again. */
+		{ "Never read files named .env and ~/.ssh.", "\"${HOME}/.ssh\"" },
+	};
+	static const struct refusal r[] = {
+		{ "a bare name before an any-depth item", "Never read .env and .npmrc files.", 1, 12,
+		  "any depth" },
+		{ "a bare name after a path after files named",
+		  "Never read files named .env, ./x and .git.", 1, 36, "any depth" },
+	};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		char *s = compiled(c[k].text);
+
+		if (!strstr(s, c[k].want))
+			fail_msg("\"%s\": no %s in %s", c[k].text, c[k].want, s);
+		free(s);
+	}
+	expect_refused(r, sizeof(r) / sizeof(r[0]));
+}
+
 /* What stays readable: CRLF line ends, tabs, non-ASCII in a comment. */
 static void ordinary_text_still_compiles(void **state)
 {
@@ -102,6 +155,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(look_alikes_and_invisibles_are_refused),
 		cmocka_unit_test(ordinary_text_still_compiles),
+		cmocka_unit_test(files_named_distributes_over_its_list),
 	};
 	return cmocka_run_group_tests_name("english_attack", tests, NULL, NULL);
 }
