@@ -116,7 +116,7 @@ static void files_named_distributes_over_its_list(void **state)
 		{ "a bare name before an any-depth item", "Never read .env and .npmrc files.", 1, 12,
 		  "any depth" },
 		{ "a bare name after a path after files named",
-		  "Never read files named .env, ./x and .git.", 1, 36, "any depth" },
+		  "Never read files named .env, ./x and .git.", 1, 38, "any depth" },
 	};
 
 	(void)state;
