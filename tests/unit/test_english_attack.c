@@ -130,6 +130,31 @@ static void files_named_distributes_over_its_list(void **state)
 	expect_refused(r, sizeof(r) / sizeof(r[0]));
 }
 
+/*
+ * Class: a negation or a quantifier taken as a bare value.  "The agent may
+ * not call db.drop when confirm is not." compiled to a deny only when
+ * confirm is the string "not"; a reader reads a deny when confirm is
+ * missing.  Such words as values must be quoted.
+ */
+static void negation_words_are_no_bare_values(void **state)
+{
+	static const struct refusal r[] = {
+		{ "is not", "The agent may not call db.drop when confirm is not.", 1, 48, "quote" },
+		{ "is no", "The agent may call db.q when limit is no.", 1, 39, "quote" },
+		{ "is none", "The agent may not call db.q when user is none.", 1, 44, "quote" },
+		{ "one of never", "The agent may not call db.q when mode is one of x, never.", 1, 52,
+		  "quote" },
+		{ "is any", "The agent may not call db.q when mode is any.", 1, 43, "quote" },
+	};
+	char *s;
+
+	(void)state;
+	expect_refused(r, sizeof(r) / sizeof(r[0]));
+	s = compiled("The agent may not call db.drop when confirm is \"not\".");
+	assert_non_null(strstr(s, "\"equals\":\"not\""));
+	free(s);
+}
+
 /* What stays readable: CRLF line ends, tabs, non-ASCII in a comment. */
 static void ordinary_text_still_compiles(void **state)
 {
@@ -156,6 +181,7 @@ int main(void)
 		cmocka_unit_test(look_alikes_and_invisibles_are_refused),
 		cmocka_unit_test(ordinary_text_still_compiles),
 		cmocka_unit_test(files_named_distributes_over_its_list),
+		cmocka_unit_test(negation_words_are_no_bare_values),
 	};
 	return cmocka_run_group_tests_name("english_attack", tests, NULL, NULL);
 }
