@@ -141,10 +141,10 @@ static void negation_words_are_no_bare_values(void **state)
 	static const struct refusal r[] = {
 		{ "is not", "The agent may not call db.drop when confirm is not.", 1, 48, "quote" },
 		{ "is no", "The agent may call db.q when limit is no.", 1, 39, "quote" },
-		{ "is none", "The agent may not call db.q when user is none.", 1, 44, "quote" },
+		{ "is none", "The agent may not call db.q when user is none.", 1, 42, "quote" },
 		{ "one of never", "The agent may not call db.q when mode is one of x, never.", 1, 52,
 		  "quote" },
-		{ "is any", "The agent may not call db.q when mode is any.", 1, 43, "quote" },
+		{ "is any", "The agent may not call db.q when mode is any.", 1, 42, "quote" },
 	};
 	char *s;
 
