@@ -125,7 +125,8 @@ for a in relative via-proc-cwd via-dotdot via-double-slash in-a-dir-named-starst
     via-symlink-made-before via-new-symlink o-path-then-proc-fd openat2-beneath \
     openat2-no-symlinks-in-root hard-link-elsewhere hard-link-beside rename-elsewhere \
     rename-beside rename-its-directory bind-in-own-namespace; do
-    ok "a **-denied .env, $a: refused" sh -c 'printf "%s\n" "$1" | grep -q "^refused $2 "' _ "$out" "$a" ||
+    ok "a **-denied .env, $a: refused" \
+        sh -c 'printf "%s\n" "$1" | grep -q "^refused $2 "' _ "$out" "$a" ||
         printf '%s\n' "$out" | grep -- " $a" >&2
 done
 
