@@ -686,6 +686,7 @@ static bool is_starstar(const char *s, size_t n)
 int pol_pattern_check(const char *pattern, const char **why)
 {
 	size_t n = 0;
+	bool glob_seen = false;
 
 	for (const char *q = pattern; *q;) {
 		size_t qn;
@@ -700,6 +701,18 @@ int pol_pattern_check(const char *pattern, const char **why)
 			       "as in .gitignore)";
 			return -EINVAL;
 		}
+		/*
+		 * ".." after a glob has no lexical meaning: a "**" then ".." is
+		 * beside any directory below (and above it too), but normalising
+		 * dropped both, leaving a deny that named one file.
+		 */
+		if (glob_seen && qn == 2 && q[0] == '.' && q[1] == '.') {
+			*why = "\"..\" after a glob component cannot be resolved without the "
+			       "files (\"a/**/..\" is not \"a\"): name the directory";
+			return -EINVAL;
+		}
+		if (has_glob(q, qn))
+			glob_seen = true;
 		if (qn > NAME_MAX) {
 			*why = "a path component is longer than 255 bytes";
 			return -EINVAL;

@@ -174,7 +174,28 @@ static bool fs_object(struct en_p *p, struct objs *o)
 			return false;
 		snprintf(buf, sizeof(buf), "**/%s", t->text);
 		json_array_append_new(o->rel, json_string(buf));
-		return true;
+		/*
+		 * "files named .env and .git": a reader gives every name of the
+		 * list the same depth.  The names that follow (a dotted name or a
+		 * quoted one, never a path) are at any depth too; a bare word
+		 * stops it (it may start another object: "my SSH keys").
+		 */
+		for (;;) {
+			size_t save = p->i;
+			const struct en_tok *n;
+			bool last;
+
+			if (!en_list_sep(p, &last) || !(n = en_peek(p, 0)) ||
+			    !((n->kind == EN_DOTTED || n->kind == EN_STR) && !strchr(n->text, '/'))) {
+				p->i = save;
+				return true;
+			}
+			p->i++;
+			snprintf(buf, sizeof(buf), "**/%s", n->text);
+			json_array_append_new(o->rel, json_string(buf));
+			if (last)
+				return true;
+		}
 	}
 	/* "any .env file", ".env files" */
 	if (x && x->kind == EN_WORD && !strcmp(x->low, "any") && en_peek(p, 1) &&
@@ -213,25 +234,58 @@ static bool fs_object(struct en_p *p, struct objs *o)
 	return named_set(p, o->abs);
 }
 
+/*
+ * A list that names some files at any depth ("files named .env", ".env
+ * files") and a bare dotted name at the top only (".git") reads to most as
+ * one depth for all: ".env and .npmrc files" left a nested .env out of a
+ * deny.  Refused at the bare name, asking which is meant.
+ */
+static bool mixed_depth(struct en_p *p, const struct objs *o, size_t first_bare_at)
+{
+	size_t k;
+	json_t *v;
+	bool deep = false, bare = false;
+
+	json_array_foreach(o->rel, k, v) {
+		const char *r = json_string_value(v);
+
+		if (!strncmp(r, "**/", 3))
+			deep = true;
+		else if (*r)
+			bare = true;
+	}
+	if (!(deep && bare))
+		return false;
+	en_semantic(p, first_bare_at, "a bare name and files named at any depth in one list: say "
+		    "\"files named X\" (X at any depth) or \"./X\" (the top one) for each");
+	return true;
+}
+
 static bool fs_objects(struct en_p *p, struct objs *o)
 {
+	size_t bare_at = SIZE_MAX;
 	bool last;
 
-	if (!fs_object(p, o))
-		return false;
-	for (;;) {
-		size_t save = p->i;
+	for (bool first = true;; first = false) {
+		size_t save = p->i, at, nrel = json_array_size(o->rel);
 
-		if (!en_list_sep(p, &last))
+		if (!first && !en_list_sep(p, &last))
 			return true;
+		at = p->i;
 		if (!fs_object(p, o)) {
-			if (last || p->sem)
+			if (first || last || p->sem)
 				return false;
 			/* A comma that ends the list: ", but never ...", ", except ...". */
 			p->i = save;
 			return true;
 		}
-		if (last)
+		if (bare_at == SIZE_MAX && json_array_size(o->rel) == nrel + 1 &&
+		    *json_string_value(json_array_get(o->rel, nrel)) &&
+		    strncmp(json_string_value(json_array_get(o->rel, nrel)), "**/", 3))
+			bare_at = at;
+		if (bare_at != SIZE_MAX && mixed_depth(p, o, bare_at))
+			return false;
+		if (!first && last)
 			return true;
 	}
 }

@@ -251,12 +251,74 @@ static size_t bad_utf8(const unsigned char *t, size_t len)
 	return 0;
 }
 
+/*
+ * What the compiler reads must be what a reader sees.  Refused, with the
+ * offset + 1 of the character (0: none) and a message:
+ * - outside comment lines, anything but ASCII: a Cyrillic 'е' or a
+ *   zero-width space inside a path makes a deny name a file that never
+ *   exists while the text looks right (~/.ssh stays readable), and no list
+ *   of look-alikes is complete, so a name with other characters needs the
+ *   JSON policy;
+ * - anywhere, comments included: control characters other than tab, LF and
+ *   CR LF (a bare CR, a form feed or an escape sequence shows text over
+ *   other text), and the invisible and line-breaking characters (U+0085,
+ *   U+00A0, U+00AD, U+2000-U+200F, U+2028-U+202F, U+205F-U+206F, U+FEFF):
+ *   a line separator in a comment shows the rest of the line as a sentence
+ *   the compiler drops with the comment, a bidi override reorders it.
+ * Text inside a comment may otherwise be any UTF-8.  Not closed: an
+ * all-ASCII name that reads like another ("rn" for "m"), which is the
+ * reader's to check.
+ */
+static size_t unseen_char(const unsigned char *t, size_t len, char *msg, size_t msglen)
+{
+	bool line_start = true, comment = false;
+
+	for (size_t i = 0; i < len;) {
+		unsigned char c = t[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : 4;
+		unsigned cp = n == 1 ? c : c & (0x7f >> n);
+
+		for (size_t k = 1; k < n; k++)
+			cp = cp << 6 | (t[i + k] & 0x3f);
+		if (cp == '\n') {
+			line_start = true;
+			comment = false;
+		} else if (cp == '#' && line_start) {
+			comment = true;
+		} else if (cp != ' ' && cp != '\t' && !(cp == '\r' && i + 1 < len && t[i + 1] == '\n')) {
+			line_start = false;
+		}
+		if ((cp < 0x20 && cp != '\n' && cp != '\t' &&
+		     !(cp == '\r' && i + 1 < len && t[i + 1] == '\n')) || cp == 0x7f) {
+			snprintf(msg, msglen, "a control character (0x%02x): it can show text over "
+				 "other text; only tab and line ends (LF, CR LF) are blanks", cp);
+			return i + 1;
+		}
+		if (cp == 0x85 || cp == 0xa0 || cp == 0xad || (cp >= 0x2000 && cp <= 0x200f) ||
+		    (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x206f) ||
+		    cp == 0xfeff) {
+			snprintf(msg, msglen, "an invisible or line-breaking character (U+%04X): "
+				 "what is shown would not be what is compiled", cp);
+			return i + 1;
+		}
+		if (cp >= 0x80 && !comment) {
+			snprintf(msg, msglen, "a non-ASCII character (U+%04X) outside a comment: a "
+				 "look-alike letter would make a name mean another; a path with "
+				 "such a name needs the JSON policy", cp);
+			return i + 1;
+		}
+		i += n;
+	}
+	return 0;
+}
+
 int en_lex(const char *text, size_t len, const char *file, struct en_doc *doc,
 	   struct en_error *err)
 {
 	struct lexer lx = { .t = text, .len = len, .line = 1, .col = 1, .line_start = true };
 	struct en_sentence cur = {};
 	size_t from = 0;
+	char msg[200];
 	int r = 0;
 
 	memset(doc, 0, sizeof(*doc));
@@ -268,6 +330,13 @@ int en_lex(const char *text, size_t len, const char *file, struct en_doc *doc,
 				adv(&lx);
 			set_err(err, file, lx.line, lx.col, text[bad - 1] ? "not UTF-8" :
 				"NUL byte in the text");
+			return -EINVAL;
+		}
+		bad = unseen_char((const unsigned char *)text, len, msg, sizeof(msg));
+		if (bad) {
+			while (lx.i < bad - 1)
+				adv(&lx);
+			set_err(err, file, lx.line, lx.col, msg);
 			return -EINVAL;
 		}
 	}

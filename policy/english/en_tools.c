@@ -186,6 +186,29 @@ static json_t *value_of(const struct en_tok *t)
 	return json_string(t->text);
 }
 
+/*
+ * A negation or a quantifier is no bare value: "may not call db.drop when
+ * confirm is not" reads as a deny when confirm is missing, and compiled to
+ * confirm equal to the string "not" (a deny that never matches).  The word
+ * as a value must be quoted.  The token at index at; false (an error) for
+ * such a word.
+ */
+static bool bare_value_ok(struct en_p *p, size_t at)
+{
+	static const char *const w[] = { "not", "no", "never", "none", "nothing", "neither", "nor",
+					 "any", "all", "every", "each", "some", "empty", "missing",
+					 "unset", "absent", "anything", "everything", NULL };
+	const struct en_tok *t = &p->s->t[at];
+
+	for (size_t k = 0; t->kind == EN_WORD && w[k]; k++)
+		if (!strcmp(t->low, w[k])) {
+			en_semantic(p, at, "\"%s\" as a value reads as a negation or a quantifier: "
+				    "quote it (\"%s\") if it is the value", t->text, t->text);
+			return false;
+		}
+	return true;
+}
+
 /* Items of a value list; stops before "and KEY is ..." (the next condition). */
 static bool value_list(struct en_p *p, json_t *vals, bool paths)
 {
@@ -199,8 +222,11 @@ static bool value_list(struct en_p *p, json_t *vals, bool paths)
 			json_array_append_new(vals, json_string(place));
 		} else if (t && t->kind != EN_COMMA && t->kind != EN_COLON &&
 			   (!paths || t->kind == EN_PATH)) {
-			json_t *v = paths ? json_string(t->text) : value_of(t);
+			json_t *v;
 
+			if (!paths && !bare_value_ok(p, p->i))
+				return false;
+			v = paths ? json_string(t->text) : value_of(t);
 			p->i++;
 			if (!v) {
 				en_semantic(p, p->i - 1, "a number of more than 15 digits");
@@ -311,6 +337,8 @@ static bool one_cond(struct en_p *p, json_t *args)
 			en_fail(p, "a value");
 			goto fail;
 		}
+		if (!bare_value_ok(p, p->i))
+			goto fail;
 		p->i++;
 		if (!(c = value_of(t))) {
 			en_semantic(p, p->i - 1, "a number of more than 15 digits");

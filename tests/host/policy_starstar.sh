@@ -50,6 +50,83 @@ done
 # What the floor cannot hold (a match made later) is said at start.
 ok "the session says a later match is not in the kernel's tables" said "- patterns-later:"
 
+# The agent reads a "**"-denied file by every path form (fallback: the
+# Landlock split).  Each victim is its own file, so a destructive attack
+# (link, rename) leaves the others as they were.  A directory named "**"
+# is a name, and what is below it matches as below any other directory.
+mkdir -p "$WS/clean" "$WS/**" "$WS/h1" "$WS/r1" "$WS/d1"
+for f in '**/.env' h1/.env r1/.env d1/.env; do echo "secret in $f" >"$WS/$f"; done
+ln -s a "$WS/lnk"
+chown -R "$AGENT" "$WS"
+in_session --policy "$policy" -- /usr/bin/python3 -c '
+import ctypes, os, sys
+ws = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def rd(p):
+    with open(p, "rb") as f:
+        f.read()
+def fdread(fd):
+    os.read(fd, 10)
+def attempt(name, f):
+    try:
+        f()
+        print("read " + name)
+    except OSError as e:
+        print("refused %s (%s)" % (name, os.strerror(e.errno)))
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+def openat2(path, resolve):
+    d = os.open(ws, os.O_PATH | os.O_DIRECTORY)
+    h = How(os.O_RDONLY, 0, resolve)
+    fd = libc.syscall(437, d, path.encode(), ctypes.byref(h), ctypes.sizeof(h))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "openat2")
+    fdread(fd)
+def then(*steps):
+    def f():
+        for s in steps:
+            s()
+    return f
+os.chdir(ws + "/sub")
+attempt("relative", lambda: rd(".env"))
+attempt("via-proc-cwd", lambda: rd("/proc/self/cwd/.env"))
+attempt("via-dotdot", lambda: rd(ws + "/clean/../.env"))
+attempt("via-double-slash", lambda: rd(ws + "//sub///.env"))
+attempt("in-a-dir-named-starstar", lambda: rd(ws + "/**/.env"))
+attempt("via-symlink-made-before", lambda: rd(ws + "/lnk/b/.env"))
+attempt("via-new-symlink", then(lambda: os.symlink(ws + "/.env", ws + "/clean/sl"),
+                                lambda: rd(ws + "/clean/sl")))
+attempt("o-path-then-proc-fd", lambda: rd("/proc/self/fd/%d" % os.open(ws + "/.env", os.O_PATH)))
+attempt("openat2-beneath", lambda: openat2(".env", 0x08))
+attempt("openat2-no-symlinks-in-root", lambda: openat2("sub/.env", 0x04 | 0x10))
+attempt("hard-link-elsewhere", then(lambda: os.link(ws + "/h1/.env", ws + "/clean/hl"),
+                                    lambda: rd(ws + "/clean/hl")))
+attempt("hard-link-beside", then(lambda: os.link(ws + "/sub/.env", ws + "/sub/hl"),
+                                 lambda: rd(ws + "/sub/hl")))
+attempt("rename-elsewhere", then(lambda: os.rename(ws + "/r1/.env", ws + "/clean/moved"),
+                                 lambda: rd(ws + "/clean/moved")))
+attempt("rename-beside", then(lambda: os.rename(ws + "/a/b/.env", ws + "/a/b/renamed"),
+                              lambda: rd(ws + "/a/b/renamed")))
+attempt("rename-its-directory", then(lambda: os.rename(ws + "/d1", ws + "/d2"),
+                                     lambda: rd(ws + "/d2/.env")))
+def bind():
+    if libc.unshare(0x10000000 | 0x00020000) != 0:
+        raise OSError(ctypes.get_errno(), "unshare")
+    if libc.mount((ws + "/.env").encode(), (ws + "/env.txt").encode(), None, 4096, None) != 0:
+        raise OSError(ctypes.get_errno(), "mount")
+    rd(ws + "/env.txt")
+attempt("bind-in-own-namespace", bind)
+' "$WS"
+ok "the attack session ran (rc=$rc)" test "$rc" -eq 0 || why
+for a in relative via-proc-cwd via-dotdot via-double-slash in-a-dir-named-starstar \
+    via-symlink-made-before via-new-symlink o-path-then-proc-fd openat2-beneath \
+    openat2-no-symlinks-in-root hard-link-elsewhere hard-link-beside rename-elsewhere \
+    rename-beside rename-its-directory bind-in-own-namespace; do
+    ok "a **-denied .env, $a: refused" \
+        sh -c 'printf "%s\n" "$1" | grep -q "^refused $2 "' _ "$out" "$a" ||
+        printf '%s\n' "$out" | grep -- " $a" >&2
+done
+
 # A "**" that cannot be expanded whole (here deeper than 64 levels) refuses
 # the session, naming why: the floor never holds half of a deny.
 deep=$WS/deep

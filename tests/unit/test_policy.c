@@ -1073,6 +1073,54 @@ static void starstar_is_any_depth(void **state)
 	pol_diags_free(&ds);
 }
 
+/*
+ * A ".." after a glob cannot be resolved lexically: a deny of
+ * /w/STARSTAR/../.env means a .env beside any directory under /w and /.env,
+ * but collapsing STARSTAR/.. left /w/.env alone (it missed /w/a/.env); a
+ * single star then ".." is /w only if /w has a subdirectory.  Refused at
+ * the rule, in fs paths and in "within" conditions alike.
+ */
+static bool said(const struct pol_diags *ds, const char *what)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (strstr(ds->d[i].msg, what))
+			return true;
+	return false;
+}
+
+static void dotdot_after_a_glob_is_refused(void **state)
+{
+	static const char *const bad[] = { "/w/**/../.env", "/w/*/../x", "/w/a?/b/../../c",
+					   "/w/**/x/.." };
+	struct pol_diags ds;
+	struct policy *p;
+	char buf[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		snprintf(buf, sizeof(buf), HDR "{\"name\": \"x\", \"decision\": \"deny\", \"fs\": "
+			 "{\"paths\": [\"%s\"], \"rights\": [\"read\"]}}]}", bad[i]);
+		p = load(buf, &ds);
+		if (p || ds.n_errors != 1 || !said(&ds, "\"..\" after a glob"))
+			fail_msg("%s: loaded or another error (%s)", bad[i], ds.n ? ds.d[0].msg : "");
+		pol_diags_free(&ds);
+		snprintf(buf, sizeof(buf), HDR "{\"name\": \"x\", \"decision\": \"deny\", \"tool\": "
+			 "{\"name\": \"fs.read\", \"args\": {\"path\": {\"within\": [\"%s\"]}}}}]}", bad[i]);
+		p = load(buf, &ds);
+		if (p || ds.n_errors != 1 || !said(&ds, "\"..\" after a glob"))
+			fail_msg("within %s: loaded or another error (%s)", bad[i],
+				 ds.n ? ds.d[0].msg : "");
+		pol_diags_free(&ds);
+	}
+	/* A ".." before any glob is lexical as in any path. */
+	p = load(HDR "{\"name\": \"x\", \"decision\": \"deny\", \"fs\": {\"paths\": "
+		 "[\"/w/a/../**/.env\"], \"rights\": [\"read\"]}}]}", &ds);
+	assert_non_null(p);
+	assert_int_equal(decide(p, POL_OP_READ, "/w/b/.env"), CORDON_DENY);
+	pol_free(p);
+	pol_diags_free(&ds);
+}
+
 static void starstar_expands_at_any_depth(void **state)
 {
 	char root[] = "/tmp/cordon-globXXXXXX", path[PATH_MAX], text[4096];
@@ -1191,6 +1239,7 @@ int main(void)
 		cmocka_unit_test(shipped_profiles_load),
 		cmocka_unit_test(wildcards_expand_as_glob_does),
 		cmocka_unit_test(starstar_is_any_depth),
+		cmocka_unit_test(dotdot_after_a_glob_is_refused),
 		cmocka_unit_test(starstar_expands_at_any_depth),
 		cmocka_unit_test(canon_memo_agrees_with_canon_path),
 		cmocka_unit_test(null_vars_are_none),
