@@ -270,9 +270,40 @@ static int expand(struct lcache *lc, const char *done, const char *rest,
 	return 0;
 }
 
+struct link_filter {
+	pol_fs_entry_fn fn;
+	void *ctx;
+};
+
+/*
+ * An expansion's match grants only where it really is.  Attack: the agent
+ * plants ws/x/public -> /anywhere in one session; in the next, an allow of
+ * ${WORKSPACE}/ "**" /public matched the link, and the floors' tables (which
+ * open and stat a path following links) granted /anywhere.  The evaluator
+ * judges canonical paths, where the link's target matches no pattern, so a
+ * match whose canonical path is another (a link in any component, or a
+ * dangling one) keeps its denials and escalations (the consumers also deny
+ * the target: stricter, never weaker) and loses its allow.  What it cannot
+ * close: a link swapped in between this check and a consumer's open, by a
+ * task already running as the agent while a session starts.
+ */
+static int filter_links(void *ctx, const struct pol_fs_entry *e)
+{
+	const struct link_filter *f = ctx;
+	struct pol_fs_entry c = *e;
+	char real[PATH_MAX];
+
+	if (!e->allow || (realpath(e->path, real) && !strcmp(real, e->path)))
+		return f->fn(f->ctx, e);
+	c.allow = 0;
+	return c.deny || c.escalate ? f->fn(f->ctx, &c) : 0;
+}
+
 static int emit_paths(struct lcache *lc, const char *pattern, struct pol_fs_entry *e,
 		      pol_fs_entry_fn fn, void *ctx)
 {
+	struct link_filter f = { .fn = fn, .ctx = ctx };
+
 	if (!strpbrk(pattern, "*?[")) {
 		e->path = pattern;
 		return fn(ctx, e);
@@ -280,7 +311,7 @@ static int emit_paths(struct lcache *lc, const char *pattern, struct pol_fs_entr
 	e->canonical = false;   /* an expansion's components may be symlinks */
 	if (pattern[0] != '/')
 		return 0;       /* the parser admits absolute paths only */
-	return expand(lc, "", pattern, e, fn, ctx, 0);
+	return expand(lc, "", pattern, e, filter_links, &f, 0);
 }
 
 int pol_compile_fs(const struct policy *p, pol_fs_entry_fn fn, void *ctx)

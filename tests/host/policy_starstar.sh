@@ -144,4 +144,18 @@ printf '{ "cordon_policy": 1,\n  "rules": [ { "name": "x", "decision": "deny", "
 o=$("$cordon" policy check "$scratch/bad.json" 2>&1); rc=$?
 ok "policy check refuses \"a**\" (rc=$rc)" test "$rc" -eq 1
 ok "  at FILE:LINE:COL: $o" sh -c 'printf %s "$1" | grep -q "bad.json:2:67: error: .*whole path component"' _ "$o"
+
+# An allow by pattern grants only where a match really is: a link the agent
+# planted in an earlier session (ws/x/public -> a directory no rule names)
+# must not make the next session's floor grant its target.
+sec=$scratch/sec
+mkdir -p "$sec" "$WS/x" && echo topsecret >"$sec/f" && chmod 0755 "$scratch" "$sec" && chmod 0644 "$sec/f"
+ln -s "$sec" "$WS/x/public" && chown -hR "$AGENT" "$WS/x"
+sed 's|"rules": \[|"rules": [ { "name": "pub", "decision": "allow", "fs": { "paths": ["${WORKSPACE}/**/public"], "rights": ["read"] } },|' \
+    "$policy" >"$scratch/pub.json"
+ok "the policy with an allow of \${WORKSPACE}/**/public loads" grep -q '"pub"' "$scratch/pub.json"
+in_session --policy "$scratch/pub.json" -- /bin/sh -c 'cat "$0/x/public/f"; cat "$1/f"; echo end' "$WS" "$sec"
+ok "a planted link under an allow pattern grants nothing where it points (out: $(printf %s "$out" | tr '\n' ' '))" \
+    sh -c '! printf %s "$1" | grep -q topsecret && printf %s "$1" | grep -q end' _ "$out"
+rm -rf "$WS/x"
 done_testing
