@@ -29,12 +29,21 @@ static void covers_exactly_its_request(void **state)
 			  sizeof(err));
 	if (id != 1) fprintf(stderr, "# %s\n", err);
 	assert_int_equal(id, 1);
-	assert_non_null(intent_covers(&in, ok, NULL, 2000));
-	assert_null(intent_covers(&in, main_, NULL, 2000));
-	assert_null(intent_covers(&in, other, NULL, 2000));
+	assert_non_null(intent_covers(&in, ok, NULL, false, 2000));
+	assert_null(intent_covers(&in, main_, NULL, false, 2000));
+	assert_null(intent_covers(&in, other, NULL, false, 2000));
 	/* git push origin feature-x main: every lifted push must be covered. */
 	json_object_set_new(two, "more", json_pack("[o]", push("origin", "main")));
-	assert_null(intent_covers(&in, two, NULL, 2000));
+	assert_null(intent_covers(&in, two, NULL, false, 2000));
+	json_decref(ok);
+	/* As lifted from `git push`: other arguments are not asked, a flag set is not covered. */
+	ok = push("origin", "feature-x");
+	json_object_set_new(json_object_get(ok, "arguments"), "force", json_false());
+	json_object_set_new(json_object_get(ok, "arguments"), "destination", json_pack("[{s:s}]", "url", "/r"));
+	assert_null(intent_covers(&in, ok, NULL, false, 2000));        /* a tool call: every key named */
+	assert_non_null(intent_covers(&in, ok, NULL, true, 2000));
+	json_object_set_new(json_object_get(ok, "arguments"), "force", json_true());
+	assert_null(intent_covers(&in, ok, NULL, true, 2000));
 	json_decref(ok);
 	json_decref(main_);
 	json_decref(other);
@@ -54,23 +63,23 @@ static void lifetime_and_revocation(void **state)
 	(void)state;
 	assert_int_equal(intent_state(&in, "read /srv/data for 20 minutes", 0, "tty", NULL, 0, err,
 				      sizeof(err)), 1);
-	assert_non_null(intent_covers(&in, rd, NULL, 1199 * 1000));
-	assert_null(intent_covers(&in, wr, NULL, 1000));
-	assert_null(intent_covers(&in, rd, NULL, 1200 * 1000));          /* expired */
+	assert_non_null(intent_covers(&in, rd, NULL, false, 1199 * 1000));
+	assert_null(intent_covers(&in, wr, NULL, false, 1000));
+	assert_null(intent_covers(&in, rd, NULL, false, 1200 * 1000));          /* expired */
 	/* --for overrides the sentence's own lifetime. */
 	assert_int_equal(intent_state(&in, "read /srv/other for an hour", 5, "tty", NULL, 0, err,
 				      sizeof(err)), 2);
-	assert_non_null(intent_covers(&in, rd2, NULL, 4999));
-	assert_null(intent_covers(&in, rd2, NULL, 5000));
+	assert_non_null(intent_covers(&in, rd2, NULL, false, 4999));
+	assert_null(intent_covers(&in, rd2, NULL, false, 5000));
 	assert_int_equal(intent_state(&in, "read /srv/data", 0, "tty", NULL, 0, err, sizeof(err)), 3);
 	l = intent_list_json(&in, 10);
 	assert_int_equal(json_array_size(l), 3);       /* 2 is live until 5000 */
 	json_decref(l);
-	assert_non_null(intent_covers(&in, rd, NULL, 1u << 30));        /* the session's */
+	assert_non_null(intent_covers(&in, rd, NULL, false, 1u << 30));        /* the session's */
 	assert_int_equal(intent_revoke(&in, 3, 10), 0);
 	assert_int_equal(intent_revoke(&in, 3, 10), -ENOENT);
 	assert_int_equal(intent_revoke(&in, 42, 10), -ENOENT);
-	assert_null(intent_covers(&in, rd, NULL, 1u << 30));
+	assert_null(intent_covers(&in, rd, NULL, false, 1u << 30));
 	json_decref(rd);
 	json_decref(wr);
 	json_decref(rd2);
@@ -93,11 +102,11 @@ static void refused_sentences_and_keys(void **state)
 	assert_int_equal(in.n, 0);
 	/* "Approve for this session": that key only. */
 	assert_int_equal(intent_state_key(&in, "abc", "git push origin main", "tty", 0), 1);
-	assert_non_null(intent_covers(&in, ev, "abc", 5));
-	assert_null(intent_covers(&in, ev, "abd", 5));
-	assert_null(intent_covers(&in, ev, NULL, 5));
+	assert_non_null(intent_covers(&in, ev, "abc", false, 5));
+	assert_null(intent_covers(&in, ev, "abd", false, 5));
+	assert_null(intent_covers(&in, ev, NULL, false, 5));
 	assert_int_equal(intent_revoke(&in, 1, 5), 0);
-	assert_null(intent_covers(&in, ev, "abc", 5));
+	assert_null(intent_covers(&in, ev, "abc", false, 5));
 	json_decref(ev);
 	intents_free(&in);
 }

@@ -91,12 +91,13 @@ bool approve_session_approved(struct approvals *ap, json_t *event, const char *b
 	char key[65];
 
 	return ap->intents.n && request_key(event, binary, key) == 0 &&
-	       intent_covers(&ap->intents, NULL, key, mono_ms());
+	       intent_covers(&ap->intents, NULL, key, false, mono_ms());
 }
 
 static void resolve(struct approvals *ap, struct pending *p, bool allow, bool session,
 		    const char *approver);
 static void tty_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool held_lifted(const struct pending *p);
 
 int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, const char *who,
 		   char *err, size_t elen, int *calls)
@@ -107,6 +108,8 @@ int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, c
 	int id;
 
 	*calls = 0;
+	if (!ap->ctx.workspace)
+		return -EINVAL;
 	if (pol_vars_defaults(&vars) < 0 || pol_vars_set(&vars, "WORKSPACE", ap->ctx.workspace) < 0) {
 		pol_vars_free(&vars);
 		return -ENOMEM;
@@ -119,7 +122,7 @@ int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, c
 	intent_approver(it, approver, sizeof(approver));
 	for (struct pending *p = ap->pending, *next; p; p = next) {
 		next = p->next;
-		if (intent_covers(&ap->intents, p->kept, NULL, mono_ms()) != it)
+		if (intent_covers(&ap->intents, p->kept, NULL, held_lifted(p), mono_ms()) != it)
 			continue;
 		*calls += p->n_held;
 		if (p->prompted && ap->prompt_active)
@@ -233,9 +236,16 @@ static void resolve(struct approvals *ap, struct pending *p, bool allow, bool se
  * session's policy escalated it: what the policy denies, or an invariant
  * forbids, was refused before, and no intent is asked about it.
  */
+/* An exec's event was lifted from its command line (intent_covers: judged as such). */
+static bool held_lifted(const struct pending *p)
+{
+	return p->held[0].nr == SYS_execve || p->held[0].nr == SYS_execveat;
+}
+
 static bool covered_by_intent(struct approvals *ap, struct pending *p, json_t *event)
 {
-	const struct intent *it = intent_covers(&ap->intents, event, p->key, mono_ms());
+	const struct intent *it = intent_covers(&ap->intents, event, p->key, held_lifted(p),
+						mono_ms());
 	char approver[768];
 
 	if (!it)

@@ -58,6 +58,11 @@ int intent_state(struct intents *in, const char *sentence, unsigned for_s, const
 	int r;
 
 	r = en_compile_intent(sentence, "intent", &rules, &ttl, &e);
+	if (r == 0 && !json_array_size(rules)) {
+		json_decref(rules);
+		snprintf(err, elen, "intent: \"%s\" allows nothing", sentence);
+		return -EINVAL;
+	}
 	if (r < 0) {
 		if (en_error_format(&e, err, elen) < 0)
 			snprintf(err, elen, "intent: %s", e.message);
@@ -70,26 +75,31 @@ int intent_state(struct intents *in, const char *sentence, unsigned for_s, const
 		snprintf(name, sizeof(name), "intent-%zu", i + 1);
 		json_object_set_new(json_array_get(rules, i), "name", json_string(name));
 	}
-	doc = json_pack("{s:i,s:s,s:o}", "cordon_policy", 1, "name", "intent", "rules", rules);
+	doc = json_pack("{s:i,s:s,s:O}", "cordon_policy", 1, "name", "intent", "rules", rules);
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
-	if (!text)
+	if (!text) {
+		json_decref(rules);
 		return -ENOMEM;
+	}
 	r = pol_load_text(text, strlen(text), "intent", vars, &pol, &diags);
 	free(text);
 	if (r < 0) {
 		snprintf(err, elen, "intent: the rules it compiles to do not load: %s",
 			 diags.n ? diags.d[0].msg : "out of memory");
 		pol_diags_free(&diags);
+		json_decref(rules);
 		return r == -ENOMEM ? r : -EINVAL;
 	}
 	pol_diags_free(&diags);
 	it = intent_new(in, sentence, approver, now_ms, for_s ? for_s : ttl);
 	if (!it) {
 		pol_free(pol);
+		json_decref(rules);
 		return -ENOMEM;
 	}
 	it->pol = pol;
+	it->rules = rules;
 	return (int)it->id;
 }
 
@@ -118,8 +128,42 @@ static bool live(const struct intent *it, uint64_t now_ms)
  * else (a lifted command: git.push, a tool call, an HTTP request) as a
  * tool.  Anything that does not parse is not covered.
  */
-static bool allows_one(const struct policy *pol, json_t *ev)
+static bool key_named(const json_t *rules, const char *key)
 {
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(rules, i, r)
+		if (json_object_get(json_object_get(json_object_get(r, "tool"), "args"), key))
+			return true;
+	return false;
+}
+
+/*
+ * A lifted event's arguments as the intent judges them: those its rules
+ * name.  NULL when one it does not name is a flag set (not covered).
+ */
+static json_t *lifted_args(const json_t *rules, json_t *args)
+{
+	json_t *out = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(args, k, v) {
+		if (key_named(rules, k)) {
+			json_object_set(out, k, v);
+		} else if (json_is_true(v)) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+static bool allows_one(const struct intent *it, json_t *ev, bool lifted)
+{
+	const struct policy *pol = it->pol;
+	json_t *own = NULL;
+	bool ok;
 	const char *server = json_string_value(json_object_get(ev, "server"));
 	const char *tool = json_string_value(json_object_get(ev, "tool"));
 	json_t *args = json_object_get(ev, "arguments");
@@ -154,33 +198,37 @@ static bool allows_one(const struct policy *pol, json_t *ev)
 		req.server = server;
 		req.tool = tool;
 		req.args = json_is_object(args) ? args : NULL;
+		if (lifted && req.args && !(req.args = own = lifted_args(it->rules, args)))
+			return false;
 	}
 	pol_eval(pol, &req, &res);
-	return res.decision == CORDON_ALLOW;
+	ok = res.decision == CORDON_ALLOW;
+	json_decref(own);
+	return ok;
 }
 
-static bool allows(const struct policy *pol, json_t *event)
+static bool allows(const struct intent *it, json_t *event, bool lifted)
 {
 	json_t *more = json_object_get(event, "more"), *m;
 	size_t i;
 
-	if (!allows_one(pol, event))
+	if (!allows_one(it, event, lifted))
 		return false;
 	json_array_foreach(more, i, m)
-		if (!allows_one(pol, m))
+		if (!allows_one(it, m, lifted))
 			return false;
 	return true;
 }
 
 const struct intent *intent_covers(const struct intents *in, json_t *event, const char *key,
-				   uint64_t now_ms)
+				   bool lifted, uint64_t now_ms)
 {
 	for (size_t i = 0; i < in->n; i++) {
 		const struct intent *it = in->v[i];
 
 		if (!live(it, now_ms))
 			continue;
-		if (it->pol ? event && allows(it->pol, event) : key && !strcmp(it->key, key))
+		if (it->pol ? event && allows(it, event, lifted) : key && !strcmp(it->key, key))
 			return it;
 	}
 	return NULL;
@@ -232,6 +280,7 @@ void intents_free(struct intents *in)
 {
 	for (size_t i = 0; i < in->n; i++) {
 		pol_free(in->v[i]->pol);
+		json_decref(in->v[i]->rules);
 		free(in->v[i]);
 	}
 	free(in->v);

@@ -28,6 +28,7 @@ struct intent {
 	uint64_t expires_ms;            /* CLOCK_MONOTONIC; 0: with the session */
 	bool revoked;
 	struct policy *pol;             /* the compiled rules, or NULL for a key intent */
+	json_t *rules;                  /* the same as JSON: the argument keys they name */
 	char key[65];                   /* "approve for this session": that request's key */
 };
 
@@ -51,10 +52,15 @@ int intent_state_key(struct intents *in, const char *key, const char *summary,
 /*
  * The live intent that allows EVENT (a semantic event, pol_event), or one
  * whose key is KEY (may be NULL), else NULL.  An exec's event with several
- * lifted operations ("more") is covered only when every one is.
+ * lifted operations ("more") is covered only when every one is.  LIFTED:
+ * the event was lifted from a command line (an exec), and is judged as
+ * the policy judges those: an argument the intent's rules do not name is
+ * not asked about, except a flag set to true (--force, --tags, ...),
+ * which the sentence did not speak of and so does not cover.  Not LIFTED
+ * (a tool call): every argument must be one the rules name.
  */
 const struct intent *intent_covers(const struct intents *in, json_t *event, const char *key,
-				   uint64_t now_ms);
+				   bool lifted, uint64_t now_ms);
 /* Revoke intent ID: 0, or -ENOENT (none such, or no longer live). */
 int intent_revoke(struct intents *in, unsigned id, uint64_t now_ms);
 /* The live intents, for `cordon pending` and `cordon intent --list`. */
