@@ -22,6 +22,7 @@
 #include <sys/un.h>
 
 #include "cmd.h"
+#include "policy.h"
 #include "util.h"
 #include <jansson.h>
 
@@ -154,6 +155,20 @@ static void print_age(long long ms)
 		printf("%lldh", sec / 3600);
 }
 
+static void print_intent(const char *session, json_t *v)
+{
+	json_t *exp = json_object_get(v, "expires_in_ms");
+
+	printf("%s intent %lld: %s\n    stated by %s, ", session,
+	       (long long)json_integer_value(json_object_get(v, "id")),
+	       json_string_value(json_object_get(v, "sentence")),
+	       json_string_value(json_object_get(v, "approver")));
+	if (json_is_integer(exp))
+		printf("expires in %lld s\n", (long long)json_integer_value(exp) / 1000);
+	else
+		printf("lives as long as the session\n");
+}
+
 int cmd_pending(int argc, char **argv)
 {
 	bool json = false, all = false;
@@ -203,6 +218,19 @@ int cmd_pending(int argc, char **argv)
 			print_age((long long)json_integer_value(json_object_get(v, "age_ms")));
 			printf(", %lld s left\n",
 			       (long long)json_integer_value(json_object_get(v, "expires_in_ms")) / 1000);
+			shown++;
+		}
+	}
+	/* The live intents: what a held request is approved by without asking. */
+	json_array_foreach(sess, i, r) {
+		json_array_foreach(json_object_get(r, "intents"), j, v) {
+			json_t *e = json_deep_copy(v);
+
+			json_object_set(e, "session", json_object_get(r, "session"));
+			json_object_set_new(e, "type", json_string("intent"));
+			json_array_append_new(flat, e);
+			if (!json)
+				print_intent(json_string_value(json_object_get(r, "session")), v);
 			shown++;
 		}
 	}
@@ -319,6 +347,108 @@ int cmd_approve(int argc, char **argv)
 int cmd_deny(int argc, char **argv)
 {
 	return decide(argc, argv, "deny");
+}
+
+static int intent_usage(int code)
+{
+	fprintf(code ? stderr : stdout,
+		"usage: cordon intent SESSION \"SENTENCE\" [--for DURATION] [--json]\n"
+		"       cordon intent SESSION --list [--json]\n"
+		"       cordon intent SESSION --revoke ID\n"
+		"State what you want the session's agent to do, in the constitution's language\n"
+		"(\"push the branch feature-x to origin\", \"read /srv/data for an hour\"): a held\n"
+		"request it covers is approved, now and until it expires (--for, or the sentence's\n"
+		"own \"for an hour\"; default: the session) or is revoked.  It only approves what the\n"
+		"session's policy would ask about; what the policy denies stays denied.\n");
+	return code;
+}
+
+/*
+ * `cordon intent`: over approve.sock only, as approve (the supervisor
+ * checks the peer: root or the invoker, outside every session), so the
+ * agent cannot state an intent for itself.
+ */
+int cmd_intent(int argc, char **argv)
+{
+	const char *session = NULL, *sentence = NULL, *revoke = NULL;
+	bool list = false, json = false;
+	uint64_t for_s = 0;
+	json_t *req, *rep, *v;
+	size_t i;
+	int err;
+
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h"))
+			return intent_usage(0);
+		if (!strcmp(argv[k], "--list")) {
+			list = true;
+		} else if (!strcmp(argv[k], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[k], "--revoke") && k + 1 < argc) {
+			revoke = argv[++k];
+		} else if (!strcmp(argv[k], "--for") && k + 1 < argc) {
+			if (pol_parse_duration(argv[++k], &for_s) < 0 || !for_s || for_s > UINT32_MAX) {
+				log_err("intent: --for '%s' is not a duration (e.g. 30m, 2h)", argv[k]);
+				return 2;
+			}
+		} else if (argv[k][0] != '-' && !session) {
+			session = argv[k];
+		} else if (argv[k][0] != '-' && !sentence) {
+			sentence = argv[k];
+		} else {
+			log_err("intent: unexpected argument '%s'", argv[k]);
+			return intent_usage(2);
+		}
+	}
+	if (!session || strchr(session, '/') || strlen(session) >= 40 ||
+	    (!!sentence + list + !!revoke) != 1 || (for_s && !sentence))
+		return intent_usage(2);
+	if (revoke) {
+		char *end;
+		unsigned long id = strtoul(revoke, &end, 10);
+
+		if (!*revoke || *end || !id || id > INT32_MAX) {
+			log_err("intent: --revoke '%s' is not an intent id", revoke);
+			return 2;
+		}
+		req = json_pack("{s:s,s:i}", "cmd", "revoke", "id", (int)id);
+	} else if (list) {
+		req = json_pack("{s:s}", "cmd", "intents");
+	} else {
+		req = json_pack("{s:s,s:s,s:I}", "cmd", "intent", "sentence", sentence, "for_s",
+				(json_int_t)for_s);
+	}
+	rep = ask(session, req, &err);
+	json_decref(req);
+	if (!rep) {
+		log_err("intent: session %s: %s", session, err == ENOENT ? "no such running session" :
+			strerror(err));
+		return 1;
+	}
+	if (json_object_get(rep, "error")) {
+		log_err("intent: session %s: %s", session,
+			json_string_value(json_object_get(rep, "error")));
+		json_decref(rep);
+		return 1;
+	}
+	if (json) {
+		json_dumpf(rep, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else if (revoke) {
+		printf("%s: intent %s revoked\n", session, revoke);
+	} else if (list) {
+		json_array_foreach(json_object_get(rep, "intents"), i, v)
+			print_intent(session, v);
+		if (!json_array_size(json_object_get(rep, "intents")))
+			printf("%s: no live intents\n", session);
+	} else {
+		printf("%s: intent %lld stated (%lld held call%s approved by it)\n", session,
+		       (long long)json_integer_value(json_object_get(rep, "id")),
+		       (long long)json_integer_value(json_object_get(rep, "calls")),
+		       json_integer_value(json_object_get(rep, "calls")) == 1 ? "" : "s");
+	}
+	json_decref(rep);
+	return 0;
 }
 
 /*

@@ -13,6 +13,8 @@
 int cmd_run(int argc, char **argv);
 /* `cordon pending`, `cordon approve ID [--session]`, `cordon deny ID`, `cordon stop SESSION` */
 int cmd_pending(int argc, char **argv);
+/* `cordon intent SESSION "SENTENCE" [--for D]`, `--list`, `--revoke ID` (approve.c) */
+int cmd_intent(int argc, char **argv);
 int cmd_approve(int argc, char **argv);
 int cmd_deny(int argc, char **argv);
 int cmd_stop(int argc, char **argv);

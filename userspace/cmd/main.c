@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{ "pending", cmd_pending, "list operations waiting for a human" },
 	{ "approve", cmd_approve, "approve a pending operation (ID from `cordon pending`)" },
 	{ "deny", cmd_deny, "deny a pending operation" },
+	{ "intent", cmd_intent, "state what a session's agent may do: approves what it covers" },
 	{ "stop", cmd_stop, "stop a running session (its processes, then its cgroup)" },
 	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
 	{ "policy", cmd_policy, "check, explain and test policies" },

@@ -90,11 +90,49 @@ bool approve_session_approved(struct approvals *ap, json_t *event, const char *b
 {
 	char key[65];
 
-	return ap->n_approved && request_key(event, binary, key) == 0 &&
-	       key_in(ap->approved, ap->n_approved, key);
+	return ap->intents.n && request_key(event, binary, key) == 0 &&
+	       intent_covers(&ap->intents, NULL, key, false, mono_ms());
 }
 
+static void resolve(struct approvals *ap, struct pending *p, bool allow, bool session,
+		    const char *approver);
 static void tty_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool held_lifted(const struct pending *p);
+
+int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, const char *who,
+		   char *err, size_t elen, int *calls)
+{
+	struct pol_vars vars = { 0 };
+	const struct intent *it;
+	char approver[768];
+	int id;
+
+	*calls = 0;
+	if (!ap->ctx.workspace)
+		return -EINVAL;
+	if (pol_vars_defaults(&vars) < 0 || pol_vars_set(&vars, "WORKSPACE", ap->ctx.workspace) < 0) {
+		pol_vars_free(&vars);
+		return -ENOMEM;
+	}
+	id = intent_state(&ap->intents, sentence, for_s, who, &vars, mono_ms(), err, elen);
+	pol_vars_free(&vars);
+	if (id < 0)
+		return id;
+	it = ap->intents.v[ap->intents.n - 1];
+	intent_approver(it, approver, sizeof(approver));
+	for (struct pending *p = ap->pending, *next; p; p = next) {
+		next = p->next;
+		if (intent_covers(&ap->intents, p->kept, NULL, held_lifted(p), mono_ms()) != it)
+			continue;
+		*calls += p->n_held;
+		if (p->prompted && ap->prompt_active)
+			tty_print("approved by intent %u\n", it->id);
+		resolve(ap, p, true, false, approver);
+		next = ap->pending;     /* resolve may have changed the list */
+	}
+	return id;
+}
+
 static void tty_print(const char *fmt, ...)
 {
 	char buf[2048], out[4096];
@@ -189,6 +227,34 @@ static void ask(struct approvals *ap, struct pending *p)
 			  ap->ctx.name, p->id, ap->ctx.name, p->id);
 }
 
+static void resolve(struct approvals *ap, struct pending *p, bool allow, bool session,
+		    const char *approver);
+
+/*
+ * A held request a live intent covers is approved at once, with the
+ * intent as its approver.  The request reached here only because the
+ * session's policy escalated it: what the policy denies, or an invariant
+ * forbids, was refused before, and no intent is asked about it.
+ */
+/* An exec's event was lifted from its command line (intent_covers: judged as such). */
+static bool held_lifted(const struct pending *p)
+{
+	return p->held[0].nr == SYS_execve || p->held[0].nr == SYS_execveat;
+}
+
+static bool covered_by_intent(struct approvals *ap, struct pending *p, json_t *event)
+{
+	const struct intent *it = intent_covers(&ap->intents, event, p->key, held_lifted(p),
+						mono_ms());
+	char approver[768];
+
+	if (!it)
+		return false;
+	intent_approver(it, approver, sizeof(approver));
+	resolve(ap, p, true, false, approver);
+	return true;
+}
+
 int approve_hold(struct approvals *ap, const struct held *h, json_t *event, json_t *kept,
 		 const char *binary, const char *summary, const char *rule, const char *risk)
 {
@@ -220,7 +286,8 @@ int approve_hold(struct approvals *ap, const struct held *h, json_t *event, json
 	p->deadline_ms = p->created_ms + (uint64_t)(ap->ctx.pol->approval_timeout_s ?: 120) * 1000;
 	p->next = ap->pending;
 	ap->pending = p;
-	ask(ap, p);
+	if (!covered_by_intent(ap, p, event))
+		ask(ap, p);
 	return 0;
 }
 
@@ -267,15 +334,9 @@ static void resolve(struct approvals *ap, struct pending *p, bool allow, bool se
 	unlink_pending(ap, p);
 	if (!allow && human)
 		remember_denial(ap, p->deny_key);
-	if (allow && session) {
-		char **v = realloc(ap->approved, (ap->n_approved + 1) * sizeof(char *));
-
-		if (v) {
-			ap->approved = v;
-			if ((ap->approved[ap->n_approved] = strdup(p->key)))
-				ap->n_approved++;
-		}
-	}
+	/* "Approve for this session": an intent of exactly this request, listed and revocable. */
+	if (allow && session)
+		(void)intent_state_key(&ap->intents, p->key, p->summary, approver, mono_ms());
 	for (int i = 0; i < p->n_held; i++)
 		ap->ctx.ops->decided(ap->ctx.owner, p, &p->held[i], allow, session, human,
 				      approver);
@@ -358,6 +419,7 @@ void approve_end(struct approvals *ap)
 {
 	while (ap->pending)
 		resolve(ap, ap->pending, false, false, "session ended");
+	intents_free(&ap->intents);
 }
 
 void approve_tick(struct approvals *ap)
@@ -522,6 +584,8 @@ static void reply(int c, json_t *o)
 	json_decref(o);
 }
 
+static json_t *intent_cmd(struct approvals *ap, const char *cmd, json_t *req, const char *who);
+
 void approve_accept(struct approvals *ap)
 {
 	int c = accept4(ap->approve_sock, NULL, NULL, SOCK_CLOEXEC);
@@ -559,7 +623,10 @@ void approve_accept(struct approvals *ap)
 		json_t *o = session_json(ap);
 
 		json_object_set_new(o, "pending", pending_json(ap));
+		json_object_set_new(o, "intents", intent_list_json(&ap->intents, mono_ms()));
 		reply(c, o);
+	} else if (!strcmp(cmd, "intent") || !strcmp(cmd, "intents") || !strcmp(cmd, "revoke")) {
+		reply(c, intent_cmd(ap, cmd, req, approver));
 	} else if (!strcmp(cmd, "stop")) {
 		char by[160];
 		int grace;
@@ -591,6 +658,42 @@ void approve_accept(struct approvals *ap)
 	}
 	json_decref(req);
 	close(c);
+}
+
+/*
+ * `cordon intent`: state one (and approve every held request it covers at
+ * once), list the live ones, revoke one.  Only over approve.sock, so only
+ * a host operator (host_operator, checked by the caller): the agent can
+ * neither connect here nor type at the prompt, so it cannot state what
+ * the human wants.  A request held before is judged on its recorded form
+ * (p->kept); one whose arguments were cut for the record matches no rule
+ * and stays held (fail closed: the human is asked).
+ */
+static json_t *intent_cmd(struct approvals *ap, const char *cmd, json_t *req, const char *who)
+{
+	if (!strcmp(cmd, "intent")) {
+		const char *sentence = json_string_value(json_object_get(req, "sentence"));
+		json_int_t for_s = json_integer_value(json_object_get(req, "for_s"));
+		char err[768] = "";
+		int id, calls = 0;
+
+		if (!sentence || for_s < 0 || for_s > UINT32_MAX)
+			return json_pack("{s:s}", "error", "bad request: expected a sentence");
+		id = approve_intent(ap, sentence, (unsigned)for_s, who, err, sizeof(err), &calls);
+		if (id < 0)
+			return json_pack("{s:s}", "error", err[0] ? err : strerror(-id));
+		return json_pack("{s:b,s:i,s:i}", "ok", 1, "id", id, "calls", calls);
+	}
+	if (!strcmp(cmd, "revoke")) {
+		json_int_t id = json_integer_value(json_object_get(req, "id"));
+
+		if (id <= 0 || id > UINT32_MAX ||
+		    intent_revoke(&ap->intents, (unsigned)id, mono_ms()) < 0)
+			return json_pack("{s:s}", "error", "no such live intent");
+		return json_pack("{s:b}", "ok", 1);
+	}
+	return json_pack("{s:s,s:o}", "session", ap->ctx.name, "intents",
+			 intent_list_json(&ap->intents, mono_ms()));
 }
 
 /* --- the event socket ------------------------------------------------------ */

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "cordon.h"
+#include "intent.h"
 
 struct sup;
 struct policy;
@@ -129,8 +130,12 @@ struct approvals {
 	int n_clients;
 	struct pending *pending;
 	unsigned next_pending;
-	char **approved;                /* "for this session" event keys */
-	size_t n_approved;
+	/*
+	 * What a human stated (`cordon intent`, `i` at the prompt) and every
+	 * "approve for this session" (an intent of that request's key): a
+	 * held request one covers is approved with it as the approver.
+	 */
+	struct intents intents;
 	char **denied;                  /* deny_key of every request a human denied */
 	size_t n_denied;
 	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
@@ -179,9 +184,24 @@ void approve_publish(struct approvals *ap, const char *line, size_t n);
  */
 int approve_hold(struct approvals *ap, const struct held *h, json_t *event, json_t *kept,
 		 const char *binary, const char *summary, const char *rule, const char *risk);
-/* Approved for this session, or denied by a human before: answered unasked. */
+/*
+ * Approved for this session (a live intent of its key), or denied by a
+ * human before: answered unasked.  An intent stated as a sentence is asked
+ * in approve_hold, which approves what it covers at once, recorded with the
+ * intent as approver.
+ */
 bool approve_session_approved(struct approvals *ap, json_t *event, const char *binary);
 bool approve_human_denied(struct approvals *ap, json_t *event);
+
+/*
+ * State an intent for this session (WHO: the approver as recorded) and
+ * approve every held request it covers (*calls: how many calls went on).
+ * The intent's id, or -EINVAL (ERR says why: the compiler's message) or
+ * -ENOMEM.  Callers are the approval channels only (approve.sock behind
+ * host_operator, the tty prompt): never anything the agent can reach.
+ */
+int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, const char *who,
+		   char *err, size_t elen, int *calls);
 
 /* The poll timeout (at most TIMEOUT ms) that wakes the loop for the first deadline. */
 int approve_wait_ms(const struct approvals *ap, int timeout);
