@@ -33,7 +33,8 @@ serve() {
     $py -c 'import json,sys; json.dump({"steps": [], "final": sys.argv[2], "plain": True}, open(sys.argv[1], "w"))' \
         "$d/$1/script.json" "$2"
     $py "$here/tests/agents/model_server.py" "$d/$1" "$d/$1/script.json" & pids="$pids $!"
-    for _ in $(seq 100); do [ -e "$d/$1/port" ] && break; sleep 0.05; done
+    # Up to 30 s: python3 starts slowly on a loaded machine.
+    for _ in $(seq 600); do [ -e "$d/$1/port" ] && break; sleep 0.05; done
     read -r port <"$d/$1/port" || { echo "Bail out! the model server did not start"; exit 1; }
 }
 
@@ -90,6 +91,13 @@ ok "and shown with the compiler's error" \
     sh -c 'grep -q "line 2: The agent may rad the kitchen sink." "$1" && grep -q "error (column" "$1"' _ "$d/mixed/err"
 ok "the model was asked once more with the errors, and no more" \
     sh -c 'test "$(wc -l <"$1")" = 2 && tail -n 1 "$1" | grep -q "refused these lines"' _ "$d/mixed/requests.jsonl"
+
+serve escapes $'The agent may read /etc.\n# \e[1A\e[2Kcomment that hides the line above\nThe agent may read /srv/a\u202e.txt.\nAsk me before any git push.'
+draft escapes --model anthropic/claude-sonnet-4-5 --yes -o policy.en "read /etc"
+ok "lines with terminal controls or bidirectional overrides are dropped" \
+    test "$(cat "$d/escapes/policy.en" 2>&1)" = "$(printf 'The agent may read /etc.\nAsk me before any git push.')"
+ok "and shown escaped, never raw" sh -c 'grep -q "x1b\[1A" "$1" && grep -q "xe2\\\\x80\\\\xae" "$1" &&
+    ! grep -q "$(printf "\033")" "$1" "$2"' _ "$d/escapes/err" "$d/escapes/out"
 
 serve garbage "I'm sorry, but as an AI I cannot write security policies."
 draft garbage --model anthropic/claude-sonnet-4-5 --yes -o policy.en "anything"

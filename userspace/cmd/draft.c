@@ -72,6 +72,42 @@ static int append(char **s, const char *fmt, ...)
 }
 
 /*
+ * The first byte of s that could change what a terminal shows (C0 and C1
+ * controls, DEL, bidirectional overrides and isolates, zero-width and
+ * direction marks), or -1.  Attack: an answer that moves the cursor or
+ * reorders the text hides a sentence from the human who must read it
+ * ("Trojan Source"); a line holding one is dropped, whatever it says.
+ */
+static int unsafe_char(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			return (int)(p - (const unsigned char *)s);
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return (int)(p - (const unsigned char *)s);
+		if (p[0] == 0xe2 && p[1] == 0x80 && p[2] &&
+		    ((p[2] >= 0x8b && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
+			return (int)(p - (const unsigned char *)s);
+		if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+			return (int)(p - (const unsigned char *)s);
+	}
+	return -1;
+}
+
+/* A dropped line as it may be shown: every byte outside printable ASCII as \xNN. */
+static char *escaped(const char *s)
+{
+	char *out = malloc(strlen(s) * 4 + 1), *w = out;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		w += *p >= 0x20 && *p < 0x7f ? sprintf(w, "%c", *p) : sprintf(w, "\\x%02x", *p);
+	*w = 0;
+	return out;
+}
+
+/*
  * Sort the model's answer into sentences that compile and lines that do
  * not.  Lines are taken in order, each compiled with those kept before it
  * (lists are read first by the compiler, so order does not change the
@@ -81,7 +117,7 @@ static int append(char **s, const char *fmt, ...)
 static int draft_sort(const char *answer, struct draft *d)
 {
 	_cleanup_free_ char *copy = strdup(answer);
-	char *save = NULL, *line;
+	char *line;
 	unsigned lineno = 0;
 
 	if (!copy)
@@ -89,9 +125,11 @@ static int draft_sort(const char *answer, struct draft *d)
 	*d = (struct draft){};
 	for (char *p = copy, *nl; p; p = nl) {
 		_cleanup_free_ char *cand = NULL;
+		_cleanup_free_ char *shown = NULL;
 		struct en_error e;
 		json_t *j;
 		size_t len;
+		int bad;
 
 		nl = strchr(p, '\n');
 		if (nl)
@@ -103,9 +141,14 @@ static int draft_sort(const char *answer, struct draft *d)
 			line[--len] = 0;
 		if (!len || !strncmp(line, "```", 3))
 			continue;
-		if (asprintf(&cand, "%s%s\n", d->kept ?: "", line) < 0)
+		bad = unsafe_char(line);
+		if (bad >= 0) {
+			e = (struct en_error){ .col = bad + 1 };
+			snprintf(e.message, sizeof(e.message),
+				 "a control or bidirectional character: a terminal would not show the line as it is");
+		} else if (asprintf(&cand, "%s%s\n", d->kept ?: "", line) < 0) {
 			return -ENOMEM;
-		if (en_compile(cand, strlen(cand), "draft", &j, &e) == 0) {
+		} else if (en_compile(cand, strlen(cand), "draft", &j, &e) == 0) {
 			json_decref(j);
 			free(d->kept);
 			d->kept = TAKE_PTR(cand);
@@ -114,12 +157,12 @@ static int draft_sort(const char *answer, struct draft *d)
 			continue;
 		}
 		d->n_dropped++;
-		if (append(&d->dropped, "  line %u: %s\n    error (column %d): %s%s%s%s\n", lineno,
-			   line, e.col, e.message, e.suggestion[0] ? "\n    did you mean: \"" : "",
+		shown = escaped(line);
+		if (!shown || append(&d->dropped, "  line %u: %s\n    error (column %d): %s%s%s%s\n", lineno,
+			   shown, e.col, e.message, e.suggestion[0] ? "\n    did you mean: \"" : "",
 			   e.suggestion, e.suggestion[0] ? "\"" : "") < 0)
 			return -ENOMEM;
 	}
-	(void)save;
 	return 0;
 }
 
