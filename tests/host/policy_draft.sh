@@ -79,6 +79,25 @@ ok "an existing policy is never overwritten" \
     sh -c 'test "$(cat "$1/rc")" = 1 && grep -q "it exists" "$1/err" && test "$(cat "$1/policy.en")" = "$2"' _ \
     "$d/good" "$good"
 
+# At a terminal the human is asked; only "y" writes.
+at_tty() {
+    local n=$1 answer=$2; shift 2
+    (cd "$d/$n" && printf '%s\n' "$answer" | env -i PATH=/usr/bin:/bin TERM=dumb SSL_CERT_FILE="$d/ca.pem" \
+        ANTHROPIC_API_KEY="$key" script -qec "$cordon policy draft --endpoint https://localhost:$port $*" \
+        /dev/null >tty.out 2>&1; echo $? >rc)
+}
+if command -v script >/dev/null; then
+    at_tty good n -o tty-no.en words
+    ok "at a terminal, an answer other than y writes nothing" \
+        sh -c 'test "$(cat "$1/rc")" = 1 && ! test -e "$1/tty-no.en" && grep -q "Write these sentences to tty-no.en?" "$1/tty.out"' _ "$d/good"
+    at_tty good y -o tty-yes.en words
+    ok "at a terminal, y writes the draft" \
+        sh -c 'test "$(cat "$1/rc")" = 0 && test "$(cat "$1/tty-yes.en")" = "$2"' _ "$d/good" "$good"
+else
+    skip "needs script(1) for a terminal"
+    skip "needs script(1) for a terminal"
+fi
+
 serve mixed 'The agent may read /etc.
 The agent may rad the kitchen sink.
 Ask me before any git push.'

@@ -43,8 +43,8 @@ const char *draft_system_prompt(void);
  * Ask: SYSTEM and USER as the conversation; *answer gets the model's text
  * (malloc'd).  TLS is verified against the system store (SSL_CERT_FILE
  * honoured) and the endpoint's host name.  Bounded: 4 MiB of answer,
- * 120 s for the exchange.  -EPROTO when the answer is no answer of the
- * provider's format, -EIO on a transport or HTTP error.
+ * 120 s without progress on the socket.  -EPROTO when the answer is no
+ * answer of the provider's format, -EIO on a transport or HTTP error.
  */
 int draft_ask(const struct draft_model *m, const char *system, const char *user,
 	      char **answer, char *err, size_t errlen);
