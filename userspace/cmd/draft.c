@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,155 +30,34 @@
 
 #include "cmd.h"
 #include "draft_model.h"
+#include "draft_sort.h"
 #include "english.h"
 #include "util.h"
 
 /* Questions to the model: the first, and one more with the compiler's errors. */
 #define DRAFT_ASKS 2
 
-struct draft {
-	char *kept;    /* the sentences that compile, one a line */
-	char *dropped; /* "  LINE\n    ERROR\n" for each that does not */
-	unsigned n_kept, n_dropped;
-};
-
-static void draft_free(struct draft *d)
-{
-	free(d->kept);
-	free(d->dropped);
-	*d = (struct draft){};
-}
-
-static int append(char **s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int append(char **s, const char *fmt, ...)
-{
-	char *add, *n;
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&add, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	r = asprintf(&n, "%s%s", *s ?: "", add);
-	free(add);
-	if (r < 0)
-		return -ENOMEM;
-	free(*s);
-	*s = n;
-	return 0;
-}
-
-/*
- * The first byte of s that could change what a terminal shows (C0 and C1
- * controls, DEL, bidirectional overrides and isolates, zero-width and
- * direction marks), or -1.  Attack: an answer that moves the cursor or
- * reorders the text hides a sentence from the human who must read it
- * ("Trojan Source"); a line holding one is dropped, whatever it says.
- */
-static int unsafe_char(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
-			return (int)(p - (const unsigned char *)s);
-		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			return (int)(p - (const unsigned char *)s);
-		if (p[0] == 0xe2 && p[1] == 0x80 && p[2] &&
-		    ((p[2] >= 0x8b && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
-			return (int)(p - (const unsigned char *)s);
-		if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
-			return (int)(p - (const unsigned char *)s);
-	}
-	return -1;
-}
-
-/* A dropped line as it may be shown: every byte outside printable ASCII as \xNN. */
-static char *escaped(const char *s)
-{
-	char *out = malloc(strlen(s) * 4 + 1), *w = out;
-
-	if (!out)
-		return NULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		w += *p >= 0x20 && *p < 0x7f ? sprintf(w, "%c", *p) : sprintf(w, "\\x%02x", *p);
-	*w = 0;
-	return out;
-}
-
-/*
- * Sort the model's answer into sentences that compile and lines that do
- * not.  Lines are taken in order, each compiled with those kept before it
- * (lists are read first by the compiler, so order does not change the
- * meaning); markdown fences and blank lines are skipped, nothing else is
- * repaired: the compiler is the judge.
- */
-static int draft_sort(const char *answer, struct draft *d)
-{
-	_cleanup_free_ char *copy = strdup(answer);
-	char *line;
-	unsigned lineno = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	*d = (struct draft){};
-	for (char *p = copy, *nl; p; p = nl) {
-		_cleanup_free_ char *cand = NULL;
-		_cleanup_free_ char *shown = NULL;
-		struct en_error e;
-		json_t *j;
-		size_t len;
-		int bad;
-
-		nl = strchr(p, '\n');
-		if (nl)
-			*nl++ = 0;
-		lineno++;
-		line = p + strspn(p, " \t\r");
-		len = strlen(line);
-		while (len && strchr(" \t\r", line[len - 1]))
-			line[--len] = 0;
-		if (!len || !strncmp(line, "```", 3))
-			continue;
-		bad = unsafe_char(line);
-		if (bad >= 0) {
-			e = (struct en_error){ .col = bad + 1 };
-			snprintf(e.message, sizeof(e.message),
-				 "a control or bidirectional character: a terminal would not show the line as it is");
-		} else if (asprintf(&cand, "%s%s\n", d->kept ?: "", line) < 0) {
-			return -ENOMEM;
-		} else if (en_compile(cand, strlen(cand), "draft", &j, &e) == 0) {
-			json_decref(j);
-			free(d->kept);
-			d->kept = TAKE_PTR(cand);
-			if (line[0] != '#')
-				d->n_kept++;
-			continue;
-		}
-		d->n_dropped++;
-		shown = escaped(line);
-		if (!shown || append(&d->dropped, "  line %u: %s\n    error (column %d): %s%s%s%s\n", lineno,
-			   shown, e.col, e.message, e.suggestion[0] ? "\n    did you mean: \"" : "",
-			   e.suggestion, e.suggestion[0] ? "\"" : "") < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
+/* The human's words: the arguments joined by blanks, or stdin (64 KiB at most). */
 static char *read_words(int argc, char **argv)
 {
 	char *s = NULL;
+	size_t n = 0;
+	FILE *f;
 
 	if (argc == 0) {
 		int r = read_file("/dev/stdin", &s, 64 << 10);
 
 		return r < 0 ? NULL : s;
 	}
+	f = open_memstream(&s, &n);
+	if (!f)
+		return NULL;
 	for (int i = 0; i < argc; i++)
-		if (append(&s, "%s%s", i ? " " : "", argv[i]) < 0) {
-			free(s);
-			return NULL;
-		}
+		fprintf(f, "%s%s", i ? " " : "", argv[i]);
+	if (fclose(f)) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
