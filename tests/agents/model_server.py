@@ -25,13 +25,18 @@ class Script:
     """The steps of SCRIPT.json: {"steps": [STEP...], "final": TEXT}.
 
     A STEP is {"shell": COMMAND} (the CLI's shell tool) or
-    {"tool": NAME, "input": {...}} (one of the CLI's own tools by name)."""
+    {"tool": NAME, "input": {...}} (one of the CLI's own tools by name).
+    {"plain": true}: a request without tools is answered with the final
+    text by every provider (tests/host/policy_draft.sh)."""
 
     def __init__(self, path, d):
         with open(path) as f:
             s = json.load(f)
         self.steps = s.get("steps", [])
         self.final = s.get("final", "DONE")
+        # "plain": true answers a request without tools with the final text
+        # too (a plain completion: `cordon policy draft`), not as a side request.
+        self.plain = bool(s.get("plain"))
         self.dir = d
         self.seen = set()
 

@@ -28,6 +28,8 @@ int cmd_floor(int argc, char **argv);
 int cmd_home(int argc, char **argv);
 /* `cordon policy check | explain | test | compile` */
 int cmd_policy(int argc, char **argv);
+/* `cordon policy draft ...` (cmd/draft.c; the model's side in draft/draft_model.c) */
+int cmd_policy_draft(int argc, char **argv);
 /*
  * `cordon connect HOST PORT` (cmd/connect.c): inside a session, stdin and
  * stdout to HOST:PORT through the egress broker (ssh's ProxyCommand).

@@ -22,6 +22,8 @@ static void usage(FILE *f)
 		"       cordon policy test [--var NAME=VALUE]... FILE.en   (the scenarios its sentences yield)\n"
 		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
 		"       cordon policy json FILE   (the JSON policy a constitution compiles to)\n"
+		"       cordon policy draft [--model PROVIDER/MODEL] [--endpoint URL] [-o FILE] [--yes] WORDS...\n"
+		"                 (a constitution drafted by a model, compiled, shown, written if accepted)\n"
 		"\n"
 		"FILE is a policy path or a shipped profile name (%s",
 		"profiles:");
@@ -757,6 +759,8 @@ int cmd_policy(int argc, char **argv)
 		return cmd_compile(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "json"))
 		return cmd_json(argc - 1, argv + 1);
-	log_err("policy: unknown subcommand '%s' (check, explain, test, compile, json)", argv[1]);
+	if (!strcmp(argv[1], "draft"))
+		return cmd_policy_draft(argc - 1, argv + 1);
+	log_err("policy: unknown subcommand '%s' (check, explain, test, compile, json, draft)", argv[1]);
 	return 2;
 }

@@ -265,7 +265,8 @@ def chat(req, script):
     cid, model, now = _id("chatcmpl"), body.get("model", "gpt-5"), int(time.time())
     msg, finish = {"role": "assistant", "content": None}, "stop"
     if step is None:
-        msg["content"] = script.final if not is_side_request(body) else "cordon script"
+        msg["content"] = script.final \
+            if not is_side_request(body) or script.plain else "cordon script"
     else:
         try:
             name, _, args, _ = call_for(step, declared_tools(body.get("tools")))
