@@ -83,7 +83,7 @@ ok "the session's audit log verifies with the installed binary" "$bin" audit ver
 # the system directories is not (this scratch root: the agent cannot run it).
 for p in /usr/bin/cordon /usr/local/bin/cordon; do
     ok "coding-agent lets the agent run $p (mcp-bridge)" \
-        sh -c "'$bin' policy explain coding-agent exec $p mcp-bridge | grep -q '^allow'"
+        sh -c "'$bin' policy explain coding-agent exec $p mcp-bridge | grep -q '^decision: *allow'"
 done
 in_scratch=$("$bin" run --user "$AGENT" --workspace "$WS" --audit "$scratch/b.jsonl" --approve deny -- \
     sh -c "'$bin' version >/dev/null 2>&1 && echo ran || echo refused" 2>/dev/null </dev/null)
