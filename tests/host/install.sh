@@ -97,7 +97,7 @@ commands=$("$bin" help 2>&1 | awk '/^commands:/ { on = 1; next } on && /^  [a-z]
 ok "cordon help lists commands" test -n "$commands"
 for c in $commands; do
     ok "command $c has a man page" test -f "$man1/cordon-$c.1.gz"
-    ok "cordon(1) lists $c" sh -c "zcat '$man1/cordon.1.gz' | grep -q 'fB$(printf '%s' "$c" | sed 's/-/\\\\\\\\-/g')\\\\\\\\fR'"
+    ok "cordon(1) lists $c" lists_page "$c"
 done
 for f in "$man1"/*.1.gz "$root"/usr/share/man/man5/*.5.gz; do
     n=$(basename "$f" .gz)
