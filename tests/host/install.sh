@@ -27,9 +27,12 @@ ok "make install puts the profiles and their English sources in PREFIX/share/cor
          -f "$dest/usr/share/cordon/profiles/coding-agent.en"
 ok "the unit names the installed binary" \
     grep -qx 'ExecStart=/usr/bin/cordon floor load' "$dest/usr/lib/systemd/system/cordon-floor.service"
-ok "make install without a built binary fails, naming it" \
-    sh -c "! make -s -C '$src' install BUILD='$scratch/nobuild' DESTDIR='$scratch/x' 2>&1 >/dev/null |
-           grep -q 'nobuild/cordon is not built'"
+# no_binary: make install with nothing built fails and names what is missing.
+no_binary() {
+    msg=$(make -s -C "$src" install BUILD="$scratch/nobuild" DESTDIR="$scratch/x" 2>&1 >/dev/null) && return 1
+    printf '%s\n' "$msg" | grep -q 'nobuild/cordon is not built'
+}
+ok "make install without a built binary fails, naming it" no_binary
 
 # --- make deb, into a scratch root -------------------------------------------------
 if ! command -v dpkg-deb >/dev/null; then
@@ -75,7 +78,7 @@ err=$(cat "$scratch/s.err")
 ok "a session runs from the installed binary (rc=$rc)" test "$rc" -eq 0
 ok "the session's agent ran" sh -c "printf '%s\n' '$out' | grep -qx inside"
 ok "the session confines it (/etc/shadow unreadable)" contained
-ok "the session's audit log verifies with the installed binary" "$bin" audit verify "$scratch/s.jsonl"
+ok "the session's audit log verifies with the installed binary" "$bin" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$scratch/s.jsonl"
 
 # `cordon mcp-bridge` is exec'd by the agent inside its session: the binary
 # must sit where the policy lets the agent execute.  The package's
