@@ -5,6 +5,8 @@
 #   make test       unit + host + VM tests (the CI entry point)
 #   make demo       the quick-start demonstration
 #   make bench      benchmarks, printed as ratios against baselines and peers
+#   make install    install into $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#   make deb        a Debian package of the tree, in $(BUILD)/deb
 #
 # Quiet by default; V=1 prints full commands.  BUILD=dir moves the build
 # directory; VMLINUX_H=path pins a vmlinux.h instead of generating one from
@@ -29,7 +31,7 @@ endif
 # Linked BPF objects and skeletons are build products, not intermediates.
 .SECONDARY:
 .SUFFIXES:
-.PHONY: all deps test test-unit test-host test-vm redteam demo bench clean
+.PHONY: all deps test test-unit test-host test-vm redteam demo bench clean install deb
 
 WARN := -Wall -Wextra -Werror -Werror=shadow -Werror=missing-prototypes \
         -Werror=format=2 -Wswitch-enum -Wno-unused-parameter
@@ -227,6 +229,61 @@ $(BUILD)/tests/agents/%: tests/agents/%.c
 %/.dir:
 	@mkdir -p $(@D) && touch $@
 
+# --- install and package ---------------------------------------------------------
+# The binary holds the shipped profiles (tools/embed-profiles): a profile
+# name never resolves through a file on disk another user could swap, so the
+# profiles installed under $(DATADIR)/cordon/profiles (JSON and the English
+# sources) are for reading and copying, not what `--profile` loads.
+# `cordon mcp-bridge` runs inside sessions: $(BINDIR) must be a directory the
+# policy lets the agent execute (every shipped profile allows /usr; a
+# /usr/local prefix is under /usr too).
+PREFIX        ?= /usr/local
+BINDIR        ?= $(PREFIX)/bin
+DATADIR       ?= $(PREFIX)/share
+MANDIR        ?= $(DATADIR)/man
+BASHCOMPDIR   ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR    ?= $(DATADIR)/zsh/vendor-completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR   ?= $(PREFIX)/lib/tmpfiles.d
+DESTDIR       ?=
+MAN1          := $(wildcard dist/man/*.1)
+MAN5          := $(wildcard dist/man/*.5)
+PROFILE_SRC   := $(PROFILES) $(wildcard policy/profiles/*.en)
+INSTALL_BIN   ?= $(BUILD)/cordon
+
+# Installs what is built; it does not build (`make` first, as the user who
+# builds: a `sudo make install` then only copies).
+install:
+	@test -x $(INSTALL_BIN) || { echo "install: $(INSTALL_BIN) is not built; run make first" >&2; exit 1; }
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)/cordon/profiles \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(TMPFILESDIR)
+	$(Q)install -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/cordon
+	$(Q)install -m 0644 $(PROFILE_SRC) $(DESTDIR)$(DATADIR)/cordon/profiles/
+	$(Q)for f in $(MAN1); do gzip -9nc $$f > $(DESTDIR)$(MANDIR)/man1/$${f##*/}.gz; done
+	$(Q)for f in $(MAN5); do gzip -9nc $$f > $(DESTDIR)$(MANDIR)/man5/$${f##*/}.gz; done
+	$(Q)chmod 0644 $(DESTDIR)$(MANDIR)/man1/*.gz $(DESTDIR)$(MANDIR)/man5/*.gz
+	$(Q)install -m 0644 dist/completion/cordon.bash $(DESTDIR)$(BASHCOMPDIR)/cordon
+	$(Q)install -m 0644 dist/completion/_cordon $(DESTDIR)$(ZSHCOMPDIR)/_cordon
+	$(Q)sed 's|/usr/bin/cordon|$(BINDIR)/cordon|' dist/systemd/cordon-floor.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-floor.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-floor.service
+	$(Q)install -m 0644 dist/tmpfiles/cordon.conf $(DESTDIR)$(TMPFILESDIR)/cordon.conf
+
+# The Debian package: built from the tree by tools/mkdeb (dpkg-deb, no
+# debhelper), runtime dependencies only.  Its binary is the same objects
+# linked against the shared libraries (STATIC=0's link): a distribution's
+# security update of libssl, libbpf or zlib then reaches cordon without a
+# rebuild, which Debian requires of a package (no embedded copies), at the
+# ~0.7 ms of start-up the static link saves (see STATIC above).
+$(BUILD)/deb/cordon: $(BUILD)/userspace/cmd/main.o $(LAYER_LIBS) | $(BUILD)/deb/.dir
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+deb: $(BUILD)/cordon $(BUILD)/deb/cordon
+	$(Q)tools/mkdeb --build $(BUILD)
+
 # --- dependencies -------------------------------------------------------------
 # Idempotent: dpkg-query first, apt only for what is missing.
 deps:
@@ -268,7 +325,8 @@ clean:
 	$(call msg,CLEAN,$(BUILD))
 	$(Q)find $(BUILD) -mindepth 1 -maxdepth 1 ! -name vm -exec rm -rf {} + 2>/dev/null || true
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# -type f: a package root under $(BUILD)/deb holds directories named *.d.
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 
 # --- fuzzing and the policy benchmark (tools/fuzz, tools/bench) ----------------
 # `make fuzz` builds the libFuzzer targets.  They compile their sources

@@ -1,0 +1,51 @@
+# bash completion for cordon(1).  The command list matches `cordon help`
+# (tests/host/install.sh checks it).
+_cordon()
+{
+    local cur prev words cword
+    _init_completion 2>/dev/null || {
+        cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+    }
+    local commands="run pending approve deny stop doctor policy floor audit home mcp-proxy mcp-bridge http-proxy connect unix-connector version"
+    local profiles="coding-agent strict mcp-server"
+    local i cmd=
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            -v) ;;
+            *) cmd=${words[i]}; break ;;
+        esac
+    done
+    if [[ -z $cmd ]]; then
+        COMPREPLY=($(compgen -W "-v $commands help" -- "$cur"))
+        return
+    fi
+    case $prev in
+        --profile) COMPREPLY=($(compgen -W "$profiles" -- "$cur")); return ;;
+        --policy|--audit|--mcp|--servers|--key|--port-file|--upstream-ca)
+            COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --workspace|--key-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
+        --approve) COMPREPLY=($(compgen -W "tty socket deny" -- "$cur")); return ;;
+    esac
+    local opts=
+    case $cmd in
+        run) opts="--profile --policy --workspace --user --approve --audit --require-full-floor --env --var --keep-fd --upstream --upstream-ca --mcp -q --help --" ;;
+        pending) opts="--all --json" ;;
+        approve) opts="--session" ;;
+        doctor) opts="--json --help" ;;
+        policy)
+            if ((cword == i + 1)); then opts="check explain test compile json"
+            else opts="--strict --var --json --english $profiles"; fi ;;
+        floor) ((cword == i + 1)) && opts="status load unload gc" || opts="--json" ;;
+        audit) ((cword == i + 1)) && opts="verify show" || opts="--key --key-dir" ;;
+        home) ((cword == i + 1)) && opts="diff apply discard" || opts="--user --profile --json" ;;
+        mcp-proxy) opts="--servers --policy --workspace --user --listen --audit --var --help" ;;
+        http-proxy) opts="--listen --port-file --policy --workspace --user --audit --head-timeout --idle-timeout --var --upstream-ca --help" ;;
+    esac
+    if [[ -n $opts ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    fi
+    [[ $cur == -* || -n ${COMPREPLY[*]} ]] || COMPREPLY=($(compgen -f -- "$cur"))
+}
+complete -F _cordon cordon
