@@ -445,6 +445,17 @@ int audit_ship_add(struct audit *a, struct audit_ship *sh)
 		}
 		json_decref(rec);
 	}
+	if (a->ship[a->n_ship - 1].down && !a->broken) {
+		_cleanup_json_ json_t *ev = json_pack("{s:s,s:s,s:s,s:i}", "event", "audit-ship-lost",
+						      "to", audit_ship_name(sh), "error",
+						      "not reachable when the log was opened",
+						      "first_seq", 0);
+
+		a->ship_noting = true;
+		(void)append_locked(a, "lifecycle", ev, NULL);
+		a->ship_noting = false;
+		r = -ENOTCONN;
+	}
 	pthread_mutex_unlock(&a->lock);
 	return r;
 }

@@ -62,7 +62,9 @@ int audit_write(struct audit *a, const char *type, json_t *fields);
  * log owns it from now on, even on error): the records already written are
  * sent first.  At most AUDIT_SHIP_MAX (-ENOSPC); after the seal, -EPIPE.
  * A send that fails is never the log's failure: it is counted, and the log
- * records the outage ("audit-ship-lost", "audit-ship-resumed").
+ * records the outage ("audit-ship-lost", "audit-ship-resumed").  Returns 0,
+ * or -ENOTCONN when the records already written could not be sent (the
+ * shipper is kept: it resumes when the collector is back), for a warning.
  */
 #define AUDIT_SHIP_MAX 2
 struct audit_ship;
