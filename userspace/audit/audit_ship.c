@@ -48,6 +48,7 @@
 struct audit_ship {
 	enum audit_ship_kind kind;
 	int fd;
+	int dfd;                          /* the socket's directory, or -1 */
 	struct sockaddr_un addr;
 	socklen_t addr_len;
 	char host[256];
@@ -70,11 +71,37 @@ int audit_ship_new(enum audit_ship_kind kind, const char *path, struct audit_shi
 		return -ENAMETOOLONG;
 	}
 	strcpy(sh->addr.sun_path, path);
-	sh->addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+	/*
+	 * The session's supervisor goes on in a mount namespace of its own,
+	 * where the path may name nothing (a private /tmp or /var/tmp): the
+	 * socket's directory is held open here, and each send names the socket
+	 * through it (/proc/self/fd/N/NAME), so a collector that restarts (a new
+	 * socket in that directory) is found again.  A directory that cannot be
+	 * opened leaves the path as given.
+	 */
+	{
+		_cleanup_free_ char *dir = strdup(path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		char via[sizeof(sh->addr.sun_path) + 32];
+
+		sh->dfd = -1;
+		if (slash) {
+			*slash = 0;
+			sh->dfd = open(slash == dir ? "/" : dir,
+				       O_PATH | O_DIRECTORY | O_CLOEXEC);
+		}
+		if (sh->dfd >= 0 && (size_t)snprintf(via, sizeof(via), "/proc/self/fd/%d/%s", sh->dfd,
+						     strrchr(path, '/') + 1) < sizeof(sh->addr.sun_path))
+			strcpy(sh->addr.sun_path, via);
+	}
+	sh->addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				   strlen(sh->addr.sun_path) + 1);
 	sh->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (sh->fd < 0) {
 		int r = -errno;
 
+		if (sh->dfd >= 0)
+			close(sh->dfd);
 		free(sh);
 		return r;
 	}
@@ -84,7 +111,7 @@ int audit_ship_new(enum audit_ship_kind kind, const char *path, struct audit_shi
 	for (char *p = sh->host; *p; p++)
 		if (*p <= 32 || *p >= 127)
 			*p = '_';
-	snprintf(sh->name, sizeof(sh->name), "%s:%s",
+	snprintf(sh->name, sizeof(sh->name), "%s:%.108s",
 		 kind == AUDIT_SHIP_SYSLOG ? "syslog" : "journal", path);
 	*out = sh;
 	return 0;
@@ -96,6 +123,8 @@ void audit_ship_free(struct audit_ship *sh)
 		return;
 	if (sh->fd >= 0)
 		close(sh->fd);
+	if (sh->dfd >= 0)
+		close(sh->dfd);
 	free(sh);
 }
 
