@@ -125,6 +125,7 @@ struct audit {
 	} ship[AUDIT_SHIP_MAX];
 	size_t n_ship;
 	bool ship_noting;                 /* writing a record about shipping */
+	char *line0;                      /* record 0's line, for a shipper added after it */
 };
 
 /* The members every record carries; a caller's fields may not shadow them. */
@@ -325,6 +326,8 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 		a->broken = r;
 		return r;
 	}
+	if (a->seq == 0)
+		a->line0 = strndup(line, llen - 1);
 	a->seq++;
 	a->end += (off_t)llen;
 	keep_reserve(a);
@@ -402,9 +405,7 @@ int audit_seal(struct audit *a, json_t *fields)
 
 int audit_ship_add(struct audit *a, struct audit_ship *sh)
 {
-	_cleanup_free_ char *buf = NULL;
 	unsigned char hash[AUDIT_HASH_LEN];
-	off_t off = 0;
 	int r = 0;
 
 	if (!a || !sh)
@@ -417,31 +418,18 @@ int audit_ship_add(struct audit *a, struct audit_ship *sh)
 		return r;
 	}
 	a->ship[a->n_ship++] = (struct shipper){ .sh = sh };
-	/* What was written before it was added (record 0 at least), read back and sent. */
-	buf = malloc((size_t)AUDIT_RECORD_MAX + 1);
-	while (buf && off < a->end) {
-		ssize_t got = pread(a->fd, buf, AUDIT_RECORD_MAX, off);
-		char *nl;
-		json_t *rec;
+	/* Record 0, written before any shipper could be added (audit_open), sent now. */
+	if (a->line0) {
+		json_t *rec = json_loads(a->line0, 0, NULL);
+		struct shipper *p = &a->ship[a->n_ship - 1];
 
-		if (got <= 0)
-			break;
-		nl = memchr(buf, '\n', (size_t)got);
-		if (!nl)
-			break;
-		*nl = 0;
-		off += nl - buf + 1;
-		rec = json_loads(buf, 0, NULL);
-		if (audit_format_sha256(buf, (size_t)(nl - buf), hash) == 0 && rec) {
-			struct shipper *p = &a->ship[a->n_ship - 1];
-
-			if (audit_ship_record(sh, rec, buf, (size_t)(nl - buf), hash) == 0) {
-				p->sent++;
-			} else {
-				p->lost++;
-				p->lost_now++;
-				p->down = true;
-			}
+		if (rec && audit_format_sha256(a->line0, strlen(a->line0), hash) == 0 &&
+		    audit_ship_record(sh, rec, a->line0, strlen(a->line0), hash) == 0) {
+			p->sent++;
+		} else {
+			p->lost++;
+			p->lost_now++;
+			p->down = true;
 		}
 		json_decref(rec);
 	}
@@ -514,6 +502,7 @@ static void audit_free(struct audit *a)
 		(void)close(a->fd);
 	free(a->session);
 	free(a->key_path);
+	free(a->line0);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->key_lock);
 	free(a);

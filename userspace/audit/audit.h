@@ -59,8 +59,8 @@ int audit_write(struct audit *a, const char *type, json_t *fields);
 
 /*
  * Also send every record, as it is written, through SH (audit_ship.h; the
- * log owns it from now on, even on error): the records already written are
- * sent first.  At most AUDIT_SHIP_MAX (-ENOSPC); after the seal, -EPIPE.
+ * log owns it from now on, even on error): record 0 is sent first; add it
+ * before any other record is written (records between are not sent).  At most AUDIT_SHIP_MAX (-ENOSPC); after the seal, -EPIPE.
  * A send that fails is never the log's failure: it is counted, and the log
  * records the outage ("audit-ship-lost", "audit-ship-resumed").  Returns 0,
  * or -ENOTCONN when the records already written could not be sent (the
