@@ -63,6 +63,7 @@
 #include <time.h>
 #include <openssl/crypto.h>
 #include "audit.h"
+#include "audit_ship.h"
 #include "scrub.h"
 #include "util.h"
 
@@ -115,6 +116,16 @@ struct audit {
 	int key_err;                      /* -errno of that fsync, once done */
 	pthread_t key_thread;
 	bool key_thread_live;             /* started and not yet joined */
+	/* Where records also go as they are written (audit_ship.c). */
+	struct shipper {
+		struct audit_ship *sh;
+		uint64_t sent, lost;
+		uint64_t lost_now;                /* in the current outage */
+		bool down;                        /* its last send failed */
+	} ship[AUDIT_SHIP_MAX];
+	size_t n_ship;
+	bool ship_noting;                 /* writing a record about shipping */
+	char *line0;                      /* record 0's line, for a shipper added after it */
 };
 
 /* The members every record carries; a caller's fields may not shadow them. */
@@ -184,6 +195,49 @@ static void keep_reserve(struct audit *a)
 		a->reserved = a->end + AUDIT_RESERVE;
 	else
 		a->down = -errno;
+}
+
+static int append_locked(struct audit *a, const char *type, json_t *fields, json_t *extra);
+
+/*
+ * Send the record just written to every shipper.  A send that fails starts
+ * an outage: the log says so at once ("audit-ship-lost", naming the first
+ * seq lost), and says when a send succeeds again ("audit-ship-resumed",
+ * with how many were lost), so the gap is on record both here and, by its
+ * missing seqs, at the collector.  The caller holds the lock.
+ */
+static void ship_locked(struct audit *a, json_t *rec, const char *line, size_t n)
+{
+	for (size_t i = 0; i < a->n_ship; i++) {
+		struct shipper *p = &a->ship[i];
+		int r = audit_ship_record(p->sh, rec, line, n, a->prev);
+		_cleanup_json_ json_t *ev = NULL;
+
+		if (r == 0) {
+			p->sent++;
+			if (!p->down)
+				continue;
+			p->down = false;
+			ev = json_pack("{s:s,s:s,s:I}", "event", "audit-ship-resumed", "to",
+				       audit_ship_name(p->sh), "lost", (json_int_t)p->lost_now);
+			p->lost_now = 0;
+		} else {
+			p->lost++;
+			p->lost_now++;
+			if (p->down)
+				continue;
+			p->down = true;
+			ev = json_pack("{s:s,s:s,s:s,s:I}", "event", "audit-ship-lost", "to",
+				       audit_ship_name(p->sh), "error", strerror(-r), "first_seq",
+				       json_integer_value(json_object_get(rec, "seq")));
+		}
+		/* One level: the note's own shipping changes no state worth a second note. */
+		if (ev && !a->ship_noting && !a->sealed && !a->broken) {
+			a->ship_noting = true;
+			(void)append_locked(a, "lifecycle", ev, NULL);
+			a->ship_noting = false;
+		}
+	}
 }
 
 /*
@@ -272,9 +326,22 @@ static int append_locked(struct audit *a, const char *type, json_t *fields, json
 		a->broken = r;
 		return r;
 	}
+	if (a->seq == 0)
+		a->line0 = strndup(line, llen - 1);
 	a->seq++;
 	a->end += (off_t)llen;
 	keep_reserve(a);
+	if (a->n_ship) {
+		bool seal = !strcmp(type, "seal");
+
+		/* The seal is final before its own shipping (no note may follow it). */
+		if (seal)
+			a->sealed = true;
+		ship_locked(a, rec, line, llen - 1);
+		for (size_t i = 0; seal && i < a->n_ship; i++)
+			if (audit_ship_anchor(a->ship[i].sh, a->session, a->seq - 1, a->prev) < 0)
+				a->ship[i].lost++;
+	}
 	return 0;
 }
 
@@ -336,6 +403,64 @@ int audit_seal(struct audit *a, json_t *fields)
 	return r;
 }
 
+int audit_ship_add(struct audit *a, struct audit_ship *sh)
+{
+	unsigned char hash[AUDIT_HASH_LEN];
+	int r = 0;
+
+	if (!a || !sh)
+		return -EINVAL;
+	pthread_mutex_lock(&a->lock);
+	if (a->n_ship == AUDIT_SHIP_MAX || a->sealed) {
+		r = a->sealed ? -EPIPE : -ENOSPC;
+		pthread_mutex_unlock(&a->lock);
+		audit_ship_free(sh);
+		return r;
+	}
+	a->ship[a->n_ship++] = (struct shipper){ .sh = sh };
+	/* Record 0, written before any shipper could be added (audit_open), sent now. */
+	if (a->line0) {
+		json_t *rec = json_loads(a->line0, 0, NULL);
+		struct shipper *p = &a->ship[a->n_ship - 1];
+
+		if (rec && audit_format_sha256(a->line0, strlen(a->line0), hash) == 0 &&
+		    audit_ship_record(sh, rec, a->line0, strlen(a->line0), hash) == 0) {
+			p->sent++;
+		} else {
+			p->lost++;
+			p->lost_now++;
+			p->down = true;
+		}
+		json_decref(rec);
+	}
+	if (a->ship[a->n_ship - 1].down && !a->broken) {
+		_cleanup_json_ json_t *ev = json_pack("{s:s,s:s,s:s,s:i}", "event", "audit-ship-lost",
+						      "to", audit_ship_name(sh), "error",
+						      "not reachable when the log was opened",
+						      "first_seq", 0);
+
+		a->ship_noting = true;
+		(void)append_locked(a, "lifecycle", ev, NULL);
+		a->ship_noting = false;
+		r = -ENOTCONN;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return r;
+}
+
+uint64_t audit_ship_lost(struct audit *a)
+{
+	uint64_t n = 0;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	for (size_t i = 0; i < a->n_ship; i++)
+		n += a->ship[i].lost;
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
 int audit_add_secret(struct audit *a, const char *name, const char *value)
 {
 	int r;
@@ -371,10 +496,13 @@ static void audit_free(struct audit *a)
 		(void)close(a->key_dfd);
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 	scrub_free(&a->secrets);
+	for (size_t i = 0; i < a->n_ship; i++)
+		audit_ship_free(a->ship[i].sh);
 	if (a->fd >= 0)
 		(void)close(a->fd);
 	free(a->session);
 	free(a->key_path);
+	free(a->line0);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->key_lock);
 	free(a);

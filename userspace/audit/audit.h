@@ -57,6 +57,21 @@ int audit_add_secret(struct audit *a, const char *name, const char *value);
  */
 int audit_write(struct audit *a, const char *type, json_t *fields);
 
+/*
+ * Also send every record, as it is written, through SH (audit_ship.h; the
+ * log owns it from now on, even on error): record 0 is sent first; add it
+ * before any other record is written (records between are not sent).  At most AUDIT_SHIP_MAX (-ENOSPC); after the seal, -EPIPE.
+ * A send that fails is never the log's failure: it is counted, and the log
+ * records the outage ("audit-ship-lost", "audit-ship-resumed").  Returns 0,
+ * or -ENOTCONN when the records already written could not be sent (the
+ * shipper is kept: it resumes when the collector is back), for a warning.
+ */
+#define AUDIT_SHIP_MAX 2
+struct audit_ship;
+int audit_ship_add(struct audit *a, struct audit_ship *sh);
+/* Messages that could not be sent, over every shipper. */
+uint64_t audit_ship_lost(struct audit *a);
+
 /* The bytes written to the log so far. */
 uint64_t audit_size(struct audit *a);
 

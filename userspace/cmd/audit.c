@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include "audit.h"
+#include "audit_ship.h"
 #include "cmd.h"
 #include "options.h"
 #include "util.h"
@@ -12,7 +13,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cordon audit verify FILE [--key KEYFILE | --key-dir DIR]\n"
+		"usage: cordon audit verify FILE [--key KEYFILE | --key-dir DIR] [--anchor FILE|-]\n"
 		"       cordon audit show FILE\n"
 		"\n"
 		"verify  check every record's HMAC, the hash chain and the seal; name each\n"
@@ -20,18 +21,52 @@ static void usage(FILE *f)
 		"        truncated, wrong key) by line and seq.  The key defaults to\n"
 		"        DIR/SESSION.key: SESSION from the first record, DIR by default\n"
 		"        " AUDIT_KEY_DIR ".\n"
+		"        --anchor: also check the log against what a collector received\n"
+		"        (its syslog file or `journalctl -o export`, - for stdin): every\n"
+		"        record it holds must be in the log, byte for byte, which a root\n"
+		"        who rewrites the log with the key cannot fake (docs/audit.md).\n"
 		"show    one line per record: time, seq, type, pid/comm, decision, what was\n"
 		"        asked, rule, reason.  It does not verify: run verify first.\n"
 		"Exit status: 0 intact (verify) or shown, 1 tampered, 2 usage or I/O error.\n");
 }
 
+/*
+ * The log against the anchors a collector kept (audit_ship.c): 0 every
+ * anchor matches, 1 not, 2 an I/O error.  Reports on stdout.
+ */
+static int verify_anchor(const char *file, const char *anchor)
+{
+	_cleanup_fclose_ FILE *own = NULL;
+	FILE *f = stdin;
+	size_t n = 0;
+	int r;
+
+	if (strcmp(anchor, "-")) {
+		own = fopen(anchor, "re");
+		if (!own) {
+			log_err("audit: cannot read the anchors %s: %m", anchor);
+			return 2;
+		}
+		f = own;
+	}
+	r = audit_anchor_check(file, f, stdout, stdout, &n);
+	if (r < 0 && r != -EBADMSG) {
+		log_err("audit: cannot check %s against %s: %s", file, anchor, strerror(-r));
+		return 2;
+	}
+	printf("%s: %s the collector's %zu anchor%s\n", file, r == 0 ? "matches" : "does NOT match",
+	       n, n == 1 ? "" : "s");
+	return r == 0 ? 0 : 1;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
 	_cleanup_free_ char *default_key = NULL;
-	const char *key = NULL, *key_dir = NULL, *file;
+	const char *key = NULL, *key_dir = NULL, *anchor = NULL, *file;
 	const struct cmd_option opts[] = {
 		{ "key", &key, NULL },
 		{ "key-dir", &key_dir, NULL },
+		{ "anchor", &anchor, NULL },
 		{}
 	};
 	struct audit_verify_stats st;
@@ -74,6 +109,17 @@ static int cmd_verify(int argc, char **argv)
 	if (r < 0 && r != -EBADMSG) {
 		log_err("audit: cannot verify %s: %s", file, strerror(-r));
 		return 2;
+	}
+	if (anchor) {
+		int ra = verify_anchor(file, anchor);
+
+		if (ra == 2)
+			return 2;
+		if (ra == 1 && r == 0) {
+			printf("%s: TAMPERED: the key verifies it, the collector's anchors do not (a "
+			       "log rewritten by a holder of the key)\n", file);
+			return 1;
+		}
 	}
 	if (r == 0) {
 		printf("%s: intact: %zu records, sealed\n", file, st.records);

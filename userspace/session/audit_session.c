@@ -7,9 +7,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "audit.h"
+#include "audit_ship.h"
 #include "audit_session.h"
 #include "reap.h"
 #include "scrub.h"
@@ -113,11 +115,73 @@ int audit_place(struct sup *s, const char **split)
 	return 0;
 }
 
+/*
+ * Shipping the records off the host (audit_ship.c says what it closes):
+ * asked for in cordon's own environment, as the key directory is, by
+ * whoever starts `cordon run` (a site sets it in the unit or the profile
+ * that starts sessions; docs/audit.md):
+ *   CORDON_AUDIT_SYSLOG=SOCKET   RFC 5424 to a syslog daemon's Unix
+ *                                datagram socket
+ *   CORDON_AUDIT_JOURNAL=1|SOCKET  the journal's native protocol, to
+ *                                AUDIT_JOURNAL_SOCKET or SOCKET
+ * A value that is not an absolute path (or 1) is an error and no session
+ * starts; a collector that is not there is not: the session runs, its log
+ * says the records were not shipped, and a warning says so now.
+ */
+static int ship_one(struct sup *s, const char *var, enum audit_ship_kind kind, const char *dflt,
+		    bool check)
+{
+	const char *v = getenv(var), *path;
+	struct audit_ship *sh;
+	int r;
+
+	if (!v || !*v)
+		return 0;
+	path = dflt && !strcmp(v, "1") ? dflt : v;
+	if (path[0] != '/') {
+		log_err("run: %s=%s: not an absolute path to a Unix datagram socket%s", var, v,
+			dflt ? " (or 1)" : "");
+		return -EINVAL;
+	}
+	if (strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		log_err("run: %s=%s: %s", var, v, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	if (check)
+		return 0;
+	r = audit_ship_new(kind, path, &sh);
+	if (r < 0) {
+		log_err("run: %s=%s: %s", var, v, strerror(-r));
+		return r;
+	}
+	r = audit_ship_add(s->audit, sh);
+	if (r == -ENOTCONN)
+		log_warn("run: %s: cannot send to %s now; the session runs, and its audit log "
+			 "records every record the collector misses", var, path);
+	else if (r < 0) {
+		log_err("run: %s: %s", var, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* CHECK: only the values, before the log is made (a bad one makes no log). */
+static int ship_audit(struct sup *s, bool check)
+{
+	int r = ship_one(s, "CORDON_AUDIT_SYSLOG", AUDIT_SHIP_SYSLOG, NULL, check);
+
+	return r < 0 ? r : ship_one(s, "CORDON_AUDIT_JOURNAL", AUDIT_SHIP_JOURNAL,
+				    AUDIT_JOURNAL_SOCKET, check);
+}
+
 int open_audit(struct sup *s)
 {
 	json_t *start;
 	int r;
 
+	r = ship_audit(s, true);
+	if (r < 0)
+		return r;
 	if (!s->opt->audit) {
 		r = mkdir_p(AUDIT_DIR, 0700);
 		if (r < 0) {
@@ -155,6 +219,9 @@ int open_audit(struct sup *s)
 			log_err("run: audit log %s: %s", s->audit_path, strerror(-r));
 		return r;
 	}
+	r = ship_audit(s, false);
+	if (r < 0)
+		return r;
 	/* So that a watchdog or reaper that ends this session can close its log. */
 	r = reap_note_log(s->name, s->audit_path, audit_key_path(s->audit));
 	if (r < 0) {
@@ -232,6 +299,8 @@ void *seal_audit(void *arg)
 		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->stats.n_unix_absent));
 	if (fin && s->stats.n_exec_absent)      /* execs of a path not in the view (sup_exec.c) */
 		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->stats.n_exec_absent));
+	if (fin && audit_ship_lost(s->audit))
+		json_object_set_new(fin, "ship_lost", json_integer((json_int_t)audit_ship_lost(s->audit)));
 	if (fin && s->net_dropped)
 		json_object_set_new(fin, "net_events_dropped",
 				    json_integer((json_int_t)s->net_dropped));
