@@ -18,7 +18,16 @@ agent_user || skip_all "no unprivileged user for the agent"
 t=$(mktemp -d /var/tmp/cordon-ship.XXXXXX)
 chmod 0755 "$t"
 rs_pid=
-trap "[ -n \"\$rs_pid\" ] && kill \"\$rs_pid\" 2>/dev/null; cp \"\$t\"/session.jsonl /var/tmp/ship-debug.jsonl 2>/dev/null; rm -rf \"\$t\" \"\${WS:-}\"" EXIT
+# rsyslogd by its pid file: rsyslog_start runs in ok's subshell, so $rs_pid
+# is not this shell's.
+rsyslog_kill() {
+    [ -s "$t/rsyslog.pid" ] || return 0
+    kill "$(cat "$t/rsyslog.pid")" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$(cat "$t/rsyslog.pid")" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$t/rsyslog.pid"
+}
+trap 'rsyslog_kill; rm -rf "$t" "${WS:-}"' EXIT
+trap 'exit 1' INT TERM
 new_workspace
 
 # rsyslog with nothing of the system's: its own socket, files, pid file.
@@ -33,14 +42,17 @@ template(name="msg" type="string" string="%msg%\n")
 *.* action(type="omfile" file="$t/msg.log" template="msg")
 CONF
 rsyslog_start() {
-    rsyslogd -n -f "$t/rsyslog.conf" -i "$t/rsyslog.pid" 2>"$t/rsyslog.err" &
+    # With no descriptor above 2: a daemon left behind by a killed run must
+    # not hold what it inherited (the test runner's lock, a pipe's end).
+    python3 -c 'import os, sys; os.closerange(3, 65536); os.execvp(sys.argv[1], sys.argv[1:])' \
+        rsyslogd -n -f "$t/rsyslog.conf" -i "$t/rsyslog.pid" 2>"$t/rsyslog.err" &
     rs_pid=$!
     for _ in $(seq 50); do [ -S "$t/log.sock" ] && return 0; sleep 0.1; done
     cat "$t/rsyslog.err" >&2
     return 1
 }
 rsyslog_stop() {
-    kill "$rs_pid" 2>/dev/null; wait "$rs_pid" 2>/dev/null; rs_pid=
+    rsyslog_kill
     rm -f "$t/log.sock"
 }
 ok "rsyslogd starts on a scratch socket" rsyslog_start
@@ -110,7 +122,9 @@ ok "the seal's anchor reached the collector" \
 jn=$(jq -r --arg s "$sess" 'select(.CORDON_SESSION == $s and .CORDON_TYPE != "anchor") | .MESSAGE' "$t/journal.jsonl" | tee "$t/journal-msgs.jsonl" | wc -l)
 ok "the journal listener got every record too ($jn of $n)" cmp "$t/journal-msgs.jsonl" "$log"
 ok "  with its identifier, seq and hash" \
-    jq -e --arg s "$sess" 'select(.CORDON_SESSION == $s and .CORDON_SEQ == "0") | .SYSLOG_IDENTIFIER == "cordon" and (.CORDON_HASH | length) == 64' "$t/journal.jsonl"
+    jq -e -s --arg s "$sess" '[.[] | select(.CORDON_SESSION == $s and .CORDON_SEQ == "0")] |
+        length == 1 and .[0].SYSLOG_IDENTIFIER == "cordon" and (.[0].CORDON_HASH | length) == 64' \
+        "$t/journal.jsonl"
 
 # --- verify --anchor ---------------------------------------------------------------
 anchor_verify() { out=$("$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$1" --anchor "$2" 2>&1); rc=$?; }
