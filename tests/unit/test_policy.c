@@ -1004,8 +1004,13 @@ static void wildcards_expand_as_glob_does(void **state)
 		assert_int_equal(pol_compile_fs(p, record, &mine), 0);
 		snprintf(path, sizeof(path), "%s%s", root, pats[k]);
 		if (glob(path, GLOB_NOSORT, NULL, &g) == 0) {
-			for (size_t i = 0; i < g.gl_pathc && theirs.n < 64; i++)
-				theirs.v[theirs.n++] = strdup(g.gl_pathv[i]);
+			/* An allow grants a match only where it really is (compile.c, filter_links). */
+			for (size_t i = 0; i < g.gl_pathc && theirs.n < 64; i++) {
+				char real[PATH_MAX];
+
+				if (realpath(g.gl_pathv[i], real) && !strcmp(real, g.gl_pathv[i]))
+					theirs.v[theirs.n++] = strdup(g.gl_pathv[i]);
+			}
 			globfree(&g);
 		}
 		qsort(mine.v, mine.n, sizeof(char *), cmpstr);
@@ -1022,7 +1027,8 @@ static void wildcards_expand_as_glob_does(void **state)
 		pol_free(p);
 		pol_diags_free(&ds);
 	}
-	assert_int_equal(total, 16);    /* the tree above (l is a), counted by hand */
+	/* The tree above, counted by hand: 16 matches, 7 of them through the link l or dangling. */
+	assert_int_equal(total, 9);
 	snprintf(path, sizeof(path), "rm -rf '%s'", root);
 	assert_int_equal(system(path), 0);
 }
