@@ -7,7 +7,7 @@ _cordon()
         cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
-    local commands="run pending approve deny stop doctor policy floor audit home mcp-proxy mcp-bridge http-proxy connect unix-connector version"
+    local commands="run pending approve deny intent stop doctor policy floor audit home mcp-proxy mcp-bridge http-proxy connect unix-connector version"
     local profiles="coding-agent strict mcp-server"
     local i cmd=
     for ((i = 1; i < cword; i++)); do
@@ -32,6 +32,7 @@ _cordon()
     case $cmd in
         run) opts="--profile --policy --workspace --user --approve --audit --require-full-floor --env --var --keep-fd --upstream --upstream-ca --mcp -q --help --" ;;
         pending) opts="--all --json" ;;
+        intent) opts="--for --list --revoke --json --help" ;;
         approve) opts="--session" ;;
         doctor) opts="--json --help" ;;
         policy)

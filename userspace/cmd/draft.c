@@ -106,6 +106,7 @@ int cmd_policy_draft(int argc, char **argv)
 		{ "endpoint", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "yes", no_argument, NULL, 'y' },
+		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *spec = getenv("CORDON_DRAFT_MODEL") ?: "anthropic/claude-sonnet-4-5";
@@ -126,10 +127,12 @@ int cmd_policy_draft(int argc, char **argv)
 		case 'e': m.endpoint = optarg; break;
 		case 'o': out = optarg; break;
 		case 'y': yes = true; break;
+		case 'h':
 		default:
-			fprintf(stderr, "usage: cordon policy draft [--model PROVIDER/MODEL] "
-					"[--endpoint URL] [-o FILE] [--yes] WORDS... (or words on stdin)\n");
-			return 2;
+			fprintf(c == 'h' ? stdout : stderr,
+				"usage: cordon policy draft [--model PROVIDER/MODEL] "
+				"[--endpoint URL] [-o FILE] [--yes] WORDS... (or words on stdin)\n");
+			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (draft_model_parse(spec, &m, err, sizeof(err)) < 0) {
