@@ -58,6 +58,14 @@ mkdir -p "$WS/clean" "$WS/**" "$WS/h1" "$WS/r1" "$WS/d1"
 for f in '**/.env' h1/.env r1/.env d1/.env; do echo "secret in $f" >"$WS/$f"; done
 ln -s a "$WS/lnk"
 chown -R "$AGENT" "$WS"
+attacks="relative via-proc-cwd via-dotdot via-double-slash in-a-dir-named-starstar
+via-symlink-made-before via-new-symlink o-path-then-proc-fd openat2-beneath
+openat2-no-symlinks-in-root hard-link-elsewhere hard-link-beside rename-elsewhere
+rename-beside rename-its-directory bind-in-own-namespace"
+if [ ! -x /usr/bin/python3 ]; then
+    # The attacks are written in Python (ctypes for openat2 and mount).
+    skip "the session attacks on a **-denied .env: no /usr/bin/python3 here (the VM's busybox guest)"
+else
 in_session --policy "$policy" -- /usr/bin/python3 -c '
 import ctypes, os, sys
 ws = sys.argv[1]
@@ -118,14 +126,12 @@ def bind():
 attempt("bind-in-own-namespace", bind)
 ' "$WS"
 ok "the attack session ran (rc=$rc)" test "$rc" -eq 0 || why
-for a in relative via-proc-cwd via-dotdot via-double-slash in-a-dir-named-starstar \
-    via-symlink-made-before via-new-symlink o-path-then-proc-fd openat2-beneath \
-    openat2-no-symlinks-in-root hard-link-elsewhere hard-link-beside rename-elsewhere \
-    rename-beside rename-its-directory bind-in-own-namespace; do
+for a in $attacks; do
     ok "a **-denied .env, $a: refused" \
         sh -c 'printf "%s\n" "$1" | grep -q "^refused $2 "' _ "$out" "$a" ||
         printf '%s\n' "$out" | grep -- " $a" >&2
 done
+fi
 
 # A "**" that cannot be expanded whole (here deeper than 64 levels) refuses
 # the session, naming why: the floor never holds half of a deny.
