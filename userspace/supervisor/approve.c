@@ -102,20 +102,17 @@ static bool held_lifted(const struct pending *p);
 int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, const char *who,
 		   char *err, size_t elen, int *calls)
 {
-	struct pol_vars vars = { 0 };
 	const struct intent *it;
 	char approver[768];
 	int id;
 
 	*calls = 0;
-	if (!ap->ctx.workspace)
+	/* Without the session's variables a sentence would mean the supervisor's paths. */
+	if (!ap->ctx.vars) {
+		snprintf(err, elen, "intent: the session's policy variables are not known");
 		return -EINVAL;
-	if (pol_vars_defaults(&vars) < 0 || pol_vars_set(&vars, "WORKSPACE", ap->ctx.workspace) < 0) {
-		pol_vars_free(&vars);
-		return -ENOMEM;
 	}
-	id = intent_state(&ap->intents, sentence, for_s, who, &vars, mono_ms(), err, elen);
-	pol_vars_free(&vars);
+	id = intent_state(&ap->intents, sentence, for_s, who, ap->ctx.vars, mono_ms(), err, elen);
 	if (id < 0)
 		return id;
 	it = ap->intents.v[ap->intents.n - 1];

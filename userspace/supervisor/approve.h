@@ -22,6 +22,7 @@
 
 struct sup;
 struct policy;
+struct pol_vars;
 struct terminal;
 
 enum approve_mode {
@@ -108,6 +109,14 @@ struct approvals_ctx {
 	const char *run_dir;            /* where approve.sock and events.sock are made */
 	uid_t invoker;                  /* who may approve (host_operator) */
 	const struct policy *pol;       /* approval_timeout_s, approval_on_timeout */
+	/*
+	 * The session policy's variables, as its loader resolved them
+	 * (policy_load_session: the agent's WORKSPACE, HOME, USER, UID, the
+	 * session's TMPDIR, then every --var): what an intent's sentence
+	 * names ("my home", "~/notes", "the temporary directory") means what
+	 * it means in the session, never the supervisor's own environment.
+	 */
+	const struct pol_vars *vars;
 	enum approve_mode mode;         /* --approve: a prompt on the terminal, or the socket */
 	bool quiet;                     /* --quiet: no "held #N" line */
 	struct terminal *term;          /* cordon's terminal and the agent's (tty_guard.h) */
