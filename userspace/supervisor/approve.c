@@ -9,6 +9,7 @@
  *     descriptor of that terminal (it has its own pseudo-terminal, see
  *     agent_tty.c), so it cannot type the answer; nor can it make the terminal
  *     type one through what it writes, or hide the question (tty_guard.c).
+ *     There `i` and a sentence state an intent (approve_tty_input).
  *   - socket: RUN_DIR/SESSION/approve.sock, spoken to by `cordon pending`,
  *     `cordon approve`, `cordon deny`.  A peer must be root or the invoking
  *     user, must not be a task of any cordon session (its cgroup, read for
