@@ -14,7 +14,9 @@ in order:
     report every 50 ms at column 89 and row 83, whose raw coordinate bytes
     are "y" and "s".
 The human: KEY ("-" for none) is typed DELAY seconds after the prompt's
-question appeared.  Exit: CMD's status.  LOG gets what the terminal showed,
+question appeared; KEY may hold several answers split by "|" (an intent
+"i...\r", then another), each typed DELAY seconds after the question
+appeared once more.  Exit: CMD's status.  LOG gets what the terminal showed,
 with markers "<<PROMPT>>" (the question appeared) and "<<KEY>>" (the human
 typed), then a line "cordon-tty PATH DEV": the terminal CMD was given, and the
 device of its devpts instance (a session's terminal is in one of its own).
@@ -40,8 +42,9 @@ def main():
     title = b""
     mouse = False
     replies = []         # (due time, bytes), in order
+    keys = [] if key == "-" else key.split("|")
     asked_at = None
-    typed = False
+    asked = 0            # times the question appeared
     next_mouse = 0.0
     ctty = ""
     deadline = time.time() + 30
@@ -52,10 +55,10 @@ def main():
         if mouse and now >= next_mouse:
             os.write(fd, b"\x1b[M" + bytes([32 + 3, 32 + 89, 32 + 83]))
             next_mouse = now + 0.05
-        if asked_at is not None and not typed and key != "-" and now >= asked_at + delay:
-            os.write(fd, key.encode())
+        if asked_at is not None and keys and now >= asked_at + delay:
+            os.write(fd, keys.pop(0).encode())
             shown += b"<<KEY>>"
-            typed = True
+            asked_at = None
         if not select.select([fd], [], [], 0.02)[0]:
             continue
         try:
@@ -68,7 +71,8 @@ def main():
         scan += d
         if not ctty:
             ctty = os.readlink("/proc/%d/fd/1" % pid)
-        if asked_at is None and b"Approve once" in shown:
+        if shown.count(b"Approve once") > asked:
+            asked = shown.count(b"Approve once")
             asked_at = time.time()
             shown += b"<<PROMPT>>"
         due = time.time() + LATENCY

@@ -10,7 +10,12 @@
 #   - a push of main in the same session is still held (then denied);
 #   - a force push of feature-x stays denied (the policy's deny wins);
 #   - `cordon pending` lists the intent; the agent cannot state one;
-#   - --for: an expired intent covers nothing; --revoke.
+#   - --for: an expired intent covers nothing; --revoke;
+#   - at the tty prompt (tests/terminal.py plays the terminal): `i` and a
+#     sentence cordon cannot read (the error, asked again), one that does
+#     not cover the push (stated, asked again), one that does (approved);
+#   - the session's variables: "~/..." and "my home" are the agent's home,
+#     not the supervisor's (root's).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh"
@@ -107,5 +112,74 @@ touch "$WS/done2"
 wait $sess; sess=
 ok "the session's pushes: main denied, feature-x approved" \
     bash -c 'grep -q "^rc1=[1-9]" "$1" && grep -q "^rc2=0" "$1"' _ "$t/two.out"
+
+# --- at the tty prompt: `i` and a sentence ------------------------------------
+if command -v python3 >/dev/null 2>&1; then
+    as_agent git -C "$WS/repo" branch feature-y
+    python3 "$here/tests/terminal.py" \
+        $'ifrobnicate the flux\r|ipush the branch main to origin\r|ipush the branch feature-y to origin\r' \
+        1.2 "$t/tty.log" -- "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy coding-agent \
+        --audit "$t/tty.jsonl" -- /bin/sh -c "cd $WS/repo && $G push origin feature-y; echo rc=\$?" \
+        >/dev/null 2>&1
+    ok "tty: a sentence cordon cannot read: the compiler's error, the question asked again" \
+        grep -q "cannot read the intent" "$t/tty.log"
+    ok "tty: a sentence that does not cover the push: stated, the question asked again" \
+        grep -q "intent 1 stated (0 held calls approved by it); the intent does not cover this request" \
+        "$t/tty.log"
+    ok "  asked three times in all" test "$(grep -o "Approve once" "$t/tty.log" | wc -l)" -eq 3
+    ok "tty: the sentence that covers it approves the push" grep -q "approved by intent 2" "$t/tty.log"
+    ok "  the push went through (rc=0)" grep -q "^rc=0" "$t/tty.log"
+    ok "  the remote has feature-y" test -n "$(remote_head feature-y)"
+    ok "  the audit record names the intent, stated at the terminal" \
+        bash -c 'grep "\"decision\":\"allow\"" "$1" |
+                 grep -q "intent 2: push the branch feature-y to origin (stated by tty: uid "' _ "$t/tty.jsonl"
+else
+    skip "tty: no python3 to play the terminal (tests/terminal.py)"
+fi
+
+# --- the session's variables: the agent's home, not the supervisor's ----------
+# Reads in the agent's home escalated; intents that name the home by "~" and
+# by "my home" cover them.  Compiled with the supervisor's own HOME (/root,
+# as before), neither would.
+cat >"$t/home.json" <<EOF
+{
+  "cordon_policy": 1,
+  "name": "intent-home",
+  "rules": [
+    { "name": "workspace", "decision": "allow", "fs": { "paths": ["\${WORKSPACE}"], "rights": ["all"] } },
+    { "name": "system", "decision": "allow",
+      "fs": { "paths": ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc", "/sys"], "rights": ["read", "exec"] } },
+    { "name": "devices", "decision": "allow", "fs": { "paths": ["/dev/null", "/dev/pts", "/dev/urandom"], "rights": ["read", "write"] } },
+    { "name": "tmp", "decision": "allow", "fs": { "paths": ["/tmp"], "rights": ["all"] } },
+    { "name": "ask-home", "decision": "escalate", "description": "the agent's notes",
+      "fs": { "paths": ["\${HOME}/cordon-intent"], "rights": ["read"] } }
+  ],
+  "approvals": { "timeout": "60s", "on_timeout": "deny" }
+}
+EOF
+mkdir -p "$AGENT_HOME/cordon-intent/sub"
+echo NOTES-A >"$AGENT_HOME/cordon-intent/a.txt"
+echo NOTES-B >"$AGENT_HOME/cordon-intent/sub/b.txt"
+chown -R "$AGENT" "$AGENT_HOME/cordon-intent"
+trap '[ -n "${sess:-}" ] && kill $sess 2>/dev/null; rm -rf "$AGENT_HOME/cordon-intent"; [ -n "${KEEP:-}" ] || rm -rf "$t" "$WS"' EXIT
+"$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$t/home.json" --approve socket \
+    --audit "$t/home.jsonl" -- /bin/sh -c "cat $AGENT_HOME/cordon-intent/a.txt; echo rc1=\$?
+cat $AGENT_HOME/cordon-intent/sub/b.txt; echo rc2=\$?" >"$t/home.out" 2>"$t/home.err" </dev/null &
+sess=$!
+id=$(pending_id)
+S=${id%%:*}
+ok "a read of a file in the agent's home is held ($id)" test -n "$id"
+said=$("$cordon" intent "$S" "let the agent read ~/cordon-intent/a.txt" 2>&1)
+ok "an intent naming it by ~ approves it: ~ is the agent's home ($said)" \
+    grep -q "intent 1 stated (1 held call approved" <<<"$said"
+id2=$(pending_id)
+ok "the next read, in a subdirectory of the home, is held ($id2)" test -n "$id2" -a "$id2" != "$id"
+said=$("$cordon" intent "$S" "let the agent read my home" 2>&1)
+ok "an intent naming \"my home\" approves it ($said)" grep -q "intent 2 stated (1 held call approved" <<<"$said"
+wait $sess; sess=
+ok "  the agent read both" bash -c 'grep -q "^NOTES-A" "$1" && grep -q "^NOTES-B" "$1" &&
+                                    grep -q "^rc2=0" "$1"' _ "$t/home.out"
+ok "  the audit names the intents as approvers" \
+    bash -c 'grep "\"decision\":\"allow\"" "$1" | grep -q "intent 2: let the agent read my home"' _ "$t/home.jsonl"
 
 done_testing

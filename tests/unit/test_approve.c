@@ -72,6 +72,7 @@ struct fixture {
 	struct approvals ap;
 	struct terminal term;
 	struct policy pol;
+	struct pol_vars vars;
 };
 
 /* Approvals as the loop wires them (sup_wire), asking on a terminal or through the socket. */
@@ -188,7 +189,10 @@ static void batched_answered_once(void **state)
 	json_decref(ev);
 }
 
-/* A key typed within PROMPT_GRACE_MS of the question does not answer it. */
+/*
+ * A key typed within PROMPT_GRACE_MS of the question does not answer it,
+ * and starts the wait again: typing on answers nothing.
+ */
 static void keys_too_early_ignored(void **state)
 {
 	struct fixture f;
@@ -198,6 +202,11 @@ static void keys_too_early_ignored(void **state)
 	(void)state;
 	assert_int_equal(hold(ap, 1, ev, NULL), 0);
 	approve_tty_input(ap, "y", 1);
+	assert_int_equal(n_got, 0);
+	ap->prompt_at = mono_ms() - PROMPT_GRACE_MS + 200;
+	approve_tty_input(ap, "x", 1);
+	assert_true(ap->prompt_at + PROMPT_GRACE_MS > mono_ms() + 900);
+	approve_tty_input(ap, "\x1b[M#ys", 6);          /* a report is no key: the wait goes on */
 	assert_int_equal(n_got, 0);
 	/* Only the first answer of a read counts. */
 	type(ap, "nyyy");
@@ -316,6 +325,242 @@ static void withdrawn(void **state)
 	assert_null(ap->pending);
 	assert_int_equal(n_got, 0);
 	json_decref(ev);
+}
+
+/* --- intents at the prompt ------------------------------------------------------- */
+
+/*
+ * The session's variables as its policy loader resolved them: an agent's
+ * home and a TMPDIR that are not this process's (the test runs as root,
+ * HOME /root, TMPDIR /tmp).
+ */
+static void session_vars(struct fixture *f)
+{
+	assert_int_equal(pol_vars_set(&f->vars, "WORKSPACE", "/srv/ws"), 0);
+	assert_int_equal(pol_vars_set(&f->vars, "HOME", "/home/agentx"), 0);
+	assert_int_equal(pol_vars_set(&f->vars, "USER", "agentx"), 0);
+	assert_int_equal(pol_vars_set(&f->vars, "UID", "4242"), 0);
+	assert_int_equal(pol_vars_set(&f->vars, "TMPDIR", "/var/tmp/sess"), 0);
+	f->ap.ctx.vars = &f->vars;
+}
+
+static void fixture_end(struct fixture *f)
+{
+	approve_end(&f->ap);
+	pol_vars_free(&f->vars);
+}
+
+static int hold_read(struct approvals *ap, pid_t pid, const char *path)
+{
+	json_t *ev = pol_event_fs("read_file", path, NULL);
+	struct held h = { .pid = pid, .nr = 257 };
+	int r = approve_hold(ap, &h, ev, NULL, NULL, path, "ask-read", "a read");
+
+	json_decref(ev);
+	return r;
+}
+
+/* How many times TEXT was written on the terminal. */
+static int said_n(const char *text)
+{
+	static char buf[65536];
+	ssize_t n = pread(said_fd, buf, sizeof(buf) - 1, 0);
+	int k = 0;
+
+	buf[n > 0 ? n : 0] = '\0';
+	for (const char *c = buf; (c = strstr(c, text)); c += strlen(text))
+		k++;
+	return k;
+}
+
+/*
+ * `i`, a sentence, Enter: stated as an intent by the terminal, with the
+ * session's variables ("~" is the agent's home), and the question it
+ * covers approved with the intent as its approver.  Backspace edits.
+ */
+static void intent_typed_covers(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+
+	(void)state;
+	session_vars(&f);
+	assert_int_equal(hold_read(ap, 1, "/home/agentx/notes.txt"), 0);
+	assert_true(said("state an intent [i]? "));
+	type(ap, "i");
+	assert_true(ap->typing);
+	assert_int_equal(n_got, 0);
+	/* Split across reads, as a terminal delivers it; a typo taken back. */
+	approve_tty_input(ap, "let the agent read ~/notez", 26);
+	approve_tty_input(ap, "\x7fs.txt", 6);
+	assert_int_equal(n_got, 0);
+	assert_true(said("read ~/notez\b \bs.txt"));
+	approve_tty_input(ap, "\r", 1);
+	assert_int_equal(n_got, 1);
+	assert_true(got[0].allow && !got[0].session && got[0].human);
+	assert_non_null(strstr(got[0].approver,
+			       "intent 1: let the agent read ~/notes.txt (stated by tty: uid 0 at "));
+	assert_true(said("approved by intent 1\r\n"));
+	assert_false(approve_prompting(ap));
+	assert_false(ap->typing);
+	/* Installed for the session: the same read later is approved unasked. */
+	assert_int_equal(hold_read(ap, 2, "/home/agentx/notes.txt"), 0);
+	assert_int_equal(n_got, 2);
+	assert_true(got[1].allow && got[1].pid == 2);
+	assert_int_equal(said_n("The agent asks to"), 1);
+	fixture_end(&f);
+}
+
+/*
+ * An intent that does not cover the question: stated (and listed), the
+ * question asked again under why; one that does not compile: the
+ * compiler's error, nothing stated, asked again.  Then y still answers.
+ */
+static void intent_typed_not_covering(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+	json_t *l;
+
+	(void)state;
+	session_vars(&f);
+	assert_int_equal(hold_read(ap, 1, "/home/agentx/notes.txt"), 0);
+	assert_int_equal(hold_read(ap, 2, "/home/agentx/other.txt"), 0);
+	type(ap, "ilet the agent read ~/other.txt\r");
+	/* The other read (not asked yet) is approved by it; the question is not. */
+	assert_int_equal(n_got, 1);
+	assert_true(got[0].pid == 2 && got[0].allow);
+	assert_true(said("intent 1 stated (1 held call approved by it); "
+			 "the intent does not cover this request\r\n"));
+	assert_int_equal(said_n("The agent asks to: /home/agentx/notes.txt"), 2);
+	assert_true(approve_prompting(ap));
+	l = intent_list_json(&ap->intents, 0);
+	assert_int_equal(json_array_size(l), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(l, 0), "approver")),
+			    "tty: uid 0");
+	json_decref(l);
+	/* Keys right after the question is asked again do not count (PROMPT_GRACE_MS). */
+	approve_tty_input(ap, "y", 1);
+	assert_int_equal(n_got, 1);
+	type(ap, "ifrobnicate the flux\r");
+	assert_true(said("cannot read the intent"));
+	assert_int_equal(ap->intents.n, 1);
+	assert_int_equal(said_n("The agent asks to: /home/agentx/notes.txt"), 3);
+	/* Enter on nothing states nothing. */
+	type(ap, "i\r");
+	assert_true(said("no intent stated"));
+	assert_int_equal(ap->intents.n, 1);
+	type(ap, "n");
+	assert_int_equal(n_got, 2);
+	assert_true(!got[1].allow && got[1].pid == 1 && !strcmp(got[1].approver, "tty"));
+	fixture_end(&f);
+}
+
+/*
+ * Esc and Ctrl-C drop the sentence (the request is not denied), and so
+ * does any ESC byte: a terminal report or a mouse report arriving while
+ * the human types never becomes part of a sentence.  Only printable ASCII
+ * goes in; what a parser swallows (UTF-8, a C1 CSI) does not.
+ */
+static void intent_typed_dropped(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+
+	(void)state;
+	session_vars(&f);
+	assert_int_equal(hold_read(ap, 1, "/home/agentx/notes.txt"), 0);
+	type(ap, "ilet the agent read ~/notes.txt\x1b");
+	assert_false(ap->typing);
+	assert_true(said("intent dropped"));
+	/* That Esc was the key alone (its read ended there): the next key is not Alt-key. */
+	type(ap, "i\x1b");
+	assert_true(said_n("intent dropped") == 2);
+	type(ap, "\r");
+	assert_int_equal(n_got, 0);
+	assert_int_equal(ap->intents.n, 0);
+	type(ap, "ilet the agent\x03");
+	assert_false(ap->typing);
+	assert_int_equal(n_got, 0);
+	/* A mouse report whose raw bytes spell " ~/notes.txt\r": dropped at its ESC. */
+	type(ap, "ilet the agent read");
+	approve_tty_input(ap, "\x1b[M ~/notes.txt\r", 16);
+	assert_false(ap->typing);
+	assert_int_equal(n_got, 0);
+	assert_int_equal(ap->intents.n, 0);
+	/* Non-ASCII and 8-bit sequences: nothing of them goes in. */
+	type(ap, "ilet the agent read ~/no\xc3\xa9\x9b" "1;2Rtes.txt\r");
+	assert_int_equal(n_got, 1);
+	assert_true(got[0].allow);
+	assert_non_null(strstr(got[0].approver, "intent 1: let the agent read ~/notes.txt ("));
+	fixture_end(&f);
+}
+
+/* The question ends while a sentence is typed (the timeout): the sentence goes with it. */
+static void intent_typed_question_ends(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_TTY, CORDON_DENY);
+
+	(void)state;
+	session_vars(&f);
+	assert_int_equal(hold_read(ap, 1, "/home/agentx/notes.txt"), 0);
+	type(ap, "ilet the agent read ~/no");
+	ap->pending->deadline_ms = 0;
+	approve_tick(ap);
+	assert_int_equal(n_got, 1);
+	assert_false(got[0].allow);
+	assert_true(said("~/no\r\ntimeout\r\n"));
+	assert_false(ap->typing);
+	assert_int_equal(ap->line_n, 0);
+	/* The next question starts with no sentence. */
+	assert_int_equal(hold_read(ap, 2, "/home/agentx/notes.txt"), 0);
+	type(ap, "t.txt\r");
+	assert_int_equal(n_got, 1);
+	assert_false(ap->typing);
+	assert_int_equal(ap->intents.n, 0);
+	fixture_end(&f);
+}
+
+/*
+ * An intent means what its words mean in the session: "~", "my home" and
+ * "the temporary directory" are the session policy's HOME and TMPDIR, not
+ * the supervisor's (root's /root, /tmp).  Without the session's variables
+ * nothing is stated (fail closed).
+ */
+static void intent_session_vars(void **state)
+{
+	struct fixture f;
+	struct approvals *ap = fixture(&f, APPROVE_SOCKET, CORDON_DENY);
+	char err[512] = "";
+	int calls = -1;
+
+	(void)state;
+	assert_int_equal(hold_read(ap, 1, "/root/notes.txt"), 0);
+	assert_int_equal(approve_intent(ap, "let the agent read ~/notes.txt", 0, "socket", err,
+					sizeof(err), &calls), -EINVAL);
+	assert_string_equal(err, "intent: the session's policy variables are not known");
+	assert_int_equal(ap->intents.n, 0);
+	session_vars(&f);
+	assert_int_equal(hold_read(ap, 2, "/home/agentx/notes.txt"), 0);
+	assert_int_equal(hold_read(ap, 3, "/home/agentx/sub/deep.txt"), 0);
+	assert_int_equal(hold_read(ap, 4, "/var/tmp/sess/build.log"), 0);
+	assert_int_equal(hold_read(ap, 5, "/tmp/build.log"), 0);
+	assert_int_equal(approve_intent(ap, "let the agent read ~/notes.txt", 0, "socket", err,
+					sizeof(err), &calls), 1);
+	assert_int_equal(calls, 1);
+	assert_true(n_got == 1 && got[0].pid == 2 && got[0].allow);
+	assert_int_equal(approve_intent(ap, "let the agent read my home", 0, "socket", err,
+					sizeof(err), &calls), 2);
+	assert_int_equal(calls, 1);
+	assert_true(n_got == 2 && got[1].pid == 3);
+	assert_int_equal(approve_intent(ap, "let the agent read the temporary directory", 0,
+					"socket", err, sizeof(err), &calls), 3);
+	assert_int_equal(calls, 1);
+	assert_true(n_got == 3 && got[2].pid == 4);
+	/* root's /root/notes.txt and the host's /tmp stay held. */
+	assert_int_equal(n_pending(ap), 2);
+	fixture_end(&f);
 }
 
 /* --- who may speak to the sockets --------------------------------------------- */
@@ -518,6 +763,13 @@ int main(void)
 		cmocka_unit_test(timeout_is_not_a_denial),
 		cmocka_unit_test(capped_and_ended),
 		cmocka_unit_test(withdrawn),
+		cmocka_unit_test_setup_teardown(intent_typed_covers, capture_stderr, restore_stderr),
+		cmocka_unit_test_setup_teardown(intent_typed_not_covering, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test_setup_teardown(intent_typed_dropped, capture_stderr, restore_stderr),
+		cmocka_unit_test_setup_teardown(intent_typed_question_ends, capture_stderr,
+						restore_stderr),
+		cmocka_unit_test(intent_session_vars),
 		cmocka_unit_test(own_process_refused),
 		cmocka_unit_test(users),
 		cmocka_unit_test(session_task_refused),

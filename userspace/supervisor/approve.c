@@ -9,6 +9,7 @@
  *     descriptor of that terminal (it has its own pseudo-terminal, see
  *     agent_tty.c), so it cannot type the answer; nor can it make the terminal
  *     type one through what it writes, or hide the question (tty_guard.c).
+ *     There `i` and a sentence state an intent (approve_tty_input).
  *   - socket: RUN_DIR/SESSION/approve.sock, spoken to by `cordon pending`,
  *     `cordon approve`, `cordon deny`.  A peer must be root or the invoking
  *     user, must not be a task of any cordon session (its cgroup, read for
@@ -98,24 +99,22 @@ static void resolve(struct approvals *ap, struct pending *p, bool allow, bool se
 		    const char *approver);
 static void tty_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static bool held_lifted(const struct pending *p);
+static void typed_line_end(struct approvals *ap);
 
 int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, const char *who,
 		   char *err, size_t elen, int *calls)
 {
-	struct pol_vars vars = { 0 };
 	const struct intent *it;
 	char approver[768];
 	int id;
 
 	*calls = 0;
-	if (!ap->ctx.workspace)
+	/* Without the session's variables a sentence would mean the supervisor's paths. */
+	if (!ap->ctx.vars) {
+		snprintf(err, elen, "intent: the session's policy variables are not known");
 		return -EINVAL;
-	if (pol_vars_defaults(&vars) < 0 || pol_vars_set(&vars, "WORKSPACE", ap->ctx.workspace) < 0) {
-		pol_vars_free(&vars);
-		return -ENOMEM;
 	}
-	id = intent_state(&ap->intents, sentence, for_s, who, &vars, mono_ms(), err, elen);
-	pol_vars_free(&vars);
+	id = intent_state(&ap->intents, sentence, for_s, who, ap->ctx.vars, mono_ms(), err, elen);
 	if (id < 0)
 		return id;
 	it = ap->intents.v[ap->intents.n - 1];
@@ -125,8 +124,10 @@ int approve_intent(struct approvals *ap, const char *sentence, unsigned for_s, c
 		if (intent_covers(&ap->intents, p->kept, NULL, held_lifted(p), mono_ms()) != it)
 			continue;
 		*calls += p->n_held;
-		if (p->prompted && ap->prompt_active)
+		if (p->prompted && ap->prompt_active) {
+			typed_line_end(ap);
 			tty_print("approved by intent %u\n", it->id);
+		}
 		resolve(ap, p, true, false, approver);
 		next = ap->pending;     /* resolve may have changed the list */
 	}
@@ -164,13 +165,16 @@ static void prompt(struct approvals *ap, struct pending *p)
 
 	ap->prompt_active = true;
 	ap->prompt_at = mono_ms();
+	ap->typing = false;
+	ap->line_n = 0;
 	p->prompted = true;
 	if (isatty(STDERR_FILENO))
 		(void)write_all(STDERR_FILENO, pre, n);
 	tty_print("\n[cordon] The agent asks to: %s\n"
 		  "[cordon]   rule: %s - %s\n"
 		  "[cordon]   waiting: %d call%s; answer within %llu s or: %s\n"
-		  "[cordon] Approve once [y], approve for this session [s], deny [n]? ",
+		  "[cordon] Approve once [y], approve for this session [s], deny [n], "
+		  "state an intent [i]? ",
 		  p->summary, p->rule[0] ? p->rule : "(none)", p->risk, p->n_held,
 		  p->n_held == 1 ? "" : "s",
 		  (unsigned long long)((p->deadline_ms - mono_ms()) / 1000),
@@ -201,6 +205,8 @@ static void prompt_next(struct approvals *ap)
 	pid_t fg;
 
 	ap->prompt_active = false;
+	ap->typing = false;
+	ap->line_n = 0;
 	if (next) {
 		prompt(ap, next);
 		return;
@@ -372,6 +378,7 @@ void approve_withdraw(struct approvals *ap, int nr, uint64_t notif)
 				json_decref(p->kept);
 				free(p);
 				if (was_prompted) {
+					typed_line_end(ap);
 					tty_print("withdrawn by the agent\n");
 					prompt_next(ap);
 				}
@@ -431,8 +438,10 @@ void approve_tick(struct approvals *ap)
 		struct pending *next = p->next;
 
 		if (now >= p->deadline_ms) {
-			if (p->prompted && ap->prompt_active)
+			if (p->prompted && ap->prompt_active) {
+				typed_line_end(ap);
 				tty_print("timeout\n");
+			}
 			resolve(ap, p, ap->ctx.pol->approval_on_timeout == CORDON_ALLOW, false,
 					"timeout");
 		}
@@ -440,16 +449,107 @@ void approve_tick(struct approvals *ap)
 	}
 }
 
+/* A sentence being typed is dropped where the question ends otherwise (the line ends first). */
+static void typed_line_end(struct approvals *ap)
+{
+	if (!ap->typing)
+		return;
+	tty_print("\n");
+	ap->typing = false;
+	ap->line_n = 0;
+}
+
+static struct pending *pending_by_id(struct approvals *ap, unsigned id)
+{
+	struct pending *p;
+
+	for (p = ap->pending; p && p->id != id; p = p->next)
+		;
+	return p;
+}
+
+/*
+ * Enter after `i`: the sentence is stated as an intent by the human at
+ * the terminal, through the same code as `cordon intent` (approve_intent:
+ * compiled with the session's variables, installed for the session,
+ * every held request it covers approved).  The question is then answered
+ * if the intent covers it; if not, or if the sentence does not compile,
+ * it is asked again under the reason.
+ */
+static void tty_intent(struct approvals *ap, struct pending *p)
+{
+	unsigned id = p->id;
+	char err[768] = "", who[48];
+	int r, calls = 0;
+
+	ap->line[ap->line_n] = '\0';
+	ap->typing = false;
+	tty_print("\n");
+	if (!ap->line_n) {
+		tty_print("[cordon] no intent stated\n");
+		prompt(ap, p);
+		return;
+	}
+	snprintf(who, sizeof(who), "tty: uid %u", (unsigned)ap->ctx.invoker);
+	r = approve_intent(ap, ap->line, 0, who, err, sizeof(err), &calls);
+	ap->line_n = 0;
+	if (r < 0) {
+		tty_print("[cordon] %s\n", err[0] ? err : strerror(-r));
+	} else if ((p = pending_by_id(ap, id))) {
+		tty_print("[cordon] intent %d stated (%d held call%s approved by it); "
+			  "the intent does not cover this request\n", r, calls, calls == 1 ? "" : "s");
+	} else {
+		return;         /* approved by it (approve_intent said so), the next asked */
+	}
+	prompt(ap, p);
+}
+
+/*
+ * One key of a sentence being typed: printable ASCII goes in (as far as
+ * INTENT_LINE_MAX), Backspace takes the last back out, Enter states it;
+ * every other key is ignored.  True when Enter was pressed.
+ */
+static bool line_key(struct approvals *ap, int c)
+{
+	if (c == '\r' || c == '\n')
+		return true;
+	if ((c == 0x7f || c == '\b') && ap->line_n) {
+		ap->line_n--;
+		tty_print("\b \b");
+	} else if (c >= 0x20 && c < 0x7f && ap->line_n + 1 < sizeof(ap->line)) {
+		ap->line[ap->line_n++] = (char)c;
+		tty_print("%c", c);
+	}
+	return false;
+}
+
 /*
  * Keys typed at the prompt.  Every byte goes through the parser, the ones
  * after an answer too (so a report split by it stays one), but only the
  * first answer in a read counts, what follows it does not answer the next
- * question, and nothing typed in the question's first PROMPT_GRACE_MS does.
+ * question, and nothing typed in the question's first PROMPT_GRACE_MS
+ * does; a key typed then starts the wait again, so a human who is typing
+ * on (a sentence whose `i` came too early, a word meant for the agent)
+ * answers nothing mid-word.
+ *
+ * `i` and a sentence: an intent stated at the terminal.  Attack: the agent
+ * states "let the agent push anything" for itself through the prompt.  It
+ * cannot type there: it holds no descriptor of cordon's terminal (its own
+ * pty, agent_tty.c), its output is not relayed while a question is up, so
+ * it cannot make the terminal answer with input, and a report in flight
+ * is a control sequence, whose bytes never become keys (tty_keys_feed);
+ * an ESC byte drops the sentence, so no report's text ends up in one.
+ * Only printable ASCII goes in, so nothing in it can steer the terminal
+ * when it is echoed or shown in `cordon pending`.  What it cannot close: a
+ * human who types or pastes a sentence the agent suggested; the intent is
+ * shown as stated, listed and revocable (`cordon intent --revoke`).
  */
 void approve_tty_input(struct approvals *ap, const char *buf, size_t n)
 {
+	uint64_t now = mono_ms();
+	bool early = now < ap->prompt_at + PROMPT_GRACE_MS;
+	bool done = false;
 	struct pending *p;
-	bool done = mono_ms() < ap->prompt_at + PROMPT_GRACE_MS;     /* too early: none counts */
 
 	for (p = ap->pending; p && !(p->prompted); p = p->next)
 		;
@@ -460,6 +560,34 @@ void approve_tty_input(struct approvals *ap, const char *buf, size_t n)
 
 		if (done || !p)
 			continue;
+		if (early) {
+			if (c >= 0)
+				ap->prompt_at = now;
+			continue;
+		}
+		if (ap->typing) {
+			if (buf[i] == 0x1b || c == 3 /* ^C */) {
+				/* An ESC that ends its read is the Esc key: the next key is a key. */
+				if (buf[i] == 0x1b && i + 1 == n)
+					(void)tty_keys_lone_esc(&ap->ctx.term->keys);
+				ap->typing = false;
+				ap->line_n = 0;
+				tty_print("\n[cordon] intent dropped\n");
+				prompt(ap, p);
+				done = true;
+			} else if (line_key(ap, c)) {
+				tty_intent(ap, p);
+				done = true;
+			}
+			continue;
+		}
+		if (c == 'i' || c == 'I') {
+			ap->typing = true;
+			ap->line_n = 0;
+			tty_print("intent\n[cordon] State what you want done (Enter states it, "
+				  "Esc cancels): ");
+			continue;
+		}
 		if (c == 'y' || c == 'Y')
 			allow = true;
 		else if (c == 's' || c == 'S')
@@ -647,9 +775,11 @@ void approve_accept(struct approvals *ap)
 			bool session = json_is_true(json_object_get(req, "session"));
 			int held = p->n_held;
 
-			if (p->prompted && ap->prompt_active)
+			if (p->prompted && ap->prompt_active) {
+				typed_line_end(ap);
 				tty_print("%s from another terminal\n",
 					  allow ? "approved" : "denied");
+			}
 			resolve(ap, p, allow, allow && session, approver);
 			reply(c, json_pack("{s:b,s:i}", "ok", 1, "calls", held));
 		}

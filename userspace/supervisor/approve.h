@@ -22,6 +22,7 @@
 
 struct sup;
 struct policy;
+struct pol_vars;
 struct terminal;
 
 enum approve_mode {
@@ -108,6 +109,14 @@ struct approvals_ctx {
 	const char *run_dir;            /* where approve.sock and events.sock are made */
 	uid_t invoker;                  /* who may approve (host_operator) */
 	const struct policy *pol;       /* approval_timeout_s, approval_on_timeout */
+	/*
+	 * The session policy's variables, as its loader resolved them
+	 * (policy_load_session: the agent's WORKSPACE, HOME, USER, UID, the
+	 * session's TMPDIR, then every --var): what an intent's sentence
+	 * names ("my home", "~/notes", "the temporary directory") means what
+	 * it means in the session, never the supervisor's own environment.
+	 */
+	const struct pol_vars *vars;
 	enum approve_mode mode;         /* --approve: a prompt on the terminal, or the socket */
 	bool quiet;                     /* --quiet: no "held #N" line */
 	struct terminal *term;          /* cordon's terminal and the agent's (tty_guard.h) */
@@ -120,6 +129,9 @@ struct approvals_ctx {
 	const struct approvals_ops *ops;
 	struct sup *owner;              /* handed back to ops, never read here */
 };
+
+/* The longest sentence typed at the prompt, with its terminating NUL (struct intent.sentence). */
+#define INTENT_LINE_MAX 512
 
 /* The approval channels and the requests held for a human (approve.c). */
 struct approvals {
@@ -140,6 +152,14 @@ struct approvals {
 	size_t n_denied;
 	bool prompt_active;             /* the agent's output waits meanwhile (tty_guard.c) */
 	uint64_t prompt_at;             /* when the question was written (PROMPT_GRACE_MS) */
+	/*
+	 * `i` at the prompt: the sentence being typed (printable ASCII), until
+	 * Enter states it (approve_intent, as `cordon intent` does), or Esc,
+	 * Ctrl-C or the question's end drops it.
+	 */
+	bool typing;
+	size_t line_n;
+	char line[INTENT_LINE_MAX];
 };
 
 /*
@@ -209,6 +229,13 @@ int approve_wait_ms(const struct approvals *ap, int timeout);
 bool approve_prompting(const struct approvals *ap);
 /* Requests past their deadline get the policy's approval_on_timeout. */
 void approve_tick(struct approvals *ap);
+/*
+ * Keys typed on cordon's terminal while a question is up: y, s, n (or
+ * Ctrl-C) answer it; i starts a sentence (printable ASCII, Backspace,
+ * Enter states it, Esc or Ctrl-C drops it) stated as an intent by "tty"
+ * (approve_intent), which approves the question if it covers it and
+ * otherwise asks it again with why.
+ */
 void approve_tty_input(struct approvals *ap, const char *buf, size_t n);
 /* The session ended: every request left is refused. */
 void approve_end(struct approvals *ap);

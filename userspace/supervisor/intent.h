@@ -23,7 +23,7 @@ struct pol_vars;
 struct intent {
 	unsigned id;
 	char sentence[512];             /* as stated (printable), or the request's summary */
-	char approver[128];             /* who stated it: "socket: uid U (pid P)", "tty" */
+	char approver[128];             /* who stated it: "socket: uid U (pid P)", "tty: uid U" */
 	int64_t stated_at;              /* wall clock, seconds */
 	uint64_t expires_ms;            /* CLOCK_MONOTONIC; 0: with the session */
 	bool revoked;

@@ -253,7 +253,7 @@ void sup_wire(struct sup *s)
 {
 	s->ap.ctx = (struct approvals_ctx){
 		.name = s->name, .run_dir = s->run_dir, .invoker = s->invoker, .pol = s->pol,
-		.mode = s->opt->approve, .quiet = s->opt->quiet, .term = &s->term,
+		.vars = &s->pol->vars, .mode = s->opt->approve, .quiet = s->opt->quiet, .term = &s->term,
 		.user = s->user, .uid = s->uid, .workspace = s->workspace, .argv = s->opt->argv,
 		.started_ms = s->started_ms, .ops = &approvals_ops, .owner = s,
 	};

@@ -203,6 +203,14 @@ again:
 	}
 }
 
+bool tty_keys_lone_esc(struct tty_keys *k)
+{
+	if (k->st != TK_ESC)
+		return false;
+	k->st = TK_GROUND;
+	return true;
+}
+
 /* DEC private modes in which the terminal sends input of its own. */
 static const uint16_t report_modes[] = { 9, 1000, 1001, 1002, 1003, 1004, 1005, 1006, 1015, 1016 };
 

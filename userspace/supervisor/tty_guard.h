@@ -36,6 +36,16 @@ struct tty_keys {
  */
 int tty_keys_feed(struct tty_keys *k, unsigned char c);
 
+/*
+ * The last byte fed was an ESC that ended its read: take it as the Esc key
+ * alone (the parser back outside every sequence), so the key typed next is
+ * not read as Alt-key.  True when it was one.  Call it only where what
+ * follows cannot answer at once (approve.c: a sentence dropped, the
+ * question asked again with its grace): a report cut right after its ESC
+ * would have its rest read as keys.
+ */
+bool tty_keys_lone_esc(struct tty_keys *k);
+
 /* The agent's output on its way to the terminal. */
 #define TTY_OUT_HOLD 256
 #define TTY_OUT_MAX(n) (2 * (n) + TTY_OUT_HOLD + 4)
