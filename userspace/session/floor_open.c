@@ -147,6 +147,7 @@ int open_floor(struct sup *s)
 			return -ENOTSUP;
 		}
 	}
+	phase("floor: posture known");
 	/* Another loader (an older cordon, a test) may pin at the same moment. */
 	for (int tries = 0; (r = net_open(&s->net)) == -EEXIST && tries < 5; tries++)
 		usleep(20000);
@@ -185,9 +186,12 @@ int open_floor(struct sup *s)
 	 * locked for its life, before its cgroup exists, so that no reaper
 	 * takes it for dead.
 	 */
+	phase("floor: network floor open");
 	(void)reap_stale(s->net);
+	phase("floor: stale sessions reaped");
 	(void)net_gc(s->net);
 	(void)floor_gc();
+	phase("floor: maps collected");
 	s->run_lock = reap_lock_run_dir(s->run_dir);
 	if (s->run_lock < 0) {
 		log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
