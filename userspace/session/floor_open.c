@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "floor.h"
+#include "exec_recheck.h"
 #include "floor_open.h"
 #include "net.h"
 #include "probe.h"
@@ -154,19 +155,9 @@ int open_floor(struct sup *s)
 		log_err("run: cannot load the network floor (cgroup-bpf): %s", strerror(-r));
 		return r;
 	}
-	/*
-	 * The exec recheck keys expectations by the kernel's thread ids: the
-	 * ids seccomp reports here are those only in the initial PID
-	 * namespace (its /proc/self/ns/pid inode is fixed, PROC_PID_INIT_INO).
-	 */
-	{
-		struct stat st;
-
-		s->recheck.on = net_exec_recheck(s->net) && stat("/proc/self/ns/pid", &st) == 0 &&
-				  st.st_ino == 0xEFFFFFFCu;
-		if (!s->recheck.on)
-			posture_add(&s->posture, &posture_no_exec_recheck);
-	}
+	/* The exec recheck, where its programs loaded (exec_recheck.h). */
+	if (!exec_recheck_setup(&s->recheck, s->net))
+		posture_add(&s->posture, &posture_no_exec_recheck);
 	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
 	if (!s->floor && !net_unix_gate(s->net))
 		posture_add(&s->posture, &posture_no_unix_gate);

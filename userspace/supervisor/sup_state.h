@@ -35,6 +35,7 @@ struct fallback_report;
 #include "posture.h"
 #include "steps.h"
 #include "approve.h"
+#include "exec_recheck.h"
 #include "tty_guard.h"
 #include "unix_connector.h"
 #include "helper.h"
@@ -89,23 +90,6 @@ struct sup_stats {
 	struct timespec t_answer;       /* when the main loop last answered a task (sup_record_answered) */
 	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
 	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
-};
-
-/*
- * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
- * attached and this supervisor sees the kernel's thread ids (the initial
- * PID namespace).  Execs let go on, watched until the kernel has met or
- * killed them, for the audit record of a kill (sup_exec.c).
- */
-struct exec_recheck {
-	bool on;
-	struct armed_exec {
-		pid_t tid;
-		uint64_t t_ms;
-		char comm[16];
-		char summary[128];
-	} *armed;                       /* one per thread, grown as needed */
-	int n, cap;
 };
 
 struct sup {
@@ -192,7 +176,7 @@ struct sup {
 	char ssh_agent[PATH_MAX];       /* the relayed ssh-agent socket the agent is given */
 	char ssh_upstream[PATH_MAX];    /* the invoker's SSH_AUTH_SOCK (the broker's only) */
 	int ssh_agent_listen;           /* its listening socket, until handed to the broker */
-	struct exec_recheck recheck;
+	struct exec_recheck recheck;    /* the exec recheck's part (exec_recheck.h) */
 };
 
 /*

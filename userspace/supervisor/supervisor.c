@@ -27,6 +27,7 @@
 #include "audit.h"
 #include "budget.h"
 #include "cgroup.h"
+#include "exec_recheck.h"
 #include "floor.h"
 #include "floor_events.h"
 #include "net.h"
@@ -308,7 +309,7 @@ int sup_loop(struct sup *s, int *status)
 		uint64_t now = mono_ms();
 
 		timeout = approve_wait_ms(&s->ap, timeout);
-		if (s->recheck.n && timeout > 50)
+		if (exec_recheck_pending(&s->recheck) && timeout > 50)
 			timeout = 50;   /* a killed exec is recorded promptly */
 		if (s->stop_sig && !s->stop_killed)
 			timeout = s->stop_at <= now ? 0 : s->stop_at - now < (uint64_t)timeout ?
@@ -413,7 +414,7 @@ int sup_loop(struct sup *s, int *status)
 		}
 		approve_tick(&s->ap);
 		stop_tick(s, now);
-		if (s->recheck.n)
+		if (exec_recheck_pending(&s->recheck))
 			sup_exec_sweep(s);
 		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
 			snprintf(s->stop_reason, sizeof(s->stop_reason),
@@ -450,7 +451,7 @@ int sup_loop(struct sup *s, int *status)
 	 */
 	(void)cg_destroy(s->cgroup);
 	/* Drain what the floor reported before the session ended. */
-	if (s->recheck.n)
+	if (exec_recheck_pending(&s->recheck))
 		sup_exec_sweep(s);
 	if (ffd >= 0)
 		floor_events_drain(s);
