@@ -29,6 +29,7 @@
 #include "sup_exec.h"
 #include "sup_held.h"
 #include "sup_record.h"
+#include "sup_stats.h"
 #include "task_path.h"
 #include "util.h"
 
@@ -352,7 +353,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		if (!notify_valid(s->listener, req->id))
 			return;
 		(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
-		sup_record_answered(s);
+		sup_stats_answered(&s->stats);
 		raw = json_pack("{s:o*}", "path", path_read ? pol_json_text(path) : NULL);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, NULL, "deny", NULL,
 			   r == -E2BIG ? "the arguments are more than an exec may carry (E2BIG)" :
@@ -376,8 +377,8 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	 */
 	if (task_path_absent(s, canon)) {
 		(void)notify_return(s->listener, req->id, 0, ENOENT);
-		sup_record_answered(s);
-		s->stats.n_exec_absent++;
+		sup_stats_answered(&s->stats);
+		sup_stats_absent(&s->stats, SUP_STATS_EXEC);
 		return;
 	}
 	sup_record_comm(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
@@ -433,7 +434,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 				push_grant(s, req->pid, event, "approved for this session");
 			sup_apply(s, &h, allow, false, NULL);
 		}
-		sup_record_answered(s);
+		sup_stats_answered(&s->stats);
 		exec_records(canon, argv, event, &raw, &kept);
 		sup_record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			      allow ? "allow" : "deny", sup_record_rule(&res),

@@ -36,6 +36,7 @@ struct fallback_report;
 #include "steps.h"
 #include "approve.h"
 #include "exec_recheck.h"
+#include "sup_stats.h"
 #include "tty_guard.h"
 #include "unix_connector.h"
 #include "helper.h"
@@ -80,17 +81,6 @@ struct sup;
  * struct helper (helper.h), struct unix_conn (unix_connector.h); the
  * terminal's, struct terminal, in tty_guard.h.
  */
-
-/* What the end record says of the supervisor's work (supervisor.c, the handlers). */
-struct sup_stats {
-	/* How long the supervisor held each notified call (receive to answer), in
-	 * microseconds: the last 4096 of each kind, for the end record. */
-	uint32_t lat_exec[4096], lat_connect[4096];
-	uint64_t n_exec, n_connect;
-	struct timespec t_answer;       /* when the main loop last answered a task (sup_record_answered) */
-	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
-	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
-};
 
 struct sup {
 	const struct sup_ops *ops;      /* the loop's operations (above) */
@@ -142,7 +132,7 @@ struct sup {
 	struct fallback_report *ll_rep; /* fallback: the ruleset's report (its covers[]) */
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
-	struct sup_stats stats;
+	struct sup_stats stats;         /* the end record's figures (sup_stats.h) */
 	pid_t told;                     /* last caller told of a refusal (once per PATH search) */
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
