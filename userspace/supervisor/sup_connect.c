@@ -163,7 +163,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	if (!abstract && name[0]) {
 		r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 		r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
-		if (r == 0 && task_path_absent(s, canon)) {
+		if (r == 0 && task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 			sup_stats_absent(&s->stats, SUP_STATS_CONNECT);
 			goto out;

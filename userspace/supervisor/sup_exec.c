@@ -375,7 +375,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	 * as ever, and this answer, not a CONTINUE, keeps a file made after
 	 * this look from running unjudged.
 	 */
-	if (task_path_absent(s, canon)) {
+	if (task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
 		(void)notify_return(s->listener, req->id, 0, ENOENT);
 		sup_stats_answered(&s->stats);
 		sup_stats_absent(&s->stats, SUP_STATS_EXEC);
