@@ -447,7 +447,7 @@ static int run_fork_agent(struct run *run)
 		return -EIO;
 	}
 	phase("in the session's view");
-	if (setup_pty(s, &run->slave) < 0) {
+	if (setup_pty(&s->term, &run->slave) < 0) {
 		log_err("run: cannot create the agent's terminal: %m");
 		return -EIO;
 	}

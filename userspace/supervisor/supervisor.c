@@ -161,7 +161,7 @@ static void init_input(struct sup *s)
 	if (!memchr(buf, 'T', (size_t)n))
 		return;
 	if (s->term.suspend)
-		s->term.suspend(s);
+		s->term.suspend(&s->term);
 	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
 }
 
