@@ -190,15 +190,15 @@ int open_floor(struct sup *s)
 void print_posture(const struct sup *s)
 {
 	if (s->posture.level == POSTURE_FULL) {
-		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,
+		say(s->opt->quiet, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,
 		    s->posture.n_lacks ? ", and these protections are MISSING:" : "");
 		for (int i = 0; i < s->posture.n_lacks; i++)
-			say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+			say(s->opt->quiet, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
 		return;
 	}
-	say(s, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
+	say(s->opt->quiet, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
 	    "cgroup-bpf + seccomp enforce, and these protections are MISSING:", s->name,
 	    s->posture.mech[MECH_BPF_LSM].reason);
 	for (int i = 0; i < s->posture.n_lacks; i++)
-		say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+		say(s->opt->quiet, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
 }
