@@ -10,8 +10,10 @@
  * are not among them: the approvals (approve.c, struct approvals), the
  * helpers' channel (channel/helper.c, struct helper) and the Unix
  * connector (channel/unix_connector.c, struct unix_conn) each take their
- * part and what they read of the session (wired by the loop, sup_wire),
- * and never see struct sup.
+ * part and what they read of the session (wired by the loop, sup_wire);
+ * the exec recheck (exec_recheck.c, struct exec_recheck) and the
+ * statistics (sup_stats.c, struct sup_stats) are reached only through
+ * their functions.  None of them sees struct sup.
  */
 #ifndef CORDON_SUP_STATE_H
 #define CORDON_SUP_STATE_H
@@ -78,7 +80,8 @@ struct sup;
  * The supervisor's state, in the parts each module owns; struct sup holds
  * one of each and the session's own facts.  The parts whose module never
  * sees struct sup are defined in its header: struct approvals (approve.h),
- * struct helper (helper.h), struct unix_conn (unix_connector.h); the
+ * struct helper (helper.h), struct unix_conn (unix_connector.h), struct
+ * exec_recheck (exec_recheck.h), struct sup_stats (sup_stats.h); the
  * terminal's, struct terminal, in tty_guard.h.
  */
 
