@@ -52,7 +52,8 @@ static void empty(void **state)
 	fin = end_members();
 	assert_int_equal(member(fin, "exec", "count"), 0);
 	assert_int_equal(member(fin, "connect", "count"), 0);
-	assert_null(json_object_get(json_object_get(json_object_get(fin, "held"), "exec"), "median_us"));
+	assert_null(json_object_get(json_object_get(json_object_get(fin, "held"), "exec"),
+				    "median_us"));
 	assert_null(json_object_get(fin, "unix_absent"));
 	assert_null(json_object_get(fin, "exec_absent"));
 	json_decref(fin);

@@ -55,7 +55,8 @@ int setup_pty(struct terminal *t, int *slave)
 	(void)fcntl(m, F_SETFD, FD_CLOEXEC);
 	t->pty_master = m;
 	t->term_fd = term;
-	t->pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+	t->pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO
+								     : STDERR_FILENO;
 	if (term != STDIN_FILENO)
 		return 0;
 	tio_saved = true;

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "floor.h"
 #include "exec_recheck.h"
+#include "floor.h"
 #include "floor_open.h"
 #include "net.h"
 #include "probe.h"
@@ -189,16 +189,19 @@ int open_floor(struct sup *s)
 
 void print_posture(const struct sup *s)
 {
+	bool quiet = s->opt->quiet;
+
 	if (s->posture.level == POSTURE_FULL) {
-		say(s->opt->quiet, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,
-		    s->posture.n_lacks ? ", and these protections are MISSING:" : "");
+		say(quiet, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s",
+		    s->name, s->posture.n_lacks ? ", and these protections are MISSING:" : "");
 		for (int i = 0; i < s->posture.n_lacks; i++)
-			say(s->opt->quiet, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+			say(quiet, "  - %s: %s", s->posture.lacks[i]->id,
+			    s->posture.lacks[i]->what);
 		return;
 	}
-	say(s->opt->quiet, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
+	say(quiet, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
 	    "cgroup-bpf + seccomp enforce, and these protections are MISSING:", s->name,
 	    s->posture.mech[MECH_BPF_LSM].reason);
 	for (int i = 0; i < s->posture.n_lacks; i++)
-		say(s->opt->quiet, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+		say(quiet, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
 }

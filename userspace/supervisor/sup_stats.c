@@ -72,6 +72,14 @@ static json_t *lat_json(const uint32_t *v, uint64_t n)
 	return o;
 }
 
+/* COUNT as member NAME of FIN, unless 0. */
+static int count_json(json_t *fin, const char *name, uint64_t count)
+{
+	if (!count)
+		return 0;
+	return json_object_set_new(fin, name, json_integer((json_int_t)count)) < 0 ? -ENOMEM : 0;
+}
+
 int sup_stats_to_json(const struct sup_stats *st, json_t *fin)
 {
 	json_t *held = json_pack("{s:o,s:o}", "exec", lat_json(st->lat_exec, st->n_exec),
@@ -79,11 +87,7 @@ int sup_stats_to_json(const struct sup_stats *st, json_t *fin)
 
 	if (!held || json_object_set_new(fin, "held", held) < 0)
 		return -ENOMEM;
-	if (st->n_unix_absent &&        /* connects to a socket not in the view (sup_connect.c) */
-	    json_object_set_new(fin, "unix_absent", json_integer((json_int_t)st->n_unix_absent)) < 0)
-		return -ENOMEM;
-	if (st->n_exec_absent &&        /* execs of a path not in the view (sup_exec.c) */
-	    json_object_set_new(fin, "exec_absent", json_integer((json_int_t)st->n_exec_absent)) < 0)
-		return -ENOMEM;
-	return 0;
+	/* Connects to a socket not in the view (sup_connect.c); execs of a path not in it. */
+	return count_json(fin, "unix_absent", st->n_unix_absent) ?:
+	       count_json(fin, "exec_absent", st->n_exec_absent);
 }
