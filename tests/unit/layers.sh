@@ -18,11 +18,18 @@ ok "cordon's tree keeps its layers (includes, calls, no cycle)" own_tree
 
 # The modules that own a part of the supervisor's state take their part and
 # a context of what they read (docs/architecture.md): struct sup is not
-# even declared in full there, so a reach into it does not compile.  Read
-# from the headers each object really included (-MMD), however indirectly.
-owned_parts_blind() {
-    for o in supervisor/approve channel/helper channel/helper_argv channel/unix_connector; do
-        d=$BUILD/userspace/$o.d
+# even declared in full there, so a reach into it does not compile.  So do
+# the modules that read only a field or two of the session (task_path,
+# agent_tty, progress): they take those.  Read from the headers each
+# object really included (-MMD), however indirectly.
+BLIND="supervisor/approve channel/helper channel/helper_argv channel/unix_connector
+       supervisor/exec_recheck supervisor/sup_stats supervisor/task_path
+       session/agent_tty session/progress"
+# blind BUILD MODULE...: no MODULE's object in BUILD included sup_state.h.
+blind() {
+    b=$1; shift
+    for o in "$@"; do
+        d=$b/userspace/$o.d
         [ -f "$d" ] || { echo "$d: missing (not built with -MMD?)" >&2; return 1; }
         if grep -q 'sup_state\.h' "$d"; then
             echo "userspace/$o.c sees struct sup (includes sup_state.h)" >&2
@@ -30,10 +37,32 @@ owned_parts_blind() {
         fi
     done
 }
-ok "approvals, the helpers' channel and the Unix connector never see struct sup" owned_parts_blind
+owned_parts_blind() {
+    blind "$BUILD" $BLIND
+}
+ok "the owned parts (approvals, helpers' channel, Unix connector, exec recheck, statistics) and the one-field readers never see struct sup" owned_parts_blind
 
 t=$(mktemp -d /tmp/layers-test.XXXXXX)
 trap 'rm -rf "$t"' EXIT
+
+# The negative control: a build where one of them includes sup_state.h,
+# however indirectly (a header of its own that does), is refused, naming it.
+sees_sup() {
+    b=$t/blindbuild
+    for o in $BLIND; do
+        mkdir -p "$b/userspace/$(dirname "$o")"
+        printf '%s: userspace/%s.c userspace/%s.h\n' "$b/userspace/$o.o" "$o" "$o" >"$b/userspace/$o.d"
+    done
+    blind "$b" $BLIND 2>"$t/blind.err" || { cat "$t/blind.err" >&2; return 1; }
+    echo ' userspace/supervisor/sup_ops.h userspace/supervisor/sup_state.h' \
+        >>"$b/userspace/supervisor/exec_recheck.d"
+    if blind "$b" $BLIND 2>"$t/blind.err"; then
+        echo "an object that includes sup_state.h passed" >&2; return 1
+    fi
+    grep -q 'userspace/supervisor/exec_recheck.c sees struct sup' "$t/blind.err" ||
+        { cat "$t/blind.err" >&2; return 1; }
+}
+ok "control: an owner module that includes sup_state.h is named" sees_sup
 
 # tree NAME: a fresh small tree in $t/NAME (base/b, policy/p, loader/l,
 # userspace/x/u and userspace/x/v), clean; the cases below break one rule.

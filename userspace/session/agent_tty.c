@@ -35,7 +35,7 @@ void restore_tty(void)
  * terminal through its own stdout, so the output filter was not on the way.
  * The human's keys reach the agent only when stdin is the terminal.
  */
-int setup_pty(struct sup *s, int *slave)
+int setup_pty(struct terminal *t, int *slave)
 {
 	int term = isatty(STDIN_FILENO) ? STDIN_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO :
 		   isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
@@ -53,9 +53,10 @@ int setup_pty(struct sup *s, int *slave)
 	if (openpty(&m, slave, NULL, term == STDIN_FILENO ? &saved_tio : NULL, &ws) < 0)
 		return -errno;
 	(void)fcntl(m, F_SETFD, FD_CLOEXEC);
-	s->term.pty_master = m;
-	s->term.term_fd = term;
-	s->term.pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO : STDERR_FILENO;
+	t->pty_master = m;
+	t->term_fd = term;
+	t->pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO
+								     : STDERR_FILENO;
 	if (term != STDIN_FILENO)
 		return 0;
 	tio_saved = true;
@@ -63,7 +64,7 @@ int setup_pty(struct sup *s, int *slave)
 	raw = saved_tio;
 	cfmakeraw(&raw);
 	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw);
-	s->term.tty_fd = STDIN_FILENO;
+	t->tty_fd = STDIN_FILENO;
 	return 0;
 }
 
@@ -76,7 +77,7 @@ int setup_pty(struct sup *s, int *slave)
  * is cordon's again, raw, and the agent's terminal takes the size it has
  * now.
  */
-void suspend_session(struct sup *s)
+void suspend_session(struct terminal *t)
 {
 	struct termios raw = saved_tio;
 	struct winsize ws;
@@ -87,6 +88,6 @@ void suspend_session(struct sup *s)
 	(void)kill(0, SIGTSTP);
 	cfmakeraw(&raw);
 	(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &raw);
-	if (s->term.pty_master >= 0 && ioctl(s->term.term_fd, TIOCGWINSZ, &ws) == 0)
-		(void)ioctl(s->term.pty_master, TIOCSWINSZ, &ws);
+	if (t->pty_master >= 0 && ioctl(t->term_fd, TIOCGWINSZ, &ws) == 0)
+		(void)ioctl(t->pty_master, TIOCSWINSZ, &ws);
 }

@@ -9,18 +9,18 @@
 #ifndef CORDON_AGENT_TTY_H
 #define CORDON_AGENT_TTY_H
 
-#include "sup_state.h"
+#include "tty_guard.h"
 
 /*
  * The agent's terminal, made in the current mount namespace's devpts (call
- * it in the view): *SLAVE its end (or -1: no terminal anywhere), s->term
- * the supervisor's.  With stdin a terminal, stdin goes raw and restore_tty
+ * it in the view): *SLAVE its end (or -1: no terminal anywhere), T the
+ * supervisor's.  With stdin a terminal, stdin goes raw and restore_tty
  * runs at exit.  0, or negative errno (not logged).
  */
-int setup_pty(struct sup *s, int *slave);
+int setup_pty(struct terminal *t, int *slave);
 /* The human's terminal as cordon found it (a no-op when it was not changed). */
 void restore_tty(void);
-/* Ctrl-Z on the agent's job: the human's shell takes over until `fg` (s->term.suspend). */
-void suspend_session(struct sup *s);
+/* Ctrl-Z on the agent's job: the human's shell takes over until `fg` (t->suspend). */
+void suspend_session(struct terminal *t);
 
 #endif

@@ -16,7 +16,7 @@
 #include "reap.h"
 #include "scrub.h"
 #include "steps.h"
-#include "supervisor.h"
+#include "sup_stats.h"
 #include "util.h"
 #include "world.h"
 
@@ -283,11 +283,12 @@ void git_quarantine(struct sup *s)
 void *seal_audit(void *arg)
 {
 	struct sup *s = arg;
-	json_t *fin = json_pack("{s:s,s:i,s:I,s:o}", "event", "end", "exit", s->exit_status,
-				"steps", (json_int_t)steps_count(&s->steps), "held", sup_stats(s));
-
+	json_t *fin = json_pack("{s:s,s:i,s:I}", "event", "end", "exit", s->exit_status,
+				"steps", (json_int_t)steps_count(&s->steps));
 	uint64_t dropped = 0;
 
+	if (fin)        /* "held", and the calls answered ENOENT unrecorded */
+		(void)sup_stats_to_json(&s->stats, fin);
 	if (fin && s->stop_reason[0])
 		json_object_set_new(fin, "stopped", json_string(s->stop_reason));
 	if (fin && audit_down(s->audit, &dropped) < 0)
@@ -295,10 +296,6 @@ void *seal_audit(void *arg)
 	if (fin && s->floor_dropped)
 		json_object_set_new(fin, "floor_events_dropped",
 				    json_integer((json_int_t)s->floor_dropped));
-	if (fin && s->stats.n_unix_absent)      /* connects to a socket not in the view (sup_connect.c) */
-		json_object_set_new(fin, "unix_absent", json_integer((json_int_t)s->stats.n_unix_absent));
-	if (fin && s->stats.n_exec_absent)      /* execs of a path not in the view (sup_exec.c) */
-		json_object_set_new(fin, "exec_absent", json_integer((json_int_t)s->stats.n_exec_absent));
 	if (fin && audit_ship_lost(s->audit))
 		json_object_set_new(fin, "ship_lost", json_integer((json_int_t)audit_ship_lost(s->audit)));
 	if (fin && s->net_dropped)

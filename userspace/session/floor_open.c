@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exec_recheck.h"
 #include "floor.h"
 #include "floor_open.h"
 #include "net.h"
@@ -155,19 +156,9 @@ int open_floor(struct sup *s)
 		log_err("run: cannot load the network floor (cgroup-bpf): %s", strerror(-r));
 		return r;
 	}
-	/*
-	 * The exec recheck keys expectations by the kernel's thread ids: the
-	 * ids seccomp reports here are those only in the initial PID
-	 * namespace (its /proc/self/ns/pid inode is fixed, PROC_PID_INIT_INO).
-	 */
-	{
-		struct stat st;
-
-		s->recheck.on = net_exec_recheck(s->net) && stat("/proc/self/ns/pid", &st) == 0 &&
-				  st.st_ino == 0xEFFFFFFCu;
-		if (!s->recheck.on)
-			posture_add(&s->posture, &posture_no_exec_recheck);
-	}
+	/* The exec recheck, where its programs loaded (exec_recheck.h). */
+	if (!exec_recheck_setup(&s->recheck, s->net))
+		posture_add(&s->posture, &posture_no_exec_recheck);
 	/* The fallback's kernel check on pathname Unix sockets (Linux 6.7). */
 	if (!s->floor && !net_unix_gate(s->net))
 		posture_add(&s->posture, &posture_no_unix_gate);
@@ -202,16 +193,19 @@ int open_floor(struct sup *s)
 
 void print_posture(const struct sup *s)
 {
+	bool quiet = s->opt->quiet;
+
 	if (s->posture.level == POSTURE_FULL) {
-		say(s, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s", s->name,
-		    s->posture.n_lacks ? ", and these protections are MISSING:" : "");
+		say(quiet, "session %s: full posture (BPF LSM + cgroup-bpf + seccomp notify)%s",
+		    s->name, s->posture.n_lacks ? ", and these protections are MISSING:" : "");
 		for (int i = 0; i < s->posture.n_lacks; i++)
-			say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+			say(quiet, "  - %s: %s", s->posture.lacks[i]->id,
+			    s->posture.lacks[i]->what);
 		return;
 	}
-	say(s, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
+	say(quiet, "session %s: FALLBACK posture: BPF LSM unavailable (%s); Landlock + "
 	    "cgroup-bpf + seccomp enforce, and these protections are MISSING:", s->name,
 	    s->posture.mech[MECH_BPF_LSM].reason);
 	for (int i = 0; i < s->posture.n_lacks; i++)
-		say(s, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
+		say(quiet, "  - %s: %s", s->posture.lacks[i]->id, s->posture.lacks[i]->what);
 }

@@ -83,12 +83,14 @@ void home_summary(const struct sup *s)
 		return;
 	n = c.n;
 	if (s->home_tmp[0])
-		say(s, "the agent changed %zu path%s in its home, in a layer of this session's own, "
-		    "now discarded (another session held the layer)", n, n == 1 ? "" : "s");
+		say(s->opt->quiet, "the agent changed %zu path%s in its home, in a layer of this "
+		    "session's own, now discarded (another session held the layer)", n,
+		    n == 1 ? "" : "s");
 	else
-		say(s, "the agent's home layer differs from your home in %zu path%s: `cordon home "
-		    "diff --user %s --profile %s` shows them, `cordon home apply` takes them", n,
-		    n == 1 ? "" : "s", s->user, s->pol->name && *s->pol->name ? s->pol->name : "policy");
+		say(s->opt->quiet, "the agent's home layer differs from your home in %zu path%s: "
+		    "`cordon home diff --user %s --profile %s` shows them, `cordon home apply` "
+		    "takes them", n, n == 1 ? "" : "s", s->user,
+		    s->pol->name && *s->pol->name ? s->pol->name : "policy");
 }
 
 /* After the session's last process: the layer's lock, and a session-own layer removed. */

@@ -27,11 +27,11 @@ void phase(const char *what)
 		  (double)(t.tv_nsec - t_start.tv_nsec) / 1e6);
 }
 
-void say(const struct sup *s, const char *fmt, ...)
+void say(bool quiet, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (s->opt->quiet)
+	if (quiet)
 		return;
 	fputs("cordon: ", stderr);
 	va_start(ap, fmt);

@@ -8,13 +8,13 @@
 #ifndef CORDON_PROGRESS_H
 #define CORDON_PROGRESS_H
 
-#include "sup_state.h"
+#include <stdbool.h>
 
 /* The start of the clock phase() measures from: the first thing `cordon run` does. */
 void progress_start(void);
 /* Under `cordon -v`: "run: WHAT  N ms" since progress_start().  Any thread. */
 void phase(const char *what);
-/* "cordon: ..." on stderr, unless --quiet. */
-void say(const struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "cordon: ..." on stderr, unless QUIET (--quiet). */
+void say(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -40,6 +40,7 @@
 #include "approve.h"
 #include "audit_session.h"
 #include "egress_session.h"
+#include "exec_recheck.h"
 #include "floor.h"
 #include "floor_open.h"
 #include "helper.h"
@@ -446,7 +447,7 @@ static int run_fork_agent(struct run *run)
 		return -EIO;
 	}
 	phase("in the session's view");
-	if (setup_pty(s, &run->slave) < 0) {
+	if (setup_pty(&s->term, &run->slave) < 0) {
 		log_err("run: cannot create the agent's terminal: %m");
 		return -EIO;
 	}
@@ -630,6 +631,7 @@ static int run_teardown(struct run *run)
 	close_home_layer(s);
 	pol_free(s->pol);
 	free(s->ll_rep);
+	exec_recheck_free(&s->recheck);
 	steps_close(&s->steps);
 	git_guard_free(&s->git);
 	world_close(&s->world);

@@ -28,6 +28,7 @@
 #include "sup_connect.h"
 #include "sup_held.h"
 #include "sup_record.h"
+#include "sup_stats.h"
 #include "task_path.h"
 #include "unix_connector.h"
 #include "util.h"
@@ -162,9 +163,9 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	if (!abstract && name[0]) {
 		r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 		r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
-		if (r == 0 && task_path_absent(s, canon)) {
+		if (r == 0 && task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
-			s->stats.n_unix_absent++;
+			sup_stats_absent(&s->stats, SUP_STATS_CONNECT);
 			goto out;
 		}
 	}
@@ -305,7 +306,7 @@ void sup_connect_handle(struct sup *s, const struct notify_req *req)
 
 		sup_record_comm(req->pid, comm, sizeof(comm));
 		sup_apply(s, &h, allow, false, NULL);   /* answer first, as for exec */
-		sup_record_answered(s);
+		sup_stats_answered(&s->stats);
 		sup_record_as(s, req->pid, comm, "connect", raw, event, allow ? "allow" : "deny",
 			      sup_record_rule(&res), res.decision == CORDON_ESCALATE ?
 			      "escalation with --approve deny" : res.reason, NULL);

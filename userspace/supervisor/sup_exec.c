@@ -22,12 +22,14 @@
 #include <openssl/evp.h>
 
 #include "exec_decide.h"
+#include "exec_recheck.h"
 #include "net.h"
 #include "notify.h"
 #include "push_grant.h"
 #include "sup_exec.h"
 #include "sup_held.h"
 #include "sup_record.h"
+#include "sup_stats.h"
 #include "task_path.h"
 #include "util.h"
 
@@ -46,18 +48,20 @@
 int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why)
 {
 	struct cordon_exec_expect e;
-	struct armed_exec *a;
+	char own[16];
 	int r;
 
-	if (!s->recheck.on)
+	if (!exec_recheck_enabled(&s->recheck))
 		return 0;
 	e = h->exec;
 	e.cgroup = s->cgid;
-	r = net_exec_arm(s->net, (uint32_t)h->pid, &e);
-	if (r < 0) {
-		*why = "the exec recheck could not be armed (unknown means deny)";
-		return r;
+	if (!comm) {
+		sup_record_comm(h->pid, own, sizeof(own));
+		comm = own;
 	}
+	r = exec_recheck_arm(&s->recheck, h->pid, &e, comm, h->summary, why);
+	if (r < 0)
+		return r;
 	/*
 	 * A task that died before the arm (its exit cleared nothing yet to
 	 * clear) would leave the expectation behind for good, one map entry
@@ -67,71 +71,28 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 	 * takes the entry; otherwise the entry is taken here.
 	 */
 	if (!notify_valid(s->listener, h->notif)) {
-		net_exec_disarm(s->net, (uint32_t)h->pid);
+		exec_recheck_disarm(&s->recheck, h->pid);
 		*why = "the task left the exec before it was answered";
 		return -ESRCH;
 	}
-	/*
-	 * Watched until the kernel has met it, killed it, or its thread has
-	 * gone, one entry per thread (a new arm of the thread replaces its
-	 * old one in the kernel too).  None is dropped while the kernel still
-	 * holds it: a kill's mark that nobody collects stays in the map for
-	 * good, and enough of them would refuse every session's execs.
-	 */
-	for (a = s->recheck.armed; a < s->recheck.armed + s->recheck.n && a->tid != h->pid; a++)
-		;
-	if (a == s->recheck.armed + s->recheck.n) {
-		if (s->recheck.n == s->recheck.cap) {
-			int cap = s->recheck.cap ? s->recheck.cap * 2 : 64;
-			struct armed_exec *v = realloc(s->recheck.armed, (size_t)cap * sizeof(*v));
-
-			if (!v) {
-				net_exec_disarm(s->net, (uint32_t)h->pid);
-				*why = "out of memory to watch the exec recheck (unknown means deny)";
-				return -ENOMEM;
-			}
-			s->recheck.armed = v;
-			s->recheck.cap = cap;
-		}
-		a = &s->recheck.armed[s->recheck.n++];
-	}
-	a->tid = h->pid;
-	a->t_ms = mono_ms();
-	if (comm)
-		snprintf(a->comm, sizeof(a->comm), "%s", comm);
-	else
-		sup_record_comm(h->pid, a->comm, sizeof(a->comm));
-	snprintf(a->summary, sizeof(a->summary), "%s", h->summary);   /* shown text already */
 	return 0;
 }
 
-/*
- * Record the execs the kernel killed for not being what was judged; forget
- * the ones it let run and those whose thread has gone (their expectation is
- * gone).  One that failed (ENOENT on a PATH search) waits, in the kernel and
- * here, for the thread's next exec or its exit.
- */
+/* An exec the kernel killed for not being what was judged: its record. */
+static void killed_record(void *ctx, const struct armed_exec *a)
+{
+	struct sup *s = ctx;
+	json_t *raw = json_pack("{s:o}", "argv", pol_json_text(a->summary));
+
+	sup_record_as(s, a->tid, a->comm, "execve", raw, NULL, "deny", NULL,
+		      "killed by the kernel at exec: the argv or binary it received is not "
+		      "what was judged (rewritten after the check)", NULL);
+	json_decref(raw);
+}
+
 void sup_exec_sweep(struct sup *s)
 {
-	for (int i = 0; i < s->recheck.n;) {
-		struct armed_exec *a = &s->recheck.armed[i];
-		int r = net_exec_killed(s->net, (uint32_t)a->tid);
-
-		if (r == 1) {
-			json_t *raw = json_pack("{s:o}", "argv", pol_json_text(a->summary));
-
-			sup_record_as(s, a->tid, a->comm, "execve", raw, NULL, "deny", NULL,
-				      "killed by the kernel at exec: the argv or binary it received is not "
-				      "what was judged (rewritten after the check)", NULL);
-			json_decref(raw);
-		}
-		if (r != 0) {
-			memmove(a, a + 1, (size_t)(s->recheck.n - i - 1) * sizeof(*a));
-			s->recheck.n--;
-			continue;
-		}
-		i++;
-	}
+	exec_recheck_sweep(&s->recheck, killed_record, s);
 }
 
 static size_t argv_size(char *const *argv, size_t *argc);
@@ -392,7 +353,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		if (!notify_valid(s->listener, req->id))
 			return;
 		(void)notify_return(s->listener, req->id, 0, r == -E2BIG ? E2BIG : EACCES);
-		sup_record_answered(s);
+		sup_stats_answered(&s->stats);
 		raw = json_pack("{s:o*}", "path", path_read ? pol_json_text(path) : NULL);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, NULL, "deny", NULL,
 			   r == -E2BIG ? "the arguments are more than an exec may carry (E2BIG)" :
@@ -414,10 +375,10 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	 * as ever, and this answer, not a CONTINUE, keeps a file made after
 	 * this look from running unjudged.
 	 */
-	if (task_path_absent(s, canon)) {
+	if (task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
 		(void)notify_return(s->listener, req->id, 0, ENOENT);
-		sup_record_answered(s);
-		s->stats.n_exec_absent++;
+		sup_stats_answered(&s->stats);
+		sup_stats_absent(&s->stats, SUP_STATS_EXEC);
 		return;
 	}
 	sup_record_comm(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
@@ -428,7 +389,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		struct exec_ask ask = { &io, ask_session_approved, ask_human_denied, ask_destination,
 					ask_expect, ask_memory_shared, ask_missing };
 		struct exec_case ec = { canon, argv, cwd, s->opt->approve != APPROVE_DENY,
-					s->recheck.on };
+					exec_recheck_enabled(&s->recheck) };
 
 		exec_decide(s->pol, &ec, &ask, &v);
 	}
@@ -473,7 +434,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 				push_grant(s, req->pid, event, "approved for this session");
 			sup_apply(s, &h, allow, false, NULL);
 		}
-		sup_record_answered(s);
+		sup_stats_answered(&s->stats);
 		exec_records(canon, argv, event, &raw, &kept);
 		sup_record_as(s, req->pid, comm, at ? "execveat" : "execve", raw, kept,
 			      allow ? "allow" : "deny", sup_record_rule(&res),

@@ -2,8 +2,9 @@
 /*
  * An exec the session asked for (sup_exec.c): read from the task, judged
  * (exec_decide.c), answered, held for a human or recorded; and the exec
- * recheck (bpf/exec_recheck.bpf.c) armed for each exec let go on and
- * watched until the kernel has met or killed it.  Main loop only.
+ * recheck (bpf/exec_recheck.bpf.c, its part exec_recheck.h) armed for each
+ * exec let go on and watched until the kernel has met or killed it.  Main
+ * loop only.
  */
 #ifndef CORDON_SUP_EXEC_H
 #define CORDON_SUP_EXEC_H

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 
 #include "approve.h"
+#include "exec_recheck.h"
 #include "helper.h"
 #include "notify.h"
 #include "push_grant.h"
@@ -289,7 +290,8 @@ void sup_held_decided(struct sup *s, const struct pending *p, struct held *h, bo
 	 * task can have rewritten its arguments.
 	 */
 	if (ok && (h->nr == SYS_execve || h->nr == SYS_execveat)) {
-		if (!s->recheck.on && notify_memory_shared(h->pid, s->cgroup) != 0) {
+		if (!exec_recheck_enabled(&s->recheck) &&
+		    notify_memory_shared(h->pid, s->cgroup) != 0) {
 			ok = false;
 			why = "approved, but another task shares the caller's memory (argv "
 			      "could have been rewritten)";

@@ -13,11 +13,6 @@
 #include "sup_record.h"
 #include "util.h"
 
-void sup_record_answered(struct sup *s)
-{
-	clock_gettime(CLOCK_MONOTONIC, &s->stats.t_answer);
-}
-
 void sup_record_comm(pid_t pid, char *out, size_t len)
 {
 	char path[64], *s = NULL;

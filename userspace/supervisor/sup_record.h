@@ -49,7 +49,4 @@ void sup_record_risk(const struct pol_result *r, char *out, size_t len);
 /* The comm of task PID, or "?" if it cannot be read. */
 void sup_record_comm(pid_t pid, char *out, size_t len);
 
-/* The main loop answered a task now (the end record's latencies, sup_stats).  Main loop only. */
-void sup_record_answered(struct sup *s);
-
 #endif /* CORDON_SUP_RECORD_H */

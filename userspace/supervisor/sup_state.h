@@ -10,8 +10,10 @@
  * are not among them: the approvals (approve.c, struct approvals), the
  * helpers' channel (channel/helper.c, struct helper) and the Unix
  * connector (channel/unix_connector.c, struct unix_conn) each take their
- * part and what they read of the session (wired by the loop, sup_wire),
- * and never see struct sup.
+ * part and what they read of the session (wired by the loop, sup_wire);
+ * the exec recheck (exec_recheck.c, struct exec_recheck) and the
+ * statistics (sup_stats.c, struct sup_stats) are reached only through
+ * their functions.  None of them sees struct sup.
  */
 #ifndef CORDON_SUP_STATE_H
 #define CORDON_SUP_STATE_H
@@ -35,6 +37,8 @@ struct fallback_report;
 #include "posture.h"
 #include "steps.h"
 #include "approve.h"
+#include "exec_recheck.h"
+#include "sup_stats.h"
 #include "tty_guard.h"
 #include "unix_connector.h"
 #include "helper.h"
@@ -76,37 +80,10 @@ struct sup;
  * The supervisor's state, in the parts each module owns; struct sup holds
  * one of each and the session's own facts.  The parts whose module never
  * sees struct sup are defined in its header: struct approvals (approve.h),
- * struct helper (helper.h), struct unix_conn (unix_connector.h); the
+ * struct helper (helper.h), struct unix_conn (unix_connector.h), struct
+ * exec_recheck (exec_recheck.h), struct sup_stats (sup_stats.h); the
  * terminal's, struct terminal, in tty_guard.h.
  */
-
-/* What the end record says of the supervisor's work (supervisor.c, the handlers). */
-struct sup_stats {
-	/* How long the supervisor held each notified call (receive to answer), in
-	 * microseconds: the last 4096 of each kind, for the end record. */
-	uint32_t lat_exec[4096], lat_connect[4096];
-	uint64_t n_exec, n_connect;
-	struct timespec t_answer;       /* when the main loop last answered a task (sup_record_answered) */
-	uint64_t n_unix_absent;         /* connects to a socket path not in the view (ENOENT) */
-	uint64_t n_exec_absent;         /* execs of a path not in the view (ENOENT) */
-};
-
-/*
- * The exec recheck (bpf/exec_recheck.bpf.c): on when its programs are
- * attached and this supervisor sees the kernel's thread ids (the initial
- * PID namespace).  Execs let go on, watched until the kernel has met or
- * killed them, for the audit record of a kill (sup_exec.c).
- */
-struct exec_recheck {
-	bool on;
-	struct armed_exec {
-		pid_t tid;
-		uint64_t t_ms;
-		char comm[16];
-		char summary[128];
-	} *armed;                       /* one per thread, grown as needed */
-	int n, cap;
-};
 
 struct sup {
 	const struct sup_ops *ops;      /* the loop's operations (above) */
@@ -158,7 +135,7 @@ struct sup {
 	struct fallback_report *ll_rep; /* fallback: the ruleset's report (its covers[]) */
 	gid_t groups[64];               /* the agent's supplementary groups */
 	int n_groups;
-	struct sup_stats stats;
+	struct sup_stats stats;         /* the end record's figures (sup_stats.h) */
 	pid_t told;                     /* last caller told of a refusal (once per PATH search) */
 	struct steps steps;             /* every judged operation, the helpers' too (steps.h) */
 	uint64_t started_ms;
@@ -192,7 +169,7 @@ struct sup {
 	char ssh_agent[PATH_MAX];       /* the relayed ssh-agent socket the agent is given */
 	char ssh_upstream[PATH_MAX];    /* the invoker's SSH_AUTH_SOCK (the broker's only) */
 	int ssh_agent_listen;           /* its listening socket, until handed to the broker */
-	struct exec_recheck recheck;
+	struct exec_recheck recheck;    /* the exec recheck's part (exec_recheck.h) */
 };
 
 /*

@@ -27,6 +27,7 @@
 #include "audit.h"
 #include "budget.h"
 #include "cgroup.h"
+#include "exec_recheck.h"
 #include "floor.h"
 #include "floor_events.h"
 #include "net.h"
@@ -39,16 +40,8 @@
 #include "sup_held.h"
 #include "sup_open.h"
 #include "sup_record.h"
+#include "sup_stats.h"
 #include "util.h"
-
-static uint32_t since_us(const struct sup *s, const struct timespec *a)
-{
-	struct timespec b = s->stats.t_answer;
-
-	if (b.tv_sec < a->tv_sec || (b.tv_sec == a->tv_sec && b.tv_nsec < a->tv_nsec))
-		clock_gettime(CLOCK_MONOTONIC, &b);     /* not answered here (held, or a worker) */
-	return (uint32_t)((b.tv_sec - a->tv_sec) * 1000000 + (b.tv_nsec - a->tv_nsec) / 1000);
-}
 
 static void handle_notification(struct sup *s)
 {
@@ -66,10 +59,10 @@ static void handle_notification(struct sup *s)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (req.nr == SYS_execve || req.nr == SYS_execveat) {
 		sup_exec_handle(s, &req);
-		s->stats.lat_exec[s->stats.n_exec++ % ARRAY_SIZE(s->stats.lat_exec)] = since_us(s, &t0);
+		sup_stats_note(&s->stats, SUP_STATS_EXEC, &t0);
 	} else if (req.nr == SYS_connect) {
 		sup_connect_handle(s, &req);
-		s->stats.lat_connect[s->stats.n_connect++ % ARRAY_SIZE(s->stats.lat_connect)] = since_us(s, &t0);
+		sup_stats_note(&s->stats, SUP_STATS_CONNECT, &t0);
 	}
 	else if (req.nr == SYS_open || req.nr == SYS_openat || req.nr == SYS_openat2 ||
 		 req.nr == SYS_creat)
@@ -112,38 +105,6 @@ static void relay(struct sup *s, int from, int to)
 }
 
 /* --- the loop ------------------------------------------------------------- */
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static json_t *lat_json(const uint32_t *v, uint64_t n, size_t cap)
-{
-	size_t k = n < cap ? (size_t)n : cap;
-	uint32_t *c;
-	json_t *o;
-
-	if (!k)
-		return json_pack("{s:I}", "count", (json_int_t)n);
-	c = malloc(k * sizeof(*c));
-	if (!c)
-		return json_null();
-	memcpy(c, v, k * sizeof(*c));
-	qsort(c, k, sizeof(*c), cmp_u32);
-	o = json_pack("{s:I,s:i,s:i}", "count", (json_int_t)n, "median_us", (int)c[k / 2],
-		      "p99_us", (int)c[(k * 99) / 100]);
-	free(c);
-	return o;
-}
-
-json_t *sup_stats(const struct sup *s)
-{
-	return json_pack("{s:o,s:o}", "exec", lat_json(s->stats.lat_exec, s->stats.n_exec, ARRAY_SIZE(s->stats.lat_exec)),
-			 "connect", lat_json(s->stats.lat_connect, s->stats.n_connect, ARRAY_SIZE(s->stats.lat_connect)));
-}
 
 /*
  * Attack closed: a stop signal reached only the agent's top process, so a
@@ -200,7 +161,7 @@ static void init_input(struct sup *s)
 	if (!memchr(buf, 'T', (size_t)n))
 		return;
 	if (s->term.suspend)
-		s->term.suspend(s);
+		s->term.suspend(&s->term);
 	(void)kill(s->agent, SIGCONT);  /* cordon-init: to the agent's job */
 }
 
@@ -308,7 +269,7 @@ int sup_loop(struct sup *s, int *status)
 		uint64_t now = mono_ms();
 
 		timeout = approve_wait_ms(&s->ap, timeout);
-		if (s->recheck.n && timeout > 50)
+		if (exec_recheck_pending(&s->recheck) && timeout > 50)
 			timeout = 50;   /* a killed exec is recorded promptly */
 		if (s->stop_sig && !s->stop_killed)
 			timeout = s->stop_at <= now ? 0 : s->stop_at - now < (uint64_t)timeout ?
@@ -413,7 +374,7 @@ int sup_loop(struct sup *s, int *status)
 		}
 		approve_tick(&s->ap);
 		stop_tick(s, now);
-		if (s->recheck.n)
+		if (exec_recheck_pending(&s->recheck))
 			sup_exec_sweep(s);
 		if (wall && now - s->started_ms > wall && !s->stop_reason[0]) {
 			snprintf(s->stop_reason, sizeof(s->stop_reason),
@@ -450,7 +411,7 @@ int sup_loop(struct sup *s, int *status)
 	 */
 	(void)cg_destroy(s->cgroup);
 	/* Drain what the floor reported before the session ended. */
-	if (s->recheck.n)
+	if (exec_recheck_pending(&s->recheck))
 		sup_exec_sweep(s);
 	if (ffd >= 0)
 		floor_events_drain(s);

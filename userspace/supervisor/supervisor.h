@@ -33,7 +33,4 @@ void sup_stop(struct sup *s, int sig, const char *by);
 /* The event loop: returns when the agent has exited; *status is its wait status. */
 int sup_loop(struct sup *s, int *status);
 
-/* Time the supervisor held notified calls: {exec: {count, median_us, p99_us}, connect: ...}. */
-json_t *sup_stats(const struct sup *s);
-
 #endif /* CORDON_SUPERVISOR_H */

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "task_path.h"
@@ -67,7 +68,7 @@ int task_path_own(pid_t pid, const char *path, char *out, size_t len)
  * a directory the agent may not search (/root), its answer would tell
  * what DAC hides, so such a call is judged and recorded as ever.
  */
-bool task_path_absent(const struct sup *s, const char *canon)
+bool task_path_absent(const char *canon, uid_t uid, gid_t gid, const gid_t *groups, int n_groups)
 {
 	char dir[PATH_MAX];
 	struct stat st;
@@ -82,10 +83,10 @@ bool task_path_absent(const struct sup *s, const char *canon)
 
 		slash[slash == dir] = '\0';    /* "/a" -> "/" */
 		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
-			for (int i = 0; i < s->n_groups && !in_group; i++)
-				in_group = s->groups[i] == st.st_gid;
-			in_group |= s->gid == st.st_gid;
-			x = st.st_uid == s->uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
+			for (int i = 0; i < n_groups && !in_group; i++)
+				in_group = groups[i] == st.st_gid;
+			in_group |= gid == st.st_gid;
+			x = st.st_uid == uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
 			if (!(st.st_mode & x))
 				return false;
 		}

@@ -6,7 +6,9 @@
 #ifndef CORDON_TASK_PATH_H
 #define CORDON_TASK_PATH_H
 
-#include "sup_state.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 /* Where descriptor FD of task PID points (AT_FDCWD: its working directory); -errno. */
 int task_path_fd(pid_t pid, int fd, char *out, size_t len);
@@ -18,10 +20,11 @@ int task_path_fd(pid_t pid, int fd, char *out, size_t len);
 int task_path_own(pid_t pid, const char *path, char *out, size_t len);
 
 /*
- * CANON is not there, and the agent could see that itself (every directory
- * on the way that exists is searchable by it): it may be answered ENOENT
- * unrecorded (see task_path.c).
+ * CANON is not there, and the agent (UID, GID and its N_GROUPS
+ * supplementary GROUPS) could see that itself (every directory on the way
+ * that exists is searchable by it): it may be answered ENOENT unrecorded
+ * (see task_path.c).
  */
-bool task_path_absent(const struct sup *s, const char *canon);
+bool task_path_absent(const char *canon, uid_t uid, gid_t gid, const gid_t *groups, int n_groups);
 
 #endif /* CORDON_TASK_PATH_H */

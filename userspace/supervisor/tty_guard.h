@@ -82,8 +82,6 @@ size_t tty_guard_begin(char *out, size_t len);
 /* Bytes to write after the last prompt: the agent's reporting modes back on. */
 size_t tty_guard_end(const struct tty_out *o, char *out, size_t len);
 
-struct sup;
-
 /* cordon's terminal and the agent's (agent_tty.c sets them up, tty_guard.c filters). */
 struct terminal {
 	int tty_fd;                     /* cordon's terminal (prompts), or -1 */
@@ -97,7 +95,7 @@ struct terminal {
 	 * human's terminal back and stop cordon itself; returns at `fg`, the
 	 * terminal cordon's again.  NULL: no terminal of the human's to give.
 	 */
-	void (*suspend)(struct sup *s);
+	void (*suspend)(struct terminal *t);
 };
 
 #endif
