@@ -226,6 +226,9 @@ ok "a credential proxy that cannot start: non-zero, said, nothing written, nothi
 ok "an endpoint that is not https is refused before any key is sent" sh -c '
     env -i OPENAI_API_KEY=k "$1" policy draft --model openai/x --endpoint http://localhost:1 words 2>&1 |
         grep -q "must start with https://"' _ "$cordon"
+ok "an endpoint the proxy's policy would refuse is refused first (dot segments), exit 2" sh -c '
+    env -i OPENAI_API_KEY=k "$1" policy draft --model openai/x --endpoint https://localhost:1/a/../b words 2>"$2"
+    test $? = 2 && grep -q "dot segments" "$2"' _ "$cordon" "$d/dots.err"
 ok "a missing key is a clear error" sh -c '
     env -i "$1" policy draft --model anthropic/x words 2>&1 | grep -q "ANTHROPIC_API_KEY is not set"' _ "$cordon"
 ok "an unknown provider is a clear error" sh -c '
