@@ -36,7 +36,8 @@ _cordon()
         approve) opts="--session" ;;
         doctor) opts="--json --help" ;;
         policy)
-            if ((cword == i + 1)); then opts="check explain test compile json"
+            if ((cword == i + 1)); then opts="check explain test compile json draft"
+            elif [[ ${words[i+1]} == draft ]]; then opts="--model --endpoint --upstream-ca --output --yes --help"
             else opts="--strict --var --json --english $profiles"; fi ;;
         floor) ((cword == i + 1)) && opts="status load unload gc" || opts="--json" ;;
         audit) ((cword == i + 1)) && opts="verify show" || opts="--key --key-dir" ;;

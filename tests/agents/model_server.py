@@ -13,7 +13,7 @@
 # Every request is recorded in DIR/requests.jsonl; every tool result, the
 # first time it is seen, in DIR/results.jsonl as {"step", "call", "output"}:
 # what the agent's tools really did, for the test to judge.
-import importlib, json, os, re, ssl, sys, threading
+import importlib, json, os, re, ssl, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "model"))
@@ -27,7 +27,8 @@ class Script:
     A STEP is {"shell": COMMAND} (the CLI's shell tool) or
     {"tool": NAME, "input": {...}} (one of the CLI's own tools by name).
     {"plain": true}: a request without tools is answered with the final
-    text by every provider (tests/host/policy_draft.sh)."""
+    text by every provider (tests/host/policy_draft.sh); {"delay": S}:
+    every answer waits S seconds after its request is recorded."""
 
     def __init__(self, path, d):
         with open(path) as f:
@@ -37,6 +38,9 @@ class Script:
         # "plain": true answers a request without tools with the final text
         # too (a plain completion: `cordon policy draft`), not as a side request.
         self.plain = bool(s.get("plain"))
+        # "delay": seconds every answer waits, once its request is recorded
+        # (a test looks at the client while it waits: policy_draft.sh).
+        self.delay = float(s.get("delay", 0))
         self.dir = d
         self.seen = set()
 
@@ -141,6 +145,8 @@ class H(BaseHTTPRequestHandler):
         rec(self.server.dir, "requests.jsonl", {
             "method": self.command, "path": self.path,
             "headers": dict(self.headers.items()), "body": body.decode("utf-8", "replace")})
+        if self.server.script.delay:
+            time.sleep(self.server.script.delay)
         req = Request(self, body)
         path = self.path.split("?")[0]
         for method, rx, fn in routes:

@@ -252,6 +252,17 @@ static void on_message(struct helper *h, json_t *msg)
 		log_warn("run: the %s sent a message cordon does not know: ignored", h->what);
 		return;
 	}
+	/*
+	 * A helper started outside any session (`cordon policy draft`'s
+	 * credential proxy, whose policy escalates nothing): no log to keep
+	 * its records, which are dropped, and no human to hold for, so an
+	 * escalation is refused at once (fail closed, never left waiting).
+	 */
+	if (!h->ctx) {
+		if (m.op == PROTO_ESCALATE)
+			helper_decide(h, m.hold, false, "no human to ask outside a session", NULL);
+		return;
+	}
 	switch (m.op) {
 	case PROTO_RECORD:
 		/* Only the helper's own record types: it cannot forge lifecycle or seal records. */
@@ -283,8 +294,10 @@ static void helper_gone(struct helper *h)
 	snprintf(what, sizeof(what), "%s-exited", h->what);
 	ev = json_pack("{s:s,s:i}", "event", what, "pid", (int)h->pid);
 	chan_close(h);
-	h->ctx->ops->withdraw_all(h->ctx->owner, h->held);
-	h->ctx->ops->audit_write(h->ctx->owner, "lifecycle", ev);
+	if (h->ctx) {
+		h->ctx->ops->withdraw_all(h->ctx->owner, h->held);
+		h->ctx->ops->audit_write(h->ctx->owner, "lifecycle", ev);
+	}
 	json_decref(ev);
 }
 

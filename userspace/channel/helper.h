@@ -40,7 +40,7 @@ struct helper {
 	uint64_t stop_end;              /* helper_stop(): by when it must have exited */
 	int chan;                       /* supervisor <-> helper, or -1 */
 	void *in;                       /* struct linebuf of the channel */
-	const struct helpers_ctx *ctx;
+	const struct helpers_ctx *ctx;  /* NULL: started outside a session, records dropped */
 };
 
 /*

@@ -15,6 +15,11 @@
  * name) slips in an allow the human did not ask for.  It cannot reach the
  * policy without the human seeing it rendered and accepting it; what this
  * cannot close is a human who accepts without reading.
+ *
+ * The key: this process builds the question and parses the answer, so it
+ * holds a sentinel only; the draft's own credential proxy (a `cordon
+ * http-proxy`, draft/draft_proxy.c) holds the key, reaches the endpoint
+ * and nothing else, and is stopped as soon as the model has answered.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +35,7 @@
 
 #include "cmd.h"
 #include "draft_model.h"
+#include "draft_proxy.h"
 #include "draft_sort.h"
 #include "english.h"
 #include "util.h"
@@ -104,16 +110,18 @@ int cmd_policy_draft(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "model", required_argument, NULL, 'm' },
 		{ "endpoint", required_argument, NULL, 'e' },
+		{ "upstream-ca", required_argument, NULL, 'U' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "yes", no_argument, NULL, 'y' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *spec = getenv("CORDON_DRAFT_MODEL") ?: "anthropic/claude-sonnet-4-5";
-	const char *out = "constitution.en";
-	_cleanup_free_ char *words = NULL, *answer = NULL, *question = NULL;
+	const char *out = "constitution.en", *upstream_ca = NULL, *key;
+	_cleanup_free_ char *words = NULL, *answer = NULL, *question = NULL, *ca_abs = NULL;
 	struct draft d = {};
 	struct draft_model m = {};
+	struct draft_proxy px = {};
 	struct en_error e;
 	json_t *policy = NULL;
 	char err[512];
@@ -125,13 +133,14 @@ int cmd_policy_draft(int argc, char **argv)
 		switch (c) {
 		case 'm': spec = optarg; break;
 		case 'e': m.endpoint = optarg; break;
+		case 'U': upstream_ca = optarg; break;
 		case 'o': out = optarg; break;
 		case 'y': yes = true; break;
 		case 'h':
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
-				"usage: cordon policy draft [--model PROVIDER/MODEL] "
-				"[--endpoint URL] [-o FILE] [--yes] WORDS... (or words on stdin)\n");
+				"usage: cordon policy draft [--model PROVIDER/MODEL] [--endpoint URL] "
+				"[--upstream-ca FILE] [-o FILE] [--yes] WORDS... (or words on stdin)\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -141,10 +150,23 @@ int cmd_policy_draft(int argc, char **argv)
 	}
 	if (!m.endpoint)
 		m.endpoint = draft_default_endpoint(m.provider);
-	m.key = getenv(draft_key_env(m.provider));
-	if (!m.key || !*m.key) {
+	if (draft_endpoint_check(m.endpoint, err, sizeof(err)) < 0) {
+		fprintf(stderr, "policy draft: %s\n", err);
+		return 2;
+	}
+	if (upstream_ca && !(ca_abs = realpath(upstream_ca, NULL))) {
+		fprintf(stderr, "policy draft: --upstream-ca %s: %m\n", upstream_ca);
+		return 2;
+	}
+	/* Looked at, never copied: the credential proxy reads it, and it is wiped here. */
+	key = getenv(draft_key_env(m.provider));
+	if (!key || !*key) {
 		fprintf(stderr, "policy draft: %s is not set (the key of %s)\n",
 			draft_key_env(m.provider), spec);
+		return 2;
+	}
+	if (strpbrk(key, "\r\n")) {
+		fprintf(stderr, "policy draft: %s holds a line break\n", draft_key_env(m.provider));
 		return 2;
 	}
 	from_stdin = argc - optind == 0;
@@ -154,14 +176,23 @@ int cmd_policy_draft(int argc, char **argv)
 		return 2;
 	}
 	r = 1;
+	if (draft_proxy_start(&m, ca_abs, &px, err, sizeof(err)) < 0) {
+		fprintf(stderr, "policy draft: %s\n", err);
+		goto out;
+	}
+	m.via = &px.via;
 	question = strdup(words);
 	for (int ask = 0; ask < DRAFT_ASKS && question; ask++) {
 		free(answer);
 		answer = NULL;
-		if (draft_ask(&m, draft_system_prompt(), question, &answer, err, sizeof(err)) < 0) {
+		r = draft_ask(&m, draft_system_prompt(), question, &answer, err, sizeof(err));
+		draft_proxy_drain(&px);
+		if (r < 0) {
 			fprintf(stderr, "policy draft: %s\n", err);
+			r = 1;
 			goto out;
 		}
+		r = 1;
 		draft_free(&d);
 		if (draft_sort(answer, &d) < 0)
 			goto oom;
@@ -174,6 +205,8 @@ int cmd_policy_draft(int argc, char **argv)
 			     words, answer, d.dropped) < 0)
 			question = NULL;
 	}
+	/* The model has answered: the key's holder goes now, not when the human has read. */
+	draft_proxy_stop(&px);
 	if (!question)
 		goto oom;
 	if (d.n_dropped)
@@ -208,6 +241,7 @@ int cmd_policy_draft(int argc, char **argv)
 oom:
 	fprintf(stderr, "policy draft: out of memory\n");
 out:
+	draft_proxy_stop(&px);
 	json_decref(policy);
 	draft_free(&d);
 	return r;

@@ -1,26 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * One question to a model over HTTPS (draft_model.h).
+ * One question to a model, through the draft's credential proxy
+ * (draft_model.h).
  *
- * Why this process holds the key itself rather than a sentinel through the
- * credential proxy: the proxy exists so that code the human does not trust
- * (an agent inside a session) never holds a secret.  `cordon policy draft`
- * runs as the human, outside any session, runs no agent code, and reads
- * the key from the human's own environment, the very place `cordon run`
- * hands it to the proxy from.  A sentinel here would move the key from the
- * human's process to another process of the same human: no adversary is
- * kept out, while the proxy's session CA, cgroup check and policy would
- * have to be stood up for a single request.  What is kept: the key goes
- * only to the endpoint's verified TLS peer, in the provider's header, and
- * never into a message or the output (an error body is shown with the key
- * masked, in case an endpoint echoes the request).
+ * This process holds a sentinel, never the key: it parses what a remote
+ * party wrote (the HTTP answer, its JSON, then the compiler reads the
+ * text), and a bug there must have no key to disclose.  The key is held
+ * by `cordon http-proxy`, the session's own credential proxy, started for
+ * the draft with a policy that lets it reach the model's endpoint and
+ * nothing else (draft_proxy.c says what this closes and what it cannot).
+ * The exchange is the one an agent's SDK has with it: CONNECT to the
+ * provider's host, TLS verified against the proxy's session CA (the only
+ * certificate trusted here), the request with the sentinel in the
+ * provider's header.  The proxy checks the endpoint and the sentinel,
+ * verifies the endpoint's certificate (the system's CAs, SSL_CERT_FILE
+ * honoured, or --upstream-ca), swaps the key in and masks it in the answer.
  *
  * What the model controls is the answer's text alone; it is compiled by
  * the deterministic compiler and shown to the human (cmd/draft.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <netdb.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #include <openssl/ssl.h>
 
 #include "draft_model.h"
+#include "policy.h"
 #include "util.h"
 
 #define ANSWER_MAX (4u << 20)
@@ -73,6 +76,11 @@ int draft_model_parse(const char *spec, struct draft_model *m, char *err, size_t
 const char *draft_default_endpoint(enum draft_provider p)
 {
 	return p == DRAFT_OPENAI ? "https://api.openai.com" : "https://api.anthropic.com";
+}
+
+const char *draft_provider_host(enum draft_provider p)
+{
+	return p == DRAFT_OPENAI ? "api.openai.com" : "api.anthropic.com";
 }
 
 const char *draft_key_env(enum draft_provider p)
@@ -184,47 +192,80 @@ static int endpoint_parse(const char *url, struct endpoint *e, char *err, size_t
 	return 0;
 }
 
-static int tcp_connect(const struct endpoint *e, char *err, size_t errlen)
+int draft_endpoint_check(const char *url, char *err, size_t errlen)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *a;
-	struct timeval tv = { .tv_sec = TIMEOUT_S };
-	int fd = -1, r;
+	struct pol_credential scratch = { 0 };
+	struct endpoint e;
+	char why[512];
+	int r = endpoint_parse(url, &e, err, errlen);
 
-	r = getaddrinfo(e->host, e->port, &hints, &res);
-	if (r) {
-		snprintf(err, errlen, "%s: cannot resolve: %s", e->host, gai_strerror(r));
-		return -EIO;
-	}
-	for (a = res; a; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd < 0)
-			continue;
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		if (!connect(fd, a->ai_addr, a->ai_addrlen))
-			break;
-		r = errno;
-		close(fd);
-		fd = -1;
-		errno = r;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		snprintf(err, errlen, "%s:%s: cannot connect: %m", e->host, e->port);
-	return fd < 0 ? -EIO : fd;
+	if (r < 0)
+		return r;
+	/* The policy's own reading too: the proxy, which takes it as its upstream, then cannot refuse it. */
+	r = pol_credential_set_upstream(&scratch, url, NULL, why, sizeof(why));
+	free(scratch.upstream_host);
+	free(scratch.upstream_prefix);
+	if (r < 0)
+		snprintf(err, errlen, "--endpoint: %s", why);
+	return r;
 }
 
-/* Mask every occurrence of the key in s (same length), so that an endpoint
- * that echoes the request cannot put it in our output. */
-static void mask_key(char *s, const char *key)
+/* A TCP connection to the proxy on 127.0.0.1 (the socket this process bound and handed it). */
+static int proxy_connect(const struct draft_via *px, char *err, size_t errlen)
 {
-	size_t kl = key ? strlen(key) : 0;
-	char *p;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(px->port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { .tv_sec = TIMEOUT_S };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	if (kl < 4)
-		return;
-	while ((p = strstr(s, key)))
-		memset(p, '*', kl);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		snprintf(err, errlen, "the credential proxy (127.0.0.1:%u): %m", px->port);
+		if (fd >= 0)
+			close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+/*
+ * CONNECT host:443 through the proxy.  Its answer's head is read a byte at
+ * a time, so that nothing of the TLS that follows is taken with it; a
+ * refusal is shown with the proxy's reason (its body, one line).
+ */
+static int proxy_tunnel(int fd, const char *host, char *err, size_t errlen)
+{
+	char req[512], head[4096], body[800];
+	size_t len = 0;
+	ssize_t n;
+	int status = 0;
+
+	snprintf(req, sizeof(req), "CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", host, host);
+	if (write_all(fd, req, strlen(req)) < 0)
+		goto broken;
+	while (len < sizeof(head) - 1) {
+		n = recv(fd, head + len, 1, 0);
+		if (n <= 0)
+			goto broken;
+		len++;
+		if (len >= 4 && !memcmp(head + len - 4, "\r\n\r\n", 4))
+			break;
+	}
+	head[len] = 0;
+	if (sscanf(head, "HTTP/1.%*d %d", &status) != 1)
+		goto broken;
+	if (status == 200)
+		return 0;
+	n = recv(fd, body, sizeof(body) - 1, 0);
+	body[n > 0 ? n : 0] = 0;
+	body[strcspn(body, "\r\n")] = 0;
+	snprintf(err, errlen, "the credential proxy refused CONNECT %s:443: HTTP %d: %s", host, status,
+		 body);
+	return -EIO;
+broken:
+	snprintf(err, errlen, "the credential proxy closed the connection without an answer");
+	return -EIO;
 }
 
 /* Undo chunked transfer coding in place; -EPROTO if malformed or unfinished. */
@@ -255,9 +296,14 @@ static int dechunk(char *b, size_t len, size_t *out)
 	}
 }
 
-/* POST body to path; *status and *resp (the body, malloc'd, NUL-ended). */
-static int https_post(const struct endpoint *e, const char *path, const char *headers,
-		      const char *body, int *status, char **resp, char *err, size_t errlen)
+/*
+ * POST body to path on the provider's host, through the proxy; *status and
+ * *resp (the body, malloc'd, NUL-ended).  `host` names the endpoint in
+ * messages.
+ */
+static int proxy_post(const struct draft_via *px, const char *host, const char *path,
+		      const char *headers, const char *body, int *status, char **resp, char *err,
+		      size_t errlen)
 {
 	_cleanup_free_ char *req = NULL, *buf = NULL;
 	_cleanup_close_ int fd = -1;
@@ -268,29 +314,34 @@ static int https_post(const struct endpoint *e, const char *path, const char *he
 	int n, r = -EIO;
 
 	if (asprintf(&req,
-		     "POST %s%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+		     "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
 		     "Accept: application/json\r\nAccept-Encoding: identity\r\n"
 		     "Connection: close\r\nContent-Length: %zu\r\n%s\r\n%s",
-		     e->prefix, path, e->host, strlen(body), headers, body) < 0)
+		     path, px->host, strlen(body), headers, body) < 0)
 		return -ENOMEM;
-	fd = tcp_connect(e, err, errlen);
+	fd = proxy_connect(px, err, errlen);
 	if (fd < 0)
 		return fd;
+	r = proxy_tunnel(fd, px->host, err, errlen);
+	if (r < 0)
+		return r;
+	r = -EIO;
+	/* The proxy's leaf for the provider's host, from its session CA and nothing else. */
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
-	    SSL_CTX_set_default_verify_paths(ctx) != 1)
+	    X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), px->ca) != 1)
 		goto tls_err;
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	ssl = SSL_new(ctx);
-	if (!ssl || SSL_set_fd(ssl, fd) != 1 || SSL_set_tlsext_host_name(ssl, e->host) != 1 ||
-	    SSL_set1_host(ssl, e->host) != 1)
+	if (!ssl || SSL_set_fd(ssl, fd) != 1 || SSL_set_tlsext_host_name(ssl, px->host) != 1 ||
+	    SSL_set1_host(ssl, px->host) != 1)
 		goto tls_err;
 	if (SSL_connect(ssl) != 1) {
 		long v = SSL_get_verify_result(ssl);
 
 		if (v != X509_V_OK)
-			snprintf(err, errlen, "%s: TLS: the certificate is not trusted: %s", e->host,
-				 X509_verify_cert_error_string(v));
+			snprintf(err, errlen, "the credential proxy's certificate for %s is not its "
+				 "session CA's: %s", px->host, X509_verify_cert_error_string(v));
 		else
 			goto tls_err;
 		goto out;
@@ -302,7 +353,7 @@ static int https_post(const struct endpoint *e, const char *path, const char *he
 			char *nb;
 
 			if (cap >= ANSWER_MAX) {
-				snprintf(err, errlen, "%s: the answer exceeds %u bytes", e->host, ANSWER_MAX);
+				snprintf(err, errlen, "%s: the answer exceeds %u bytes", host, ANSWER_MAX);
 				goto out;
 			}
 			cap = cap ? cap * 2 : 65536;
@@ -341,11 +392,11 @@ static int https_post(const struct endpoint *e, const char *path, const char *he
 	r = *resp ? 0 : -ENOMEM;
 	goto out;
 short_answer:
-	snprintf(err, errlen, "%s: no complete HTTP answer", e->host);
+	snprintf(err, errlen, "%s: no complete HTTP answer", host);
 	r = -EIO;
 	goto out;
 tls_err:
-	snprintf(err, errlen, "%s: TLS: %s", e->host,
+	snprintf(err, errlen, "the credential proxy: TLS: %s",
 		 ERR_reason_error_string(ERR_peek_last_error()) ?: "connection failed");
 out:
 	ERR_clear_error();
@@ -387,6 +438,21 @@ static char *answer_text(enum draft_provider p, json_t *j)
 	return out;
 }
 
+/*
+ * An answer's words in our messages: its trailing line end dropped, and no
+ * other control byte of the remote party reaches the terminal.
+ */
+static void defang(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+		s[--n] = '\0';
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 int draft_ask(const struct draft_model *m, const char *system, const char *user,
 	      char **answer, char *err, size_t errlen)
 {
@@ -399,32 +465,29 @@ int draft_ask(const struct draft_model *m, const char *system, const char *user,
 	r = endpoint_parse(m->endpoint, &e, err, errlen);
 	if (r < 0)
 		return r;
-	if (strpbrk(m->key, "\r\n")) {
-		snprintf(err, errlen, "%s holds a line break", draft_key_env(m->provider));
-		return -EINVAL;
-	}
+	/* The sentinel where the key goes: the proxy swaps it (creds_check, creds_upstream_head). */
 	if (m->provider == DRAFT_OPENAI) {
 		req = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}], s:i}", "model", m->model,
 				"messages", "role", "system", "content", system, "role", "user",
 				"content", user, "temperature", 0);
-		r = asprintf(&hdr, "Authorization: Bearer %s\r\n", m->key);
+		r = asprintf(&hdr, "Authorization: Bearer %s\r\n", m->via->sentinel);
 	} else {
 		req = json_pack("{s:s, s:i, s:s, s:[{s:s, s:s}], s:i}", "model", m->model,
 				"max_tokens", 4096, "system", system, "messages", "role", "user",
 				"content", user, "temperature", 0);
-		r = asprintf(&hdr, "x-api-key: %s\r\nanthropic-version: 2023-06-01\r\n", m->key);
+		r = asprintf(&hdr, "x-api-key: %s\r\nanthropic-version: 2023-06-01\r\n",
+			     m->via->sentinel);
 	}
 	if (!req || r < 0 || !(body = json_dumps(req, JSON_COMPACT))) {
 		json_decref(req);
 		return -ENOMEM;
 	}
 	json_decref(req);
-	r = https_post(&e, m->provider == DRAFT_OPENAI ? "/v1/chat/completions" : "/v1/messages",
-		       hdr, body, &status, &resp, err, errlen);
-	explicit_bzero(hdr, strlen(hdr));
+	r = proxy_post(m->via, e.host,
+		       m->provider == DRAFT_OPENAI ? "/v1/chat/completions" : "/v1/messages", hdr,
+		       body, &status, &resp, err, errlen);
 	if (r < 0)
 		return r;
-	mask_key(resp, m->key);
 	if (status != 200) {
 		j = json_loads(resp, 0, NULL);
 		json_t *msg = json_object_get(json_object_get(j, "error"), "message");
@@ -432,6 +495,7 @@ int draft_ask(const struct draft_model *m, const char *system, const char *user,
 		snprintf(err, errlen, "%s: HTTP %d: %.300s", e.host, status,
 			 json_is_string(msg) ? json_string_value(msg) : resp);
 		json_decref(j);
+		defang(err);
 		return -EIO;
 	}
 	j = json_loads(resp, 0, &je);
@@ -440,6 +504,7 @@ int draft_ask(const struct draft_model *m, const char *system, const char *user,
 	if (!*answer) {
 		snprintf(err, errlen, "%s: the answer is not a %s reply with text: %.120s", e.host,
 			 m->provider == DRAFT_OPENAI ? "chat completion" : "Messages API", resp);
+		defang(err);
 		return -EPROTO;
 	}
 	return 0;

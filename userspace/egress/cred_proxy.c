@@ -119,17 +119,21 @@ static char *take_env(const char *name)
 	return v;
 }
 
+void creds_wipe_env(const char *name)
+{
+	char *v = take_env(name);
+
+	if (v) {
+		explicit_bzero(v, strlen(v));
+		free(v);
+	}
+}
+
 void creds_wipe_sources(const struct policy *pol)
 {
 	for (size_t i = 0; i < pol->n_creds; i++)
-		if (pol->creds[i].source_env) {
-			char *v = take_env(pol->creds[i].source_env);
-
-			if (v) {
-				explicit_bzero(v, strlen(v));
-				free(v);
-			}
-		}
+		if (pol->creds[i].source_env)
+			creds_wipe_env(pol->creds[i].source_env);
 }
 
 static char *take_file(const char *path)

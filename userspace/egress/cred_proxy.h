@@ -40,6 +40,12 @@ void creds_free(struct creds *c);
  * for the rest of the session (its /proc/PID/environ, a core dump).
  */
 void creds_wipe_sources(const struct policy *pol);
+/*
+ * The same for one variable NAME of this process's environment, wherever
+ * it comes from: `cordon policy draft` wipes the model's key once its
+ * credential proxy (which took its own copy at exec) is started.
+ */
+void creds_wipe_env(const char *name);
 
 /* How many credentials have a secret. */
 size_t creds_available(const struct creds *c);
