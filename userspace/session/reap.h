@@ -26,11 +26,13 @@
 #define CORDON_REAP_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CORDON_RUN_DIR     "/run/cordon"
 #define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
 #define CORDON_RUN_SSH_DIR "/run/cordon-ssh"   /* ssh_session.c */
+#define CORDON_RUN_CA_DIR  "/run/cordon-ca"    /* egress_session.c */
 
 /*
  * Open logs: one file per session (its name), holding the log's path and
@@ -70,6 +72,31 @@ int reap_stale(struct net *net);
  * then left unsealed, as before.
  */
 int reap_note_log(const char *name, const char *log, const char *key);
+
+/*
+ * Every file and directory named for session NAME outside its run
+ * directory, and the sockets in it, removed (none is an error): its MCP
+ * socket, ssh-agent socket and known hosts, CA bundle, and a home layer of
+ * its own (HOME_LAYER_BASE-sessions/NAME, never followed through a
+ * symlink).  Not the run directory itself (its callers remove it last: it
+ * is what tells a reaper the session is alive), not its cgroups, not its
+ * log.  The one list of them: the supervisor's teardown, the watchdog and
+ * the reaper all call it.  Call only for a session with no task left.
+ */
+void reap_session_files(const char *name);
+
+/*
+ * Whether session NAME may still write its audit log: 1 when its run
+ * directory is held (its cordon or watchdog lives; the lock test above) or
+ * its log's note is still there (sealing under way, or a reaper's job), 0
+ * when neither, -errno when that cannot be told (then treat it as live).
+ * Call with the floor lock held, so that no session starts or is reaped
+ * meanwhile.
+ */
+int reap_session_live(const char *name);
+
+/* A session's name as run.c makes them: "s" and 16 hex digits. */
+bool reap_session_name(const char *n);
 
 /* The log of session NAME is sealed (or beyond closing): drop its note. */
 void reap_forget_log(const char *name);

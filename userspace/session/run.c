@@ -272,6 +272,23 @@ static int run_plan(struct run *run)
 		}
 	}
 	snprintf(s->run_dir, sizeof(s->run_dir), RUN_DIR "/%s", s->name);
+	/*
+	 * The run directory, held for the session's life, before any file
+	 * named for the session exists (its MCP socket, CA bundle, ssh files,
+	 * home layer): a reaper removes such a file only when no run directory
+	 * of its session is there, so a start killed at any point leaves
+	 * nothing a reaper cannot find (reap.h).
+	 */
+	{
+		_cleanup_close_ int lock = reap_floor_lock();
+
+		s->run_lock = lock < 0 ? lock : reap_lock_run_dir(s->run_dir);
+		if (s->run_lock < 0) {
+			log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
+			s->run_dir[0] = '\0';   /* not ours to remove */
+			return s->run_lock;
+		}
+	}
 	/* Every fact the owned parts read is known now, before any helper starts. */
 	sup_wire(s);
 	/* cordon's own paths: never writable from inside, whatever the policy says. */
@@ -618,16 +635,20 @@ static int run_teardown(struct run *run)
 	if (sealing)
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");
+	home_summary(s);
+	close_home_layer(s);
 	/*
 	 * Only now, with the log sealed and its note gone: a reaper that found
 	 * the run directory gone and the note still there would take the log
-	 * for abandoned and write into it beside the seal.
+	 * for abandoned and write into it beside the seal.  First whatever
+	 * file an earlier step left, by the one list (reap.h): the run
+	 * directory goes last, since a reaper removes a session's files only
+	 * once it is gone.
 	 */
+	reap_session_files(s->name);
 	remove_run_dir(s);
 	if (s->run_lock >= 0)
 		close(s->run_lock);      /* after the directory is gone: no reaper finds it */
-	home_summary(s);
-	close_home_layer(s);
 	pol_free(s->pol);
 	free(s->ll_rep);
 	steps_close(&s->steps);
