@@ -304,18 +304,18 @@ static void scan_one(int log_dir, int key_dir, int (*live)(const char *),
 		e->has_key = true;
 		e->key_size = (uint64_t)ks.st_size;
 	}
-	last = last_line(fd, e->size);
-	if (!record_is(last, "seal", e->session, NULL, 0)) {
-		e->state = AUDIT_PRUNE_UNSEALED;
-		e->why = "not sealed: its session still writes it, or ended without its cordon "
-			 "(`cordon floor gc` seals it; one that cannot be sealed waits for a human)";
-		return;
-	}
 	l = live ? live(e->session) : 0;
 	if (l != 0) {
 		e->state = AUDIT_PRUNE_LIVE;
 		e->why = l > 0 ? "its session has not ended" :
 			 "whether its session has ended cannot be told";
+		return;
+	}
+	last = last_line(fd, e->size);
+	if (!record_is(last, "seal", e->session, NULL, 0)) {
+		e->state = AUDIT_PRUNE_UNSEALED;
+		e->why = "not sealed: its session ended without its cordon (`cordon floor gc` "
+			 "seals it if it can; one that cannot be sealed waits for a human)";
 		return;
 	}
 	e->state = AUDIT_PRUNE_SEALED;

@@ -55,8 +55,8 @@ int audit_retention_load(const char *path, struct audit_retention *r, char *why,
 
 enum audit_prune_state {
 	AUDIT_PRUNE_SEALED,     /* a sealed log no session writes: the rule may remove it */
-	AUDIT_PRUNE_UNSEALED,   /* no seal: live, or its session crashed; kept */
-	AUDIT_PRUNE_LIVE,       /* sealed, but its session has not ended (or cannot be told) */
+	AUDIT_PRUNE_UNSEALED,   /* no seal, its session gone (it crashed); kept */
+	AUDIT_PRUNE_LIVE,       /* its session has not ended (or that cannot be told); kept */
 	AUDIT_PRUNE_NOT_LOG,    /* not a regular file with one link, or not an audit log */
 };
 

@@ -544,6 +544,17 @@ static void prune_ship(const char *dir, const struct audit_prune_entry *e)
 	}
 }
 
+/*
+ * A session of `cordon run` is live while its run directory is held or its
+ * log's note is there (reap.h).  A log of another writer (`cordon
+ * mcp-proxy --audit`, `http-proxy --audit`: their sessions have no run
+ * directory) is done when sealed: its writer seals it last.
+ */
+static int prune_live(const char *session)
+{
+	return reap_session_name(session) ? reap_session_live(session) : 0;
+}
+
 static int cmd_prune(int argc, char **argv)
 {
 	const char *age = NULL, *count = NULL, *size = NULL, *config = NULL, *dir = NULL,
@@ -596,7 +607,7 @@ static int cmd_prune(int argc, char **argv)
 		log_err("audit: prune: " CORDON_RUN_DIR "/.floor.lock: %s", strerror(-lock));
 		return 2;
 	}
-	r = audit_prune_scan(lfd, kfd, reap_session_live, &e, &n);
+	r = audit_prune_scan(lfd, kfd, prune_live, &e, &n);
 	if (r < 0) {
 		log_err("audit: prune: cannot read %s: %s", dir, strerror(-r));
 		return 2;

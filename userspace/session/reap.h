@@ -9,9 +9,14 @@
  *    of the agent runs on, confined, but unsupervised and unaudited;
  *  - its entries in the network floor's maps, which fill the rule map
  *    until no new session can register;
- *  - its run directory and MCP socket.
+ *  - its run directory and every file named for it (reap_session_files:
+ *    sockets, CA bundle, known hosts, a home layer of its own).
  * "If the supervisor dies, the agent dies with it": the next `cordon run`
  * (and `cordon floor gc`) reaps such sessions, killing their tasks first.
+ * A start killed before its cgroup or log existed leaves files named for
+ * it and no run directory: the run directory is made (and locked) before
+ * any of them and removed after them (run.c), so any such file whose run
+ * directory is missing is a dead session's, and is removed too.
  *
  * Which sessions are gone: each supervisor holds an flock on its run
  * directory for its whole life (its watchdog shares the lock, so a session
