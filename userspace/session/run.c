@@ -565,10 +565,67 @@ static int run_start_agent(struct run *run)
 	return 0;
 }
 
+/*
+ * A signal that ends `cordon run` (INT, TERM, HUP, QUIT) while the session
+ * starts, before the supervisor's loop takes them on its signalfd.  Their
+ * default action would kill cordon mid-start and leave what it made to the
+ * watchdog (once it runs) or the next reaper; instead the signal is noted,
+ * the start stops at the next step and run_teardown undoes it, or, once
+ * the agent runs, the session is stopped as a signal in the loop stops it
+ * (sup_stop: the agent told, its grace, its log's record).  The one global
+ * a signal handler needs.
+ */
+static volatile sig_atomic_t start_signal;
+static const int start_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void note_start_signal(int sig)
+{
+	start_signal = sig;
+}
+
+static void catch_start_signals(void)
+{
+	struct sigaction sa = { .sa_handler = note_start_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(start_signals); i++)
+		(void)sigaction(start_signals[i], &sa, NULL);
+}
+
+/* A signal came during start-up: stop here (its exit status set). */
+static bool start_stopped(struct run *run)
+{
+	int sig = start_signal;
+
+	if (!sig)
+		return false;
+	log_err("run: session %s: SIG%s during start-up; stopping", run->s.name,
+		sigabbrev_np(sig) ?: "?");
+	run->ret = 128 + sig;
+	return true;
+}
+
 /* The session runs: the supervisor's loop until the agent exits; its status in run->ret. */
 static void run_supervise(struct run *run)
 {
-	int r = sup_loop(&run->s, &run->status);
+	sigset_t mask;
+	int r;
+
+	/*
+	 * From here the loop's signalfd takes them: blocked first, then the
+	 * flag read, so none falls between the handler and the signalfd.
+	 */
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ARRAY_SIZE(start_signals); i++)
+		sigaddset(&mask, start_signals[i]);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (start_signal) {
+		char by[64];
+
+		snprintf(by, sizeof(by), "SIG%s during start-up", sigabbrev_np(start_signal) ?: "?");
+		sup_stop(&run->s, start_signal, by);
+	}
+	r = sup_loop(&run->s, &run->status);
 
 	phase("agent exited");
 	run->ret = r < 0 ? EXIT_CORDON : exit_code(run->status);
@@ -681,7 +738,9 @@ int run_session(struct run_options *opt)
 	pthread_mutex_init(&run.s.lock, NULL);
 	if (run_check(&run) < 0)
 		return EXIT_CORDON;     /* nothing made yet: nothing to undo */
-	if (run_plan(&run) == 0 && run_open_floor(&run) == 0 && run_make_session(&run) == 0 &&
+	catch_start_signals();
+	if (run_plan(&run) == 0 && !start_stopped(&run) && run_open_floor(&run) == 0 &&
+	    !start_stopped(&run) && run_make_session(&run) == 0 && !start_stopped(&run) &&
 	    run_fork_agent(&run) == 0 && run_start_agent(&run) == 0)
 		run_supervise(&run);
 	return run_teardown(&run);
