@@ -262,6 +262,33 @@ wait "$sup" 2>/dev/null
 gone_all s
 ok "  SIGTERM to its cordon ends it, leaving nothing: '$(leftovers "$name")'" test -z "$(leftovers "$name")"
 ok "  its log is sealed by its own cordon" grep -q '"type":"seal"' "$t/s.jsonl"
+# SIGTERM while it starts, wherever it lands (before the log, while the
+# helpers start, as the agent is told to go): the start stops and undoes
+# itself (run.c, start_signal), or the loop stops the session.  No name
+# new since before it is left where sessions keep them.
+names_now() {
+    ls /run/cordon /run/cordon-ca /run/cordon-mcp /run/cordon-ssh /var/lib/cordon/open-logs \
+        /var/lib/cordon/home-sessions 2>/dev/null | grep '^s' | sort
+}
+for d in 0.02 0.04 0.08 0.15; do
+    names_now >"$t/names.before"
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/t$d.jsonl" \
+        --policy "$t/cred.json" -- /bin/sleep 30 >/dev/null 2>"$t/t$d.err" </dev/null &
+    sup=$!
+    sleep $d
+    kill -TERM "$sup"
+    wait "$sup"
+    rc=$?
+    gone_all "t$d"
+    name=$(session_of "$t/t$d.jsonl" 2>/dev/null)
+    new=$(names_now | comm -13 "$t/names.before" - | tr '\n' ' ')
+    ok "  SIGTERM ${d}s into a start: cordon exits (rc=$rc) and leaves nothing new: '$new'" \
+        sh -c '[ "$1" -gt 128 ] && [ -z "$2" ]' _ "$rc" "$new"
+    if [ -n "$name" ]; then
+        ok "    of its session $name: '$(leftovers "$name")', its log sealed" \
+            sh -c '[ -z "$1" ] && grep -q "\"type\":\"seal\"" "$2"' _ "$(leftovers "$name")" "$t/t$d.jsonl"
+    fi
+done
 
 cred_start w
 ok "another runs ($name), its CA bundle there" test -n "$name" -a -f "/run/cordon-ca/$name.pem"
