@@ -280,6 +280,11 @@ static void scan_one(int log_dir, int key_dir, int (*live)(const char *),
 		e->why = "a symlink: not followed, not removed";
 		return;
 	}
+	/* Not even opened: a device's open can act (a tape rewinds), a FIFO's block. */
+	if (!S_ISREG(st.st_mode)) {
+		e->why = "not a regular file";
+		return;
+	}
 	fd = openat(log_dir, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		e->why = "not a regular file";
