@@ -268,7 +268,11 @@ install:
 	$(Q)install -m 0644 dist/completion/_cordon $(DESTDIR)$(ZSHCOMPDIR)/_cordon
 	$(Q)sed 's|/usr/bin/cordon|$(BINDIR)/cordon|' dist/systemd/cordon-floor.service \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-floor.service
-	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-floor.service
+	$(Q)sed 's|/usr/bin/cordon|$(BINDIR)/cordon|' dist/systemd/cordon-prune.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-prune.service
+	$(Q)install -m 0644 dist/systemd/cordon-prune.timer $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-prune.timer
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/cordon-floor.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/cordon-prune.service
 	$(Q)install -m 0644 dist/tmpfiles/cordon.conf $(DESTDIR)$(TMPFILESDIR)/cordon.conf
 
 # The Debian package: built from the tree by tools/mkdeb (dpkg-deb, no

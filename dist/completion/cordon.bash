@@ -22,9 +22,9 @@ _cordon()
     fi
     case $prev in
         --profile) COMPREPLY=($(compgen -W "$profiles" -- "$cur")); return ;;
-        --policy|--audit|--mcp|--servers|--key|--port-file|--upstream-ca)
+        --policy|--audit|--mcp|--servers|--key|--port-file|--upstream-ca|--config|--anchor)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --workspace|--key-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --workspace|--key-dir|--dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --user) COMPREPLY=($(compgen -u -- "$cur")); return ;;
         --approve) COMPREPLY=($(compgen -W "tty socket deny" -- "$cur")); return ;;
     esac
@@ -40,7 +40,11 @@ _cordon()
             elif [[ ${words[i+1]} == draft ]]; then opts="--model --endpoint --upstream-ca --output --yes --help"
             else opts="--strict --var --json --english $profiles"; fi ;;
         floor) ((cword == i + 1)) && opts="status load unload gc" || opts="--json" ;;
-        audit) ((cword == i + 1)) && opts="verify show" || opts="--key --key-dir" ;;
+        audit)
+            if ((cword == i + 1)); then opts="verify show prune"
+            elif [[ ${words[i + 1]} == prune ]]; then
+                opts="--max-age --max-count --max-size --dry-run --json --config --dir --key-dir --help"
+            else opts="--key --key-dir --anchor"; fi ;;
         home) ((cword == i + 1)) && opts="diff apply discard" || opts="--user --profile --json" ;;
         mcp-proxy) opts="--servers --policy --workspace --user --listen --audit --var --help" ;;
         http-proxy) opts="--listen --port-file --policy --workspace --user --audit --head-timeout --idle-timeout --var --upstream-ca --help" ;;

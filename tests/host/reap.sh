@@ -50,11 +50,12 @@ expect_put() {
 }
 expect_there() { bpftool map lookup pinned "$expect_pin" key $(le "$1" 4) >/dev/null 2>&1; }
 
-# orphan TAG: a session whose agent left a daemon (setsid) behind, then its
-# supervisor and watchdog (the same command line) killed at once.  Sets
-# name, cg, cgid, sup.
+# orphan TAG [OPTIONS]: a session whose agent left a daemon (setsid) behind,
+# then its supervisor and watchdog (the same command line) killed at once.
+# Sets name, cg, cgid, sup.
 orphan() {
-    "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/$1.jsonl" -- \
+    # shellcheck disable=SC2086
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/$1.jsonl" ${2:-} -- \
         /bin/sh -c "setsid $WS/cordon-reaped sleep 300 </dev/null >/dev/null 2>&1 & $WS/cordon-reaped sleep 301" \
         >/dev/null 2>"$t/$1.err" </dev/null &
     i=0
@@ -196,4 +197,124 @@ if [ $have_bpftool = 1 ]; then
     ok "  and its network floor entries" no_drops_entry "$cgid"
 fi
 ok "a session that ended on its own leaves no note" test ! -e "/var/lib/cordon/open-logs/$live_name"
+
+# Every path a session can end by removes everything it made on the host
+# (reap.h: reap_session_files is the one list): its end, a signal to its
+# cordon, its watchdog, and a reaper.  A session with a credential, so that
+# it has a CA bundle in /run/cordon-ca and an egress broker.
+cat >"$t/cred.json" <<EOF
+{ "cordon_policy": 1, "name": "reap-cred",
+  "rules": [
+    { "name": "system", "decision": "allow",
+      "fs": { "paths": ["/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/sys"], "rights": ["read", "exec"] } },
+    { "name": "devices", "decision": "allow", "fs": { "paths": ["/dev/null", "/dev/urandom"], "rights": ["read", "write"] } },
+    { "name": "work", "decision": "allow", "fs": { "paths": ["/tmp", "\${WORKSPACE}"], "rights": ["all"] } },
+    { "name": "api", "decision": "allow",
+      "net": { "hosts": ["localhost"], "ports": [9], "via": "credential-proxy" } }
+  ],
+  "credentials": [
+    { "name": "reap-key", "env": "REAP_API_KEY", "source": { "env": "REAP_REAL_KEY" },
+      "hosts": ["localhost"], "header": "x-api-key", "endpoints": ["GET /v1/x"] } ] }
+EOF
+chmod 0644 "$t/cred.json"
+REAP_REAL_KEY=sk-reap-test
+export REAP_REAL_KEY
+# leftovers NAME: what of session NAME is on the host (its log and key, in
+# $t and the test key directory, are not looked for): run-time files,
+# state, cgroups, shared memory.
+leftovers() {
+    [ -n "$1" ] || { echo "(no session name)"; return; }
+    find /run /var/lib/cordon /sys/fs/cgroup /dev/shm -name "*$1*" 2>/dev/null | tr '\n' ' '
+}
+# session_of LOG: the session its first record names.
+session_of() { sed -n '1s/.*"session":"\([^"]*\)".*/\1/p' "$1"; }
+# cred_start TAG: a session with the credential whose agent sleeps; sets
+# name, sup (its cordon's pid).
+cred_start() {
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/$1.jsonl" \
+        --policy "$t/cred.json" -- "$WS/cordon-reaped" sleep 302 >/dev/null 2>"$t/$1.err" </dev/null &
+    sup=$!
+    name=
+    i=0
+    while [ $i -lt 400 ] && { [ -z "$name" ] || ! started "$WS/cordon-reaped sleep 302" >/dev/null; }; do
+        name=$(session_of "$t/$1.jsonl" 2>/dev/null)
+        sleep 0.05; i=$((i + 1))
+    done
+}
+# gone_all TAG: wait until no process names its log (its cordon, watchdog, helpers).
+gone_all() {
+    i=0
+    while [ $i -lt 200 ] && [ -n "$(procs "--audit $t/$1.jsonl")" ]; do sleep 0.05; i=$((i + 1)); done
+}
+
+"$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/n.jsonl" \
+    --policy "$t/cred.json" -- /bin/true >/dev/null 2>"$t/n.err" </dev/null
+rc=$?
+name=$(session_of "$t/n.jsonl")
+ok "a session with a credential ends normally (rc=$rc, $name)" test "$rc" -eq 0 -a -n "$name"
+ok "  and leaves nothing on the host: '$(leftovers "$name")'" test -z "$(leftovers "$name")"
+
+cred_start s
+ok "a session with a credential runs ($name), its CA bundle in /run/cordon-ca" \
+    test -n "$name" -a -f "/run/cordon-ca/$name.pem"
+kill -TERM "$sup"
+wait "$sup" 2>/dev/null
+gone_all s
+ok "  SIGTERM to its cordon ends it, leaving nothing: '$(leftovers "$name")'" test -z "$(leftovers "$name")"
+ok "  its log is sealed by its own cordon" grep -q '"type":"seal"' "$t/s.jsonl"
+# SIGTERM while it starts, wherever it lands (before the log, while the
+# helpers start, as the agent is told to go): the start stops and undoes
+# itself (run.c, start_signal), or the loop stops the session.  No name
+# new since before it is left where sessions keep them.
+names_now() {
+    ls /run/cordon /run/cordon-ca /run/cordon-mcp /run/cordon-ssh /var/lib/cordon/open-logs \
+        /var/lib/cordon/home-sessions 2>/dev/null | grep '^s' | sort
+}
+for d in 0.02 0.04 0.08 0.15; do
+    names_now >"$t/names.before"
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$t/t$d.jsonl" \
+        --policy "$t/cred.json" -- /bin/sleep 30 >/dev/null 2>"$t/t$d.err" </dev/null &
+    sup=$!
+    sleep $d
+    kill -TERM "$sup"
+    wait "$sup"
+    rc=$?
+    gone_all "t$d"
+    name=$(session_of "$t/t$d.jsonl" 2>/dev/null)
+    new=$(names_now | comm -13 "$t/names.before" - | tr '\n' ' ')
+    ok "  SIGTERM ${d}s into a start: cordon exits (rc=$rc) and leaves nothing new: '$new'" \
+        sh -c '[ "$1" -gt 128 ] && [ -z "$2" ]' _ "$rc" "$new"
+    if [ -n "$name" ]; then
+        ok "    of its session $name: '$(leftovers "$name")', its log sealed" \
+            sh -c '[ -z "$1" ] && grep -q "\"type\":\"seal\"" "$2"' _ "$(leftovers "$name")" "$t/t$d.jsonl"
+    fi
+done
+
+cred_start w
+ok "another runs ($name), its CA bundle there" test -n "$name" -a -f "/run/cordon-ca/$name.pem"
+kill -KILL "$sup"
+wait "$sup" 2>/dev/null
+gone_all w
+ok "  SIGKILL of its cordon alone: the watchdog leaves nothing: '$(leftovers "$name")'" \
+    test -z "$(leftovers "$name")"
+ok "  and sealed its log, saying so" sh -c 'tail -n 2 "$1" | head -n 1 | grep -q "\"event\":\"supervisor-died\""' _ "$t/w.jsonl"
+
+orphan k "--policy $t/cred.json"
+ok "a session with a credential left behind ($name): cordon and watchdog SIGKILLed, its CA bundle kept" \
+    test -n "$name" -a -f "/run/cordon-ca/$name.pem" -a -d "/run/cordon/$name"
+out=$("$cordon" floor gc 2>&1)
+ok "  cordon floor gc reaps it" sh -c 'printf "%s\n" "$1" | grep -q "reaped session $2"' _ "$out" "$name"
+ok "  and leaves nothing of it but its log: '$(leftovers "$name")'" test -z "$(leftovers "$name")"
+ok "  which is sealed, with the reaper's record" sealed_by_reaper "$t/k.jsonl"
+
+# A start killed before its cgroup or log existed leaves files named for
+# it and no run directory: they are found by name (planted here as such a
+# start leaves them), a symlink in its home layer not followed.
+fake=s00000000deadbeef
+: >"/run/cordon-ca/$fake.pem"
+mkdir -p "/var/lib/cordon/home-sessions/$fake/upper"
+ln -s "$t/cred.json" "/var/lib/cordon/home-sessions/$fake/upper/link"
+out=$("$cordon" floor gc 2>&1)
+ok "files of a session with no run directory are removed: '$(leftovers "$fake")'" test -z "$(leftovers "$fake")"
+ok "  not through a symlink among them" test -s "$t/cred.json"
 done_testing

@@ -32,6 +32,7 @@
  *    path for large entries is not spoken.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -368,6 +369,63 @@ int audit_ship_anchor(struct audit_ship *sh, const char *session, uint64_t seq,
 		jr_str(&b, "CORDON_SEQ", s);
 		jr_str(&b, "CORDON_TYPE", "anchor");
 		jr_str(&b, "CORDON_HASH", hex);
+	}
+	r = b.bad ? -ENOMEM : send_buf(sh, b.p, b.n);
+	free(b.p);
+	return r;
+}
+
+int audit_ship_note(struct audit_ship *sh, const char *what, const char *sd_id, json_t *fields,
+		    const char *text)
+{
+	struct sbuf b = {};
+	const char *k;
+	json_t *v;
+	int r;
+
+	if (!sd_name_ok(sd_id))
+		return -EINVAL;
+	if (sh->kind == AUDIT_SHIP_SYSLOG) {
+		sb_header(&b, sh, NULL, what);
+		sb_str(&b, "[");
+		sb_str(&b, sd_id);
+		json_object_foreach(fields, k, v) {
+			char num[32];
+
+			if (!sd_name_ok(k))
+				continue;
+			if (json_is_string(v))
+				sb_param(&b, k, json_string_value(v));
+			else if (json_is_integer(v))
+				snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v)),
+					sb_param(&b, k, num);
+		}
+		sb_str(&b, "] ");
+		sb_str(&b, text);
+	} else {
+		jr_str(&b, "MESSAGE", text);
+		jr_str(&b, "PRIORITY", "6");
+		jr_str(&b, "SYSLOG_FACILITY", "10");
+		jr_str(&b, "SYSLOG_IDENTIFIER", "cordon");
+		jr_str(&b, "CORDON_EVENT", what);
+		/*
+		 * CORDON_<WHAT>_<MEMBER>, upper case, other bytes '_': never a
+		 * record's own CORDON_SESSION, which the anchor check reads.
+		 */
+		json_object_foreach(fields, k, v) {
+			char name[128], num[32];
+			const char *val = json_string_value(v);
+
+			snprintf(name, sizeof(name), "CORDON_%.32s_%.64s", what, k);
+			for (char *c = name; *c; c++)
+				*c = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
+			if (json_is_integer(v)) {
+				snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+				val = num;
+			}
+			if (val)
+				jr_str(&b, name, val);
+		}
 	}
 	r = b.bad ? -ENOMEM : send_buf(sh, b.p, b.n);
 	free(b.p);

@@ -51,6 +51,17 @@ int audit_ship_record(struct audit_ship *sh, json_t *rec, const char *line, size
 int audit_ship_anchor(struct audit_ship *sh, const char *session, uint64_t seq,
 		      const unsigned char hash[AUDIT_HASH_LEN]);
 
+/*
+ * A message about the logs, not a record of one (no session chain: the
+ * anchor check ignores it): MSGID (syslog) or CORDON_EVENT (journal) WHAT,
+ * the scalar members of FIELDS (borrowed) as SD-PARAMs of SD_ID (syslog)
+ * or CORDON_<NAME> fields (journal), and TEXT as the message.  `cordon
+ * audit prune` says with it what it removed.  0 or -errno; never blocks.
+ */
+#define AUDIT_SD_PRUNE "cordon-prune@32473"
+int audit_ship_note(struct audit_ship *sh, const char *what, const char *sd_id, json_t *fields,
+		    const char *text);
+
 /* "syslog:PATH" or "journal:PATH", for records and messages. */
 const char *audit_ship_name(const struct audit_ship *sh);
 

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `cordon audit verify | show`: check a session's audit log, and read it.
+ * `cordon audit verify | show | prune`: check a session's audit log, read
+ * it, and remove old ones by the admin's retention rule.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <getopt.h>
+#include <sys/stat.h>
+#include <time.h>
 #include "audit.h"
+#include "audit_prune.h"
+#include "audit_session.h"
 #include "audit_ship.h"
+#include "reap.h"
 #include "cmd.h"
 #include "options.h"
 #include "util.h"
@@ -15,6 +22,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cordon audit verify FILE [--key KEYFILE | --key-dir DIR] [--anchor FILE|-]\n"
 		"       cordon audit show FILE\n"
+		"       cordon audit prune [--max-age AGE] [--max-count N] [--max-size SIZE]\n"
+		"                          [--dry-run] [--json] [--config FILE] [--dir DIR]\n"
+		"                          [--key-dir DIR]\n"
 		"\n"
 		"verify  check every record's HMAC, the hash chain and the seal; name each\n"
 		"        problem (modified, inserted, deleted, reordered, appended, bad JSON,\n"
@@ -27,7 +37,14 @@ static void usage(FILE *f)
 		"        who rewrites the log with the key cannot fake (docs/audit.md).\n"
 		"show    one line per record: time, seq, type, pid/comm, decision, what was\n"
 		"        asked, rule, reason.  It does not verify: run verify first.\n"
-		"Exit status: 0 intact (verify) or shown, 1 tampered, 2 usage or I/O error.\n");
+		"prune   remove the oldest sealed logs of DIR (" AUDIT_DIR ") with their\n"
+		"        keys, by the rule in " AUDIT_RETENTION_CONF " (or --config FILE),\n"
+		"        each member overridden by its option: --max-age 30d (s m h d w),\n"
+		"        --max-count 1000, --max-size 2G (K M G T).  Never a log a session\n"
+		"        still writes, nor an unsealed one; nothing outside DIR and the key\n"
+		"        directory, no symlink followed.  --dry-run says what it would remove.\n"
+		"Exit status: 0 intact (verify), shown or pruned; 1 tampered, or a log that\n"
+		"could not be removed; 2 usage or I/O error.\n");
 }
 
 /*
@@ -416,6 +433,253 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+/* --- prune ----------------------------------------------------------------------- */
+
+/* Each member of the rule given on the command line replaces the file's. */
+static int prune_rule(const char *config, const char *age, const char *count, const char *size,
+		      struct audit_retention *r)
+{
+	char why[PATH_MAX + 256];
+	int rc;
+
+	rc = audit_retention_load(config ?: AUDIT_RETENTION_CONF, r, why, sizeof(why));
+	if (rc < 0 && !(rc == -ENOENT && !config)) {
+		log_err("audit: prune: %s", why);
+		return rc;
+	}
+	if (age) {
+		if (audit_parse_age(age, &r->max_age_s) < 0) {
+			log_err("audit: prune: --max-age %s: not an age (a number and s, m, h, d or "
+				"w: 30d)", age);
+			return -EINVAL;
+		}
+		r->has_age = true;
+	}
+	if (count) {
+		if (audit_parse_count(count, &r->max_count) < 0) {
+			log_err("audit: prune: --max-count %s: not a count", count);
+			return -EINVAL;
+		}
+		r->has_count = true;
+	}
+	if (size) {
+		if (audit_parse_size(size, &r->max_size) < 0) {
+			log_err("audit: prune: --max-size %s: not a size (bytes, or a number and K, "
+				"M, G or T: 2G)", size);
+			return -EINVAL;
+		}
+		r->has_size = true;
+	}
+	if (!r->has_age && !r->has_count && !r->has_size) {
+		log_err("audit: prune: no retention rule: give --max-age, --max-count or "
+			"--max-size, or set them in %s", config ?: AUDIT_RETENTION_CONF);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A directory prune may delete in: no symlink, root's, and no one else may
+ * write it (a name another user could plant or swap is not prune's to
+ * judge).  Its descriptor, or -errno logged.
+ */
+static int prune_dir(const char *what, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0) {
+		log_err("audit: prune: the %s %s: %m%s", what, path,
+			errno == ELOOP || errno == ENOTDIR ? " (a symlink is not followed)" : "");
+		return -EINVAL;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		log_err("audit: prune: the %s %s must be root's and writable by root only", what,
+			path);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static const char *const state_names[] = {
+	[AUDIT_PRUNE_SEALED] = "sealed", [AUDIT_PRUNE_UNSEALED] = "unsealed",
+	[AUDIT_PRUNE_LIVE] = "live", [AUDIT_PRUNE_NOT_LOG] = "not-a-log",
+};
+
+/* What was pruned, to the collectors cordon run ships to (the same environment). */
+static void prune_ship(const char *dir, const struct audit_prune_entry *e)
+{
+	static const struct { const char *var; enum audit_ship_kind kind; const char *dflt; } to[] = {
+		{ "CORDON_AUDIT_SYSLOG", AUDIT_SHIP_SYSLOG, NULL },
+		{ "CORDON_AUDIT_JOURNAL", AUDIT_SHIP_JOURNAL, AUDIT_JOURNAL_SOCKET },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(to); i++) {
+		const char *v = getenv(to[i].var), *path;
+		struct audit_ship *sh;
+		char text[PATH_MAX + 512];
+		json_t *f;
+		int r;
+
+		if (!v || !*v)
+			continue;
+		path = to[i].dflt && !strcmp(v, "1") ? to[i].dflt : v;
+		if (path[0] != '/' || audit_ship_new(to[i].kind, path, &sh) < 0) {
+			log_warn("audit: prune: %s=%s: not shipped", to[i].var, v);
+			continue;
+		}
+		snprintf(text, sizeof(text), "cordon audit prune: removed %s/%s (session %s, %llu "
+			 "bytes) and its key, by %s", dir, e->name, e->session,
+			 (unsigned long long)e->size, e->rule);
+		f = json_pack("{s:s,s:s,s:I,s:I,s:s,s:b}", "session", e->session, "log", e->name,
+			      "bytes", (json_int_t)e->size, "mtime", (json_int_t)e->mtime,
+			      "rule", e->rule, "key", e->has_key);
+		r = f ? audit_ship_note(sh, "prune", AUDIT_SD_PRUNE, f, text) : -ENOMEM;
+		if (r < 0)
+			log_warn("audit: prune: cannot send to %s: %s", audit_ship_name(sh),
+				 strerror(-r));
+		json_decref(f);
+		audit_ship_free(sh);
+	}
+}
+
+/*
+ * A session of `cordon run` is live while its run directory is held or its
+ * log's note is there (reap.h).  A log of another writer (`cordon
+ * mcp-proxy --audit`, `http-proxy --audit`: their sessions have no run
+ * directory) is done when sealed: its writer seals it last.
+ */
+static int prune_live(const char *session)
+{
+	return reap_session_name(session) ? reap_session_live(session) : 0;
+}
+
+static int cmd_prune(int argc, char **argv)
+{
+	const char *age = NULL, *count = NULL, *size = NULL, *config = NULL, *dir = NULL,
+		   *key_dir = NULL;
+	bool dry_run = false, json = false;
+	const struct cmd_option opts[] = {
+		{ "max-age", &age, NULL },
+		{ "max-count", &count, NULL },
+		{ "max-size", &size, NULL },
+		{ "config", &config, NULL },
+		{ "dir", &dir, NULL },
+		{ "key-dir", &key_dir, NULL },
+		{ "dry-run", NULL, &dry_run },
+		{ "json", NULL, &json },
+		{}
+	};
+	_cleanup_close_ int lfd = -1, kfd = -1, lock = -1;
+	_cleanup_free_ struct audit_prune_entry *e = NULL;
+	struct audit_retention rule = {};
+	uint64_t pruned = 0, pruned_bytes = 0, left = 0, left_bytes = 0;
+	json_t *out = NULL, *jp = NULL, *jk = NULL;
+	int failed = 0, r;
+	size_t n = 0;
+
+	r = options_parse(argc, argv, opts, usage);
+	if (r)
+		return r < 0 ? 2 : 0;
+	if (argc - optind != 0) {
+		log_err("audit: prune: takes no operand ('%s'): the directory is --dir DIR",
+			argv[optind]);
+		return 2;
+	}
+	if (prune_rule(config, age, count, size, &rule) < 0)
+		return 2;
+	dir = dir ?: AUDIT_DIR;
+	key_dir = key_dir ?: getenv("CORDON_AUDIT_KEY_DIR") ?: AUDIT_KEY_DIR;
+	lfd = prune_dir("log directory", dir);
+	if (lfd < 0)
+		return 2;
+	kfd = prune_dir("key directory", key_dir);
+	if (kfd < 0)
+		return 2;
+	/*
+	 * Under the floor lock, as a reaper: no session starts (its run
+	 * directory and note are made under it) or is reaped while the logs'
+	 * liveness is read and they are removed.
+	 */
+	lock = reap_floor_lock();
+	if (lock < 0) {
+		log_err("audit: prune: " CORDON_RUN_DIR "/.floor.lock: %s", strerror(-lock));
+		return 2;
+	}
+	r = audit_prune_scan(lfd, kfd, prune_live, &e, &n);
+	if (r < 0) {
+		log_err("audit: prune: cannot read %s: %s", dir, strerror(-r));
+		return 2;
+	}
+	audit_prune_plan(e, n, &rule, time(NULL));
+	if (json) {
+		out = json_object();
+		jp = json_array();
+		jk = json_array();
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!e[i].remove) {
+			if (e[i].state != AUDIT_PRUNE_NOT_LOG) {
+				left++;
+				left_bytes += e[i].size + e[i].key_size;
+			}
+			if (e[i].state == AUDIT_PRUNE_SEALED)
+				continue;
+			if (json)
+				json_array_append_new(jk, json_pack("{s:s,s:s,s:s,s:s}", "log",
+					e[i].name, "session", e[i].session, "state",
+					state_names[e[i].state], "why", e[i].why ?: ""));
+			else
+				printf("kept %s/%s: %s\n", dir, e[i].name, e[i].why ?: "");
+			continue;
+		}
+		r = dry_run ? 0 : audit_prune_remove(lfd, kfd, &e[i]);
+		if (r < 0) {
+			log_err("audit: prune: cannot remove %s/%s: %s", dir, e[i].name,
+				r == -ESTALE ? "it changed since it was read" : strerror(-r));
+			failed++;
+			continue;
+		}
+		pruned++;
+		pruned_bytes += e[i].size + (e[i].has_key ? e[i].key_size : 0);
+		if (!dry_run)
+			prune_ship(dir, &e[i]);
+		if (json)
+			json_array_append_new(jp, json_pack("{s:s,s:s,s:s*,s:I,s:I,s:s}", "log",
+				e[i].name, "session", e[i].session, "key",
+				e[i].has_key ? e[i].session : NULL, "bytes",
+				(json_int_t)e[i].size, "mtime", (json_int_t)e[i].mtime, "rule",
+				e[i].rule));
+		else
+			printf("%s %s/%s (session %s, %llu bytes%s): %s\n",
+			       dry_run ? "would prune" : "pruned", dir, e[i].name, e[i].session,
+			       (unsigned long long)e[i].size, e[i].has_key ? ", and its key" : "",
+			       e[i].rule);
+	}
+	if (json) {
+		json_object_set_new(out, "dry_run", json_boolean(dry_run));
+		json_object_set_new(out, "dir", json_string(dir));
+		json_object_set_new(out, "key_dir", json_string(key_dir));
+		json_object_set_new(out, "pruned", jp);
+		json_object_set_new(out, "kept", jk);
+		json_object_set_new(out, "pruned_bytes", json_integer((json_int_t)pruned_bytes));
+		json_object_set_new(out, "remaining", json_pack("{s:I,s:I}", "logs", (json_int_t)left,
+								"bytes", (json_int_t)left_bytes));
+		json_object_set_new(out, "failed", json_integer(failed));
+		json_dumpf(out, stdout, JSON_COMPACT);
+		putchar('\n');
+		json_decref(out);
+	} else {
+		printf("%s %llu log%s (%llu bytes); %llu left (%llu bytes)%s\n",
+		       dry_run ? "would prune" : "pruned", (unsigned long long)pruned,
+		       pruned == 1 ? "" : "s", (unsigned long long)pruned_bytes,
+		       (unsigned long long)left, (unsigned long long)left_bytes,
+		       failed ? "; some could not be removed" : "");
+	}
+	return failed ? 1 : 0;
+}
+
 int cmd_audit(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -426,6 +690,8 @@ int cmd_audit(int argc, char **argv)
 		return cmd_verify(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "show"))
 		return cmd_show(argc - 1, argv + 1);
-	log_err("audit: unknown subcommand '%s' (verify, show)", argv[1]);
+	if (!strcmp(argv[1], "prune"))
+		return cmd_prune(argc - 1, argv + 1);
+	log_err("audit: unknown subcommand '%s' (verify, show, prune)", argv[1]);
 	return 2;
 }

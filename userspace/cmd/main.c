@@ -29,7 +29,7 @@ static const struct command commands[] = {
 	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce" },
 	{ "policy", cmd_policy, "check, explain and test policies" },
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc" },
-	{ "audit", cmd_audit, "verify and show a session's tamper-evident audit log" },
+	{ "audit", cmd_audit, "verify, show and prune sessions' tamper-evident audit logs" },
 	{ "home", cmd_home, "review and apply what the agent changed in its copy-on-write home" },
 	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy" },
 	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy" },

@@ -46,9 +46,10 @@
 #include "helper.h"
 #include "proto.h"
 #include "egress_session.h"
+#include "reap.h"
 #include "util.h"
 
-#define RUN_CA_DIR "/run/cordon-ca"
+#define RUN_CA_DIR CORDON_RUN_CA_DIR
 
 bool egress_session_wanted(const struct sup *s)
 {

@@ -183,7 +183,8 @@ int open_floor(struct sup *s)
 	(void)net_gc(s->net);
 	(void)floor_gc();
 	phase("floor: maps collected");
-	s->run_lock = reap_lock_run_dir(s->run_dir);
+	if (s->run_lock < 0)            /* run_plan holds it already */
+		s->run_lock = reap_lock_run_dir(s->run_dir);
 	if (s->run_lock < 0) {
 		log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
 		return s->run_lock;

@@ -19,6 +19,8 @@
 #include "budget.h"
 #include "cgroup.h"
 #include "floor.h"
+#include "home.h"
+#include "home_fs.h"
 #include "net.h"
 #include "reap.h"
 #include "util.h"
@@ -58,8 +60,7 @@ int reap_lock_run_dir(const char *run_dir)
 	return fd;
 }
 
-/* A session's name as run.c makes them: "s" and 16 hex digits. */
-static bool session_name(const char *n)
+bool reap_session_name(const char *n)
 {
 	if (n[0] != 's' || strlen(n) != 17)
 		return false;
@@ -90,7 +91,7 @@ int reap_note_log(const char *name, const char *log, const char *key)
 	FILE *f;
 	int fd, r;
 
-	if (!session_name(name) || strchr(log, '\n') || strchr(key, '\n'))
+	if (!reap_session_name(name) || strchr(log, '\n') || strchr(key, '\n'))
 		return -EINVAL;
 	r = mkdir_p(CORDON_OPEN_LOGS_DIR, 0700);
 	if (r < 0)
@@ -115,10 +116,69 @@ void reap_forget_log(const char *name)
 {
 	char p[PATH_MAX];
 
-	if (!session_name(name))
+	if (!reap_session_name(name))
 		return;
 	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
 	(void)unlink(p);
+}
+
+/*
+ * Files named for a session outside its run directory: DIR/NAME SUFFIX.
+ * A new one belongs here, so that every end path removes it.
+ */
+static const struct {
+	const char *dir, *suffix;
+} session_files[] = {
+	{ CORDON_RUN_MCP_DIR, ".sock" },        /* mcp_session.c */
+	{ CORDON_RUN_SSH_DIR, ".agent" },       /* ssh_session.c */
+	{ CORDON_RUN_SSH_DIR, ".known_hosts" },
+	{ CORDON_RUN_CA_DIR, ".pem" },          /* egress_session.c */
+};
+
+void reap_session_files(const char *name)
+{
+	char p[PATH_MAX];
+
+	if (!reap_session_name(name))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(session_files); i++) {
+		snprintf(p, sizeof(p), "%s/%s%s", session_files[i].dir, name,
+			 session_files[i].suffix);
+		(void)unlink(p);
+	}
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
+	(void)unlink(p);
+	/* The agent wrote that layer: removed through descriptors, no symlink followed. */
+	{
+		_cleanup_close_ int d = open(HOME_LAYER_BASE "-sessions",
+					     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (d >= 0)
+			(void)home_fs_rm_rf_at(d, name);
+	}
+}
+
+int reap_session_live(const char *name)
+{
+	char p[PATH_MAX];
+	int fd, r;
+
+	if (!reap_session_name(name))
+		return -EINVAL;
+	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	if (access(p, F_OK) == 0)
+		return 1;
+	if (errno != ENOENT)
+		return -errno;
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
+	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno == EWOULDBLOCK ? 1 : -errno;
+	close(fd);
+	return r;
 }
 
 int reap_seal_log(const char *log, const char *key, json_t *fields, char *why, size_t wlen)
@@ -212,16 +272,7 @@ static int reap_one(const char *name, const char *parent, struct net *net)
 	if (access(cg, F_OK) == 0 && (r = cg_destroy(cg)) < 0)
 		log_warn("reap: session %s: cannot remove %s: %s", name, cg, strerror(-r));
 	budget_reap(name);
-	snprintf(p, sizeof(p), CORDON_RUN_MCP_DIR "/%s.sock", name);
-	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_SSH_DIR "/%s.agent", name);
-	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_SSH_DIR "/%s.known_hosts", name);
-	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
-	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
-	(void)unlink(p);
+	reap_session_files(name);
 	seal_reaped(name, tasks, why, sizeof(why));
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
 	(void)rmdir(p);
@@ -244,7 +295,7 @@ int reap_stale(struct net *net)
 	while (d && (de = readdir(d))) {
 		int fd;
 
-		if (!session_name(de->d_name))
+		if (!reap_session_name(de->d_name))
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
@@ -266,7 +317,7 @@ int reap_stale(struct net *net)
 		while (d && (de = readdir(d))) {
 			char run[PATH_MAX];
 
-			if (!session_name(de->d_name))
+			if (!reap_session_name(de->d_name))
 				continue;
 			snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
 			if (access(run, F_OK) < 0 && errno == ENOENT &&
@@ -285,14 +336,13 @@ int reap_stale(struct net *net)
 	while (d && (de = readdir(d))) {
 		char run[PATH_MAX], why[PATH_MAX + 160];
 
-		if (!session_name(de->d_name))
+		if (!reap_session_name(de->d_name))
 			continue;
 		snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
 		if (access(run, F_OK) == 0 || errno != ENOENT)
 			continue;
 		budget_reap(de->d_name);
-		snprintf(run, sizeof(run), CORDON_RUN_MCP_DIR "/%s.sock", de->d_name);
-		(void)unlink(run);
+		reap_session_files(de->d_name);
 		seal_reaped(de->d_name, -1, why, sizeof(why));
 		log_warn("reaped session %s: it was gone before its cordon closed its log%s%s",
 			 de->d_name, why[0] ? "; " : "", why);
@@ -300,5 +350,36 @@ int reap_stale(struct net *net)
 	}
 	if (d)
 		closedir(d);
+	/*
+	 * Files named for a session that has no run directory: it died (or
+	 * its host restarted) with nothing else left.  Sound because every
+	 * such file is made after the session's run directory, which is
+	 * removed after them (run.c, run_plan and run_teardown).
+	 */
+	for (size_t i = 0; i <= ARRAY_SIZE(session_files); i++) {
+		const char *dir = i < ARRAY_SIZE(session_files) ? session_files[i].dir :
+				  HOME_LAYER_BASE "-sessions";
+		const char *suffix = i < ARRAY_SIZE(session_files) ? session_files[i].suffix : "";
+
+		d = opendir(dir);
+		while (d && (de = readdir(d))) {
+			size_t n = strlen(de->d_name), sl = strlen(suffix);
+			char name[32], run[PATH_MAX];
+
+			if (n != 17 + sl || strcmp(de->d_name + 17, suffix))
+				continue;
+			snprintf(name, sizeof(name), "%.17s", de->d_name);
+			if (!reap_session_name(name))
+				continue;
+			snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", name);
+			if (access(run, F_OK) == 0 || errno != ENOENT)
+				continue;
+			reap_session_files(name);
+			log_warn("reaped session %s: removed %s/%s, left by a session with no run "
+				 "directory", name, dir, de->d_name);
+		}
+		if (d)
+			closedir(d);
+	}
 	return reaped;
 }

@@ -9,9 +9,14 @@
  *    of the agent runs on, confined, but unsupervised and unaudited;
  *  - its entries in the network floor's maps, which fill the rule map
  *    until no new session can register;
- *  - its run directory and MCP socket.
+ *  - its run directory and every file named for it (reap_session_files:
+ *    sockets, CA bundle, known hosts, a home layer of its own).
  * "If the supervisor dies, the agent dies with it": the next `cordon run`
  * (and `cordon floor gc`) reaps such sessions, killing their tasks first.
+ * A start killed before its cgroup or log existed leaves files named for
+ * it and no run directory: the run directory is made (and locked) before
+ * any of them and removed after them (run.c), so any such file whose run
+ * directory is missing is a dead session's, and is removed too.
  *
  * Which sessions are gone: each supervisor holds an flock on its run
  * directory for its whole life (its watchdog shares the lock, so a session
@@ -26,11 +31,13 @@
 #define CORDON_REAP_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CORDON_RUN_DIR     "/run/cordon"
 #define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
 #define CORDON_RUN_SSH_DIR "/run/cordon-ssh"   /* ssh_session.c */
+#define CORDON_RUN_CA_DIR  "/run/cordon-ca"    /* egress_session.c */
 
 /*
  * Open logs: one file per session (its name), holding the log's path and
@@ -70,6 +77,31 @@ int reap_stale(struct net *net);
  * then left unsealed, as before.
  */
 int reap_note_log(const char *name, const char *log, const char *key);
+
+/*
+ * Every file and directory named for session NAME outside its run
+ * directory, and the sockets in it, removed (none is an error): its MCP
+ * socket, ssh-agent socket and known hosts, CA bundle, and a home layer of
+ * its own (HOME_LAYER_BASE-sessions/NAME, never followed through a
+ * symlink).  Not the run directory itself (its callers remove it last: it
+ * is what tells a reaper the session is alive), not its cgroups, not its
+ * log.  The one list of them: the supervisor's teardown, the watchdog and
+ * the reaper all call it.  Call only for a session with no task left.
+ */
+void reap_session_files(const char *name);
+
+/*
+ * Whether session NAME may still write its audit log: 1 when its run
+ * directory is held (its cordon or watchdog lives; the lock test above) or
+ * its log's note is still there (sealing under way, or a reaper's job), 0
+ * when neither, -errno when that cannot be told (then treat it as live).
+ * Call with the floor lock held, so that no session starts or is reaped
+ * meanwhile.
+ */
+int reap_session_live(const char *name);
+
+/* A session's name as run.c makes them: "s" and 16 hex digits. */
+bool reap_session_name(const char *n);
 
 /* The log of session NAME is sealed (or beyond closing): drop its note. */
 void reap_forget_log(const char *name);

@@ -273,6 +273,23 @@ static int run_plan(struct run *run)
 		}
 	}
 	snprintf(s->run_dir, sizeof(s->run_dir), RUN_DIR "/%s", s->name);
+	/*
+	 * The run directory, held for the session's life, before any file
+	 * named for the session exists (its MCP socket, CA bundle, ssh files,
+	 * home layer): a reaper removes such a file only when no run directory
+	 * of its session is there, so a start killed at any point leaves
+	 * nothing a reaper cannot find (reap.h).
+	 */
+	{
+		_cleanup_close_ int lock = reap_floor_lock();
+
+		s->run_lock = lock < 0 ? lock : reap_lock_run_dir(s->run_dir);
+		if (s->run_lock < 0) {
+			log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
+			s->run_dir[0] = '\0';   /* not ours to remove */
+			return s->run_lock;
+		}
+	}
 	/* Every fact the owned parts read is known now, before any helper starts. */
 	sup_wire(s);
 	/* cordon's own paths: never writable from inside, whatever the policy says. */
@@ -549,10 +566,67 @@ static int run_start_agent(struct run *run)
 	return 0;
 }
 
+/*
+ * A signal that ends `cordon run` (INT, TERM, HUP, QUIT) while the session
+ * starts, before the supervisor's loop takes them on its signalfd.  Their
+ * default action would kill cordon mid-start and leave what it made to the
+ * watchdog (once it runs) or the next reaper; instead the signal is noted,
+ * the start stops at the next step and run_teardown undoes it, or, once
+ * the agent runs, the session is stopped as a signal in the loop stops it
+ * (sup_stop: the agent told, its grace, its log's record).  The one global
+ * a signal handler needs.
+ */
+static volatile sig_atomic_t start_signal;
+static const int start_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void note_start_signal(int sig)
+{
+	start_signal = sig;
+}
+
+static void catch_start_signals(void)
+{
+	struct sigaction sa = { .sa_handler = note_start_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(start_signals); i++)
+		(void)sigaction(start_signals[i], &sa, NULL);
+}
+
+/* A signal came during start-up: stop here (its exit status set). */
+static bool start_stopped(struct run *run)
+{
+	int sig = start_signal;
+
+	if (!sig)
+		return false;
+	log_err("run: session %s: SIG%s during start-up; stopping", run->s.name,
+		sigabbrev_np(sig) ?: "?");
+	run->ret = 128 + sig;
+	return true;
+}
+
 /* The session runs: the supervisor's loop until the agent exits; its status in run->ret. */
 static void run_supervise(struct run *run)
 {
-	int r = sup_loop(&run->s, &run->status);
+	sigset_t mask;
+	int r;
+
+	/*
+	 * From here the loop's signalfd takes them: blocked first, then the
+	 * flag read, so none falls between the handler and the signalfd.
+	 */
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ARRAY_SIZE(start_signals); i++)
+		sigaddset(&mask, start_signals[i]);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (start_signal) {
+		char by[64];
+
+		snprintf(by, sizeof(by), "SIG%s during start-up", sigabbrev_np(start_signal) ?: "?");
+		sup_stop(&run->s, start_signal, by);
+	}
+	r = sup_loop(&run->s, &run->status);
 
 	phase("agent exited");
 	run->ret = r < 0 ? EXIT_CORDON : exit_code(run->status);
@@ -619,16 +693,20 @@ static int run_teardown(struct run *run)
 	if (sealing)
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");
+	home_summary(s);
+	close_home_layer(s);
 	/*
 	 * Only now, with the log sealed and its note gone: a reaper that found
 	 * the run directory gone and the note still there would take the log
-	 * for abandoned and write into it beside the seal.
+	 * for abandoned and write into it beside the seal.  First whatever
+	 * file an earlier step left, by the one list (reap.h): the run
+	 * directory goes last, since a reaper removes a session's files only
+	 * once it is gone.
 	 */
+	reap_session_files(s->name);
 	remove_run_dir(s);
 	if (s->run_lock >= 0)
 		close(s->run_lock);      /* after the directory is gone: no reaper finds it */
-	home_summary(s);
-	close_home_layer(s);
 	pol_free(s->pol);
 	free(s->ll_rep);
 	exec_recheck_free(&s->recheck);
@@ -662,7 +740,9 @@ int run_session(struct run_options *opt)
 	pthread_mutex_init(&run.s.lock, NULL);
 	if (run_check(&run) < 0)
 		return EXIT_CORDON;     /* nothing made yet: nothing to undo */
-	if (run_plan(&run) == 0 && run_open_floor(&run) == 0 && run_make_session(&run) == 0 &&
+	catch_start_signals();
+	if (run_plan(&run) == 0 && !start_stopped(&run) && run_open_floor(&run) == 0 &&
+	    !start_stopped(&run) && run_make_session(&run) == 0 && !start_stopped(&run) &&
 	    run_fork_agent(&run) == 0 && run_start_agent(&run) == 0)
 		run_supervise(&run);
 	return run_teardown(&run);

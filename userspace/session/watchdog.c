@@ -78,6 +78,8 @@ int start_watchdog(struct sup *s)
 						    why, sizeof(why));
 			json_decref(fields);
 			reap_forget_log(s->name);
+			/* Every file named for the session (its CA bundle among them), then its run dir. */
+			reap_session_files(s->name);
 			remove_run_dir(s);
 			fprintf(stderr, "cordon: watchdog: the supervisor of session %s died; "
 				"the session was killed%s%s\n", s->name, why[0] ? "; " : "", why);
