@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <sys/stat.h>
 #include "english.h"
 #include "index.h"
 #include "jsonpos.h"
@@ -429,9 +430,20 @@ int pol_load(const char *file_or_profile, const struct pol_vars *vars,
 
 		if (r >= 16 << 20)
 			return -EFBIG;
-		/* The file is protected by its absolute name (a relative one is the cwd's). */
-		if (!realpath(file_or_profile, abs))
+		/*
+		 * The file is protected by its absolute name (a relative one is
+		 * the cwd's).  A pipe (`<(...)`, /dev/stdin) has no name to
+		 * protect: realpath fails on "pipe:[N]", and that is not an
+		 * error (the text was read; nothing on disk can be rewritten).
+		 */
+		if (!realpath(file_or_profile, abs)) {
+			struct stat st;
+
+			if (stat(file_or_profile, &st) == 0 && !S_ISREG(st.st_mode))
+				return load(text, (size_t)r, file_or_profile, NULL, vars,
+					    !diags->no_warnings, out, diags);
 			return -errno;
+		}
 		return load(text, (size_t)r, file_or_profile, abs, vars,
 			    !diags->no_warnings, out, diags);
 	}
