@@ -337,7 +337,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 			snprintf(p.session, sizeof(p.session), "%s", optarg);
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 125;
+		default: usage(stderr); return 2;     /* getopt named the option */
 		}
 	}
 	if (!servers || optind != argc || (listen_fd >= 0 && listen_path)) {
