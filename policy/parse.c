@@ -78,6 +78,45 @@ static void get_size(struct pctx *c, json_t *v, const char *ptr, const char *wha
 		pctx_err(c, ptr, "bad %s size (bytes, or a number with K, M, G or T)", what);
 }
 
+/*
+ * "audit_shipping": {"syslog": "/SOCKET", "journal": true | "/SOCKET"}.
+ * Fail closed: a value that is not an absolute socket path (or true) is an
+ * error at its position, never a session whose records silently stay home.
+ */
+static bool ship_path(struct pctx *c, json_t *v, const char *ptr, bool allow_true, char **out)
+{
+	const char *s = json_string_value(v);
+
+	if (allow_true && json_is_true(v)) {
+		*out = strdup("1");
+		return true;
+	}
+	if (!s || s[0] != '/' || strlen(s) >= 108) {
+		pctx_err(c, ptr, "must be an absolute path to a Unix datagram socket%s",
+			 allow_true ? " (or true: the journal's own)" : "");
+		return false;
+	}
+	*out = strdup(s);
+	return true;
+}
+
+static void parse_shipping(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
+{
+	static const char *const keys[] = { "syslog", "journal", NULL };
+	char cp[1024];
+	json_t *v;
+
+	pctx_check_keys(c, o, ptr, "audit_shipping", keys);
+	if ((v = json_object_get(o, "syslog"))) {
+		pctx_child(cp, sizeof(cp), ptr, "syslog");
+		(void)ship_path(c, v, cp, false, &p->ship_syslog);
+	}
+	if ((v = json_object_get(o, "journal")) && !json_is_false(v)) {
+		pctx_child(cp, sizeof(cp), ptr, "journal");
+		(void)ship_path(c, v, cp, true, &p->ship_journal);
+	}
+}
+
 static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
 {
 	static const char *const keys[] = { "wall_time", "steps", "memory", "pids", "cpu", "audit",
@@ -144,7 +183,7 @@ static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const cha
 static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 {
 	static const char *const keys[] = { "cordon_policy", "name", "description", "lists", "rules",
-					    "credentials", "approvals", "budgets", NULL };
+					    "credentials", "approvals", "budgets", "audit_shipping", NULL };
 	json_t *v, *rules, *creds;
 	char ptr[1024];
 
@@ -264,6 +303,12 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 			pctx_err(c, "/approvals", "\"approvals\" must be an object");
 		else
 			parse_approvals(c, p, v, "/approvals");
+	}
+	if ((v = json_object_get(root, "audit_shipping"))) {
+		if (!json_is_object(v))
+			pctx_err(c, "/audit_shipping", "\"audit_shipping\" must be an object");
+		else
+			parse_shipping(c, p, v, "/audit_shipping");
 	}
 	if ((v = json_object_get(root, "budgets"))) {
 		if (!json_is_object(v))

@@ -171,12 +171,14 @@ static int ship_one(struct sup *s, const char *var, const char *opt, enum audit_
 static int ship_audit(struct sup *s, bool check)
 {
 	const struct run_options *o = s->opt;
-	int r = ship_one(s, o->audit_syslog ? "--audit-syslog" : "CORDON_AUDIT_SYSLOG",
-			 o->audit_syslog, AUDIT_SHIP_SYSLOG, NULL, check);
+	const char *sl = o->audit_syslog ?: s->pol->ship_syslog;
+	const char *jn = o->audit_journal ? "1" : s->pol->ship_journal;
+	int r = ship_one(s, o->audit_syslog ? "--audit-syslog" : sl ? "the policy's audit_shipping.syslog" :
+			 "CORDON_AUDIT_SYSLOG", sl, AUDIT_SHIP_SYSLOG, NULL, check);
 
-	return r < 0 ? r : ship_one(s, o->audit_journal ? "--audit-journal" : "CORDON_AUDIT_JOURNAL",
-				    o->audit_journal ? "1" : NULL, AUDIT_SHIP_JOURNAL,
-				    AUDIT_JOURNAL_SOCKET, check);
+	return r < 0 ? r : ship_one(s, o->audit_journal ? "--audit-journal" :
+				    jn ? "the policy's audit_shipping.journal" : "CORDON_AUDIT_JOURNAL",
+				    jn, AUDIT_SHIP_JOURNAL, AUDIT_JOURNAL_SOCKET, check);
 }
 
 int open_audit(struct sup *s)
