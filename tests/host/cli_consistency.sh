@@ -116,6 +116,10 @@ t policy check --json coding-agent
 ok "policy check --json: JSON, not a file named --json (rc=$rc)" bash -c '[ "$1" -eq 0 ] && jq -e ".[0].ok" <<<"$2" >/dev/null' _ "$rc" "$o"
 t policy check <(cat "$src/policy/profiles/coding-agent.json")
 ok "policy check <(...) reads the pipe (rc=$rc)" bash -c '[ "$1" -eq 0 ] && grep -q ": ok" <<<"$2"' _ "$rc" "$o"
+t policy explain --english --json coding-agent
+ok "policy explain --english --json: a conflict (rc=$rc)" bash -c '[ "$1" -eq 2 ] && grep -q -- "--english and --json conflict" <<<"$2"' _ "$rc" "$e"
+t audit verify --key /dev/null --key-dir /tmp "$scratch/done.jsonl"
+ok "audit verify --key --key-dir: a conflict (rc=$rc)" bash -c '[ "$1" -eq 2 ] && grep -q -- "--key and --key-dir conflict" <<<"$2"' _ "$rc" "$e"
 t audit verify "$scratch"
 ok "audit verify DIR: says it is a directory (rc=$rc)" bash -c '[ "$1" -eq 2 ] && grep -q "is a directory" <<<"$2" && ! grep -q "Input/output" <<<"$2"' _ "$rc" "$e"
 t audit verify --json --key-dir "$scratch/keys" "$scratch/done.jsonl"

@@ -394,6 +394,10 @@ static int cmd_explain(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (english && json) {
+		log_err("policy explain: --english and --json conflict (--english prints sentences)");
+		goto out;
+	}
 	if (english) {
 		r = argc - optind == 1 ? explain_english(argv[optind]) : (usage(stderr), 2);
 		goto out;
