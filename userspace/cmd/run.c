@@ -57,16 +57,19 @@ static void usage(FILE *f)
 /*
  * A single-valued option given twice, or --profile with --policy, is an
  * error naming both: the last one silently won (`--profile X --policy Y`
- * ran Y, and whoever read the command line saw X).  *SEEN holds the one
- * given first.
+ * ran Y, and whoever read the command line saw X).  *SEEN and *SEEN_V hold
+ * the one given first.
  */
-static int once(const char **seen, const char *a)
+static int once(const char **seen, const char **seen_v, const char *a, const char *v)
 {
-	if (*seen) {
-		log_err("run: %s conflicts with %s given before (one of them)", a, *seen);
+	/* The same option with the same value again is no conflict. */
+	if (*seen && !(v && *seen_v && !strcmp(*seen, a) && !strcmp(*seen_v, v))) {
+		log_err("run: %s %s conflicts with %s %s given before (one of them)", a, v ?: "",
+			*seen, *seen_v ?: "");
 		return -EINVAL;
 	}
 	*seen = a;
+	*seen_v = v;
 	return 0;
 }
 
@@ -94,6 +97,8 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 {
 	const char *seen_policy = NULL, *seen_ws = NULL, *seen_user = NULL, *seen_approve = NULL,
 		   *seen_audit = NULL, *seen_mcp = NULL, *seen_ca = NULL, *seen_syslog = NULL;
+	const char *sv_policy = NULL, *sv_ws = NULL, *sv_user = NULL, *sv_approve = NULL,
+		   *sv_audit = NULL, *sv_mcp = NULL, *sv_ca = NULL, *sv_syslog = NULL;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -101,12 +106,12 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 #define NEEDV() do { if (!v) { log_err("run: %s needs a value", a); return -EINVAL; } i++; } while (0)
-#define ONCE(seen) do { if (once(&(seen), a) < 0) return -EINVAL; } while (0)
+#define ONCE(seen, sv) do { if (once(&(seen), &(sv), a, v) < 0) return -EINVAL; } while (0)
 		if (!strcmp(a, "--")) {
 			i++;
 			break;
 		} else if (!strcmp(a, "--profile") || !strcmp(a, "--policy")) {
-			ONCE(seen_policy);
+			ONCE(seen_policy, sv_policy);
 			NEEDV();
 			if (!strcmp(a, "--profile") && strchr(v, '/')) {
 				log_err("run: --profile %s: a shipped profile's name (a policy file is "
@@ -115,15 +120,15 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			}
 			o->policy = v;
 		} else if (!strcmp(a, "--workspace")) {
-			ONCE(seen_ws);
+			ONCE(seen_ws, sv_ws);
 			NEEDV();
 			o->workspace = v;
 		} else if (!strcmp(a, "--user")) {
-			ONCE(seen_user);
+			ONCE(seen_user, sv_user);
 			NEEDV();
 			o->user = v;
 		} else if (!strcmp(a, "--audit-syslog")) {
-			ONCE(seen_syslog);
+			ONCE(seen_syslog, sv_syslog);
 			NEEDV();
 			if (v[0] != '/') {
 				log_err("run: --audit-syslog %s: not an absolute path to a Unix datagram "
@@ -136,7 +141,7 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 		} else if (!strcmp(a, "-v")) {
 			log_set_verbose(log_verbose() + 1);
 		} else if (!strcmp(a, "--approve")) {
-			ONCE(seen_approve);
+			ONCE(seen_approve, sv_approve);
 			NEEDV();
 			if (!strcmp(v, "tty"))
 				o->approve = APPROVE_TTY;
@@ -150,11 +155,11 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			}
 			o->approve_set = true;
 		} else if (!strcmp(a, "--audit")) {
-			ONCE(seen_audit);
+			ONCE(seen_audit, sv_audit);
 			NEEDV();
 			o->audit = v;
 		} else if (!strcmp(a, "--mcp")) {
-			ONCE(seen_mcp);
+			ONCE(seen_mcp, sv_mcp);
 			NEEDV();
 			o->mcp = v;
 		} else if (!strcmp(a, "--keep-fd")) {
@@ -180,7 +185,7 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			}
 			o->upstreams[o->n_upstreams++] = v;
 		} else if (!strcmp(a, "--upstream-ca")) {
-			ONCE(seen_ca);
+			ONCE(seen_ca, sv_ca);
 			NEEDV();
 			if (v[0] != '/' || access(v, R_OK) < 0) {
 				log_err("run: --upstream-ca %s: not a readable absolute path", v);
