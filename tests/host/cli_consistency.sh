@@ -96,9 +96,9 @@ run_opts() { t run --user "$AGENT" --workspace "$WS" --approve deny -q "$@" -- /
 run_opts --env A=B
 ok "run --env A=B is an error (rc=$rc), not ignored" bash -c '[ "$1" -eq 125 ] && grep -q -- "--env A=B" <<<"$2"' _ "$rc" "$e"
 run_opts --profile coding-agent --policy "$src/policy/profiles/coding-agent.json"
-ok "run --profile X --policy Y: a conflict (rc=$rc)" bash -c '[ "$1" -eq 125 ] && grep -q -- "--policy conflicts with --profile" <<<"$2"' _ "$rc" "$e"
+ok "run --profile X --policy Y: a conflict (rc=$rc)" bash -c '[ "$1" -eq 125 ] && grep -q -- "--policy .* conflicts with --profile coding-agent" <<<"$2"' _ "$rc" "$e"
 run_opts --audit /tmp/a --audit /tmp/b
-ok "run --audit twice: a conflict (rc=$rc)" bash -c '[ "$1" -eq 125 ] && grep -q -- "--audit conflicts" <<<"$2"' _ "$rc" "$e"
+ok "run --audit twice: a conflict (rc=$rc)" bash -c '[ "$1" -eq 125 ] && grep -q -- "--audit /tmp/b conflicts with --audit /tmp/a" <<<"$2"' _ "$rc" "$e"
 run_opts --var WORKSPACE=/etc
 ok "run --var WORKSPACE=/etc refused (rc=$rc)" bash -c '[ "$1" -eq 125 ] && grep -q "WORKSPACE.*the session.s own" <<<"$2"' _ "$rc" "$e"
 for w in / /etc /home /proc/self; do
