@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <time.h>
 #include "util.h"
 
@@ -39,8 +40,18 @@ void log_msg(const char *level, const char *fmt, ...)
 	errno = saved;
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	log_newline(stderr);
 	errno = saved;
+}
+
+void log_newline(FILE *f)
+{
+	struct termios t;
+
+	if (isatty(fileno(f)) && tcgetattr(fileno(f), &t) == 0 &&
+	    (!(t.c_oflag & OPOST) || !(t.c_oflag & ONLCR)))
+		fputc('\r', f);
+	fputc('\n', f);
 }
 
 void hex_encode(const unsigned char *b, size_t n, char *out)

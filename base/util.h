@@ -56,6 +56,12 @@ uint64_t mono_ms(void);
 void log_set_verbose(int level);
 int log_verbose(void);
 void log_msg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * End a line on F: "\r\n" where F is a terminal in raw mode (no ONLCR: a
+ * session's supervisor holds the human's terminal so while it relays the
+ * agent's), else "\n".  A bare "\n" there staircases every later line.
+ */
+void log_newline(FILE *f);
 #define log_err(...)   log_msg("error", __VA_ARGS__)
 #define log_warn(...)  log_msg("warning", __VA_ARGS__)
 #define log_info(...)  log_msg(NULL, __VA_ARGS__)

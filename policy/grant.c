@@ -55,6 +55,8 @@ void pol_free(struct policy *p)
 	for (size_t i = 0; i < p->n_rules; i++)
 		free_rule(&p->rules[i]);
 	free(p->rules);
+	free(p->ship_syslog);
+	free(p->ship_journal);
 	for (size_t i = 0; i < p->n_creds; i++) {
 		struct pol_credential *cr = &p->creds[i];
 

@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <sys/stat.h>
 #include "english.h"
 #include "index.h"
 #include "jsonpos.h"
@@ -75,6 +76,45 @@ static void get_size(struct pctx *c, json_t *v, const char *ptr, const char *wha
 		*out = (uint64_t)json_integer_value(v);
 	else if (!json_is_string(v) || pol_parse_size(json_string_value(v), out) < 0 || *out == 0)
 		pctx_err(c, ptr, "bad %s size (bytes, or a number with K, M, G or T)", what);
+}
+
+/*
+ * "audit_shipping": {"syslog": "/SOCKET", "journal": true | "/SOCKET"}.
+ * Fail closed: a value that is not an absolute socket path (or true) is an
+ * error at its position, never a session whose records silently stay home.
+ */
+static bool ship_path(struct pctx *c, json_t *v, const char *ptr, bool allow_true, char **out)
+{
+	const char *s = json_string_value(v);
+
+	if (allow_true && json_is_true(v)) {
+		*out = strdup("1");
+		return true;
+	}
+	if (!s || s[0] != '/' || strlen(s) >= 108) {
+		pctx_err(c, ptr, "must be an absolute path to a Unix datagram socket%s",
+			 allow_true ? " (or true: the journal's own)" : "");
+		return false;
+	}
+	*out = strdup(s);
+	return true;
+}
+
+static void parse_shipping(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
+{
+	static const char *const keys[] = { "syslog", "journal", NULL };
+	char cp[1024];
+	json_t *v;
+
+	pctx_check_keys(c, o, ptr, "audit_shipping", keys);
+	if ((v = json_object_get(o, "syslog"))) {
+		pctx_child(cp, sizeof(cp), ptr, "syslog");
+		(void)ship_path(c, v, cp, false, &p->ship_syslog);
+	}
+	if ((v = json_object_get(o, "journal")) && !json_is_false(v)) {
+		pctx_child(cp, sizeof(cp), ptr, "journal");
+		(void)ship_path(c, v, cp, true, &p->ship_journal);
+	}
 }
 
 static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const char *ptr)
@@ -143,7 +183,7 @@ static void parse_budgets(struct pctx *c, struct policy *p, json_t *o, const cha
 static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 {
 	static const char *const keys[] = { "cordon_policy", "name", "description", "lists", "rules",
-					    "credentials", "approvals", "budgets", NULL };
+					    "credentials", "approvals", "budgets", "audit_shipping", NULL };
 	json_t *v, *rules, *creds;
 	char ptr[1024];
 
@@ -263,6 +303,12 @@ static void parse_root(struct pctx *c, json_t *root, struct policy *p)
 			pctx_err(c, "/approvals", "\"approvals\" must be an object");
 		else
 			parse_approvals(c, p, v, "/approvals");
+	}
+	if ((v = json_object_get(root, "audit_shipping"))) {
+		if (!json_is_object(v))
+			pctx_err(c, "/audit_shipping", "\"audit_shipping\" must be an object");
+		else
+			parse_shipping(c, p, v, "/audit_shipping");
 	}
 	if ((v = json_object_get(root, "budgets"))) {
 		if (!json_is_object(v))
@@ -429,9 +475,20 @@ int pol_load(const char *file_or_profile, const struct pol_vars *vars,
 
 		if (r >= 16 << 20)
 			return -EFBIG;
-		/* The file is protected by its absolute name (a relative one is the cwd's). */
-		if (!realpath(file_or_profile, abs))
+		/*
+		 * The file is protected by its absolute name (a relative one is
+		 * the cwd's).  A pipe (`<(...)`, /dev/stdin) has no name to
+		 * protect: realpath fails on "pipe:[N]", and that is not an
+		 * error (the text was read; nothing on disk can be rewritten).
+		 */
+		if (!realpath(file_or_profile, abs)) {
+			struct stat st;
+
+			if (stat(file_or_profile, &st) == 0 && !S_ISREG(st.st_mode))
+				return load(text, (size_t)r, file_or_profile, NULL, vars,
+					    !diags->no_warnings, out, diags);
 			return -errno;
+		}
 		return load(text, (size_t)r, file_or_profile, abs, vars,
 			    !diags->no_warnings, out, diags);
 	}

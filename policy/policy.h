@@ -172,6 +172,15 @@ struct policy {
 	uint32_t approval_timeout_s;
 	uint32_t approval_on_timeout;   /* CORDON_ALLOW or CORDON_DENY */
 	struct pol_budgets budgets;
+	/*
+	 * "audit_shipping": where the session's records also go as they are
+	 * written (audit_ship.c): a syslog daemon's Unix datagram socket, the
+	 * journal's ("1": its default socket).  NULL: not asked.  `cordon run
+	 * --audit-syslog/--audit-journal` win over these, these over cordon's
+	 * environment (CORDON_AUDIT_SYSLOG/JOURNAL).
+	 */
+	char *ship_syslog;
+	char *ship_journal;
 	struct pol_vars vars;           /* the values the policy was expanded with */
 	char **protected;               /* cordon's own paths: never writable */
 	size_t n_protected;

@@ -46,9 +46,20 @@ new_workspace() {
 # of the agent in $out, cordon's stderr in $err, status in $rc, audit in
 # $audit.  Approvals are denied unless the options say otherwise.
 in_session() {
+    # The defaults only where the caller gives none: cordon run refuses an
+    # option given twice with two values (the last one no longer wins).
+    _user="--user $AGENT" _approve="--approve deny"
+    for _a in "$@"; do
+        case $_a in
+            --user) _user= ;;
+            --approve) _approve= ;;
+            --) break ;;
+        esac
+    done
     audit=$(mktemp -u /var/cordon-audit.XXXXXX).jsonl
-    out=$("$cordon" run --user "$AGENT" --workspace "$WS" --audit "$audit" \
-        --approve deny "$@" 2>"$WS.err" </dev/null)
+    # shellcheck disable=SC2086
+    out=$("$cordon" run $_user --workspace "$WS" --audit "$audit" \
+        $_approve "$@" 2>"$WS.err" </dev/null)
     rc=$?
     err=$(cat "$WS.err")
     rm -f "$WS.err"

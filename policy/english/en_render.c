@@ -541,6 +541,8 @@ static void render_tail(FILE *f, const json_t *policy)
 	unsigned long long n;
 	const json_t *v;
 
+	if (json_object_get(policy, "audit_shipping"))
+		fprintf(f, "# cannot say in English: audit_shipping (kept in the JSON form only)\n");
 	if (a) {
 		const char *on = json_string_value(json_object_get(a, "on_timeout")) ?: "deny";
 

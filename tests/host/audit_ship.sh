@@ -189,6 +189,45 @@ anchor_verify "$log" /dev/null
 ok "no anchor for the session at all: exit 1 ($rc)" test "$rc" -eq 1
 ok "  saying so" grep -qF "no anchor names session $sess" <<<"$out"
 
+# --- the same asked on the command line: --audit-syslog wins over the environment ---
+rm -f "$audit"
+CORDON_AUDIT_SYSLOG=/nonexistent/log.sock in_session --audit-syslog "$t/log.sock" -- /bin/sh -c 'echo by option'
+ok "--audit-syslog: the session runs (rc $rc)" test "$rc" -eq 0
+osess=$(head -n1 "$audit" | jq -r .session)
+on=$(wc -l <"$audit")
+for _ in $(seq 50); do
+    [ "$(grep -cF "[cordon@32473 session=\"$osess\"" "$t/collector.log")" -ge "$on" ] && break
+    sleep 0.1
+done
+ok "  rsyslog received its $on records, not the environment's socket" \
+    test "$(grep -cF "[cordon@32473 session=\"$osess\"" "$t/collector.log")" -eq "$on"
+ok "  and no warning about /nonexistent" bash -c '! grep -q nonexistent <<<"$1"' _ "$err"
+rm -f "$audit"
+in_session --audit-syslog relative.sock -- /bin/true
+ok "--audit-syslog relative.sock: refused before the session (rc $rc)" \
+    bash -c '[ "$1" -eq 125 ] && grep -qF -- "--audit-syslog relative.sock: not an absolute path" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$err" "$audit"
+rm -f "$audit"
+
+# --- the same asked by the policy (audit_shipping) --------------------------------
+src=$(cd "$(dirname "$0")/../.." && pwd)
+jq --arg s "$t/log.sock" '. + {audit_shipping: {syslog: $s}}' "$src/policy/profiles/coding-agent.json" >"$t/ship.json"
+in_session --policy "$t/ship.json" -- /bin/true
+ok "policy audit_shipping.syslog: the session runs (rc $rc)" test "$rc" -eq 0
+psess=$(head -n1 "$audit" | jq -r .session)
+pn=$(wc -l <"$audit")
+for _ in $(seq 50); do
+    [ "$(grep -cF "[cordon@32473 session=\"$psess\"" "$t/collector.log")" -ge "$pn" ] && break
+    sleep 0.1
+done
+ok "  rsyslog received its $pn records" \
+    test "$(grep -cF "[cordon@32473 session=\"$psess\"" "$t/collector.log")" -eq "$pn"
+rm -f "$audit"
+jq '. + {audit_shipping: {syslog: "relative.sock"}}' "$src/policy/profiles/coding-agent.json" >"$t/ship-bad.json"
+in_session --policy "$t/ship-bad.json" -- /bin/true
+ok "a relative audit_shipping.syslog: the policy is refused at its position (rc $rc)" \
+    bash -c '[ "$1" -eq 125 ] && grep -qF "ship-bad.json:" <<<"$2" && grep -qF "absolute path to a Unix datagram socket" <<<"$2" && [ ! -e "$3" ]' _ "$rc" "$err" "$audit"
+rm -f "$audit"
+
 # --- the collector down ---------------------------------------------------------
 rsyslog_stop
 rm -f "$audit"

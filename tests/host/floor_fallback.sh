@@ -26,7 +26,7 @@ if [ "$lsm" = False ]; then
     ok "no program left loaded ($progs_before before, $progs_after after)" test "$progs_after" -le "$progs_before"
     ok "status says not loaded" bash -c "'$cordon' floor status | grep -q 'not loaded'"
     ok "status --json: loaded false, no links" \
-        test "$("$cordon" floor status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["loaded"], len(d["links"]))')" = "False 0"
+        test "$("$cordon" floor status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["lsm"]["loaded"], len(d["lsm"]["links"]))')" = "False 0"
 else
     ok "floor load succeeds where BPF LSM works (rc=$rc)" test "$rc" -eq 0
     ok "status says loaded" bash -c "'$cordon' floor status | grep -q '^floor: loaded'"

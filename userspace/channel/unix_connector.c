@@ -245,6 +245,7 @@ int cmd_unix_connector(int argc, char **argv)
 		{ "gid", required_argument, NULL, 'g' },
 		{ "groups", required_argument, NULL, 'G' },
 		{ "parent", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *groups = "";
@@ -259,7 +260,14 @@ int cmd_unix_connector(int argc, char **argv)
 		case 'g': gid = strtol(optarg, NULL, 10); break;
 		case 'G': groups = optarg; break;
 		case 'P': parent = strtol(optarg, NULL, 10); break;
-		default: return 125;
+		case 'h':
+			printf("usage: cordon unix-connector --channel-fd N --uid U --gid G "
+			       "--groups LIST --parent PID\n"
+			       "Started by cordon run, never by hand: makes a session's Unix socket "
+			       "connects\nas its agent (its uid, gids and mount view), for the "
+			       "supervisor.\n");
+			return 0;
+		default: return 2;      /* getopt named the option */
 		}
 	}
 	if (chan < 3 || uid < 0 || gid < 0 || parent < 1 || optind != argc ||

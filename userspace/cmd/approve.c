@@ -177,6 +177,14 @@ int cmd_pending(int argc, char **argv)
 	int shown = 0;
 
 	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+			printf("usage: cordon pending [--all] [--json]\n"
+			       "What waits for a human in your running sessions: each held request\n"
+			       "([SESSION:]ID for `cordon approve` / `cordon deny`), who and where,\n"
+			       "the rule that holds it, and the live intents.  --all: every user's\n"
+			       "sessions (root only).\n");
+			return 0;
+		}
 		if (!strcmp(argv[k], "--json"))
 			json = true;
 		else if (!strcmp(argv[k], "--all"))
@@ -286,6 +294,16 @@ static int decide(int argc, char **argv, const char *cmd)
 	int err;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: cordon %s [SESSION:]ID%s\n", cmd,
+			       !strcmp(cmd, "approve") ? " [--session]" : "");
+			printf("%s the request ID that `cordon pending` lists (SESSION:ID names the\n"
+			       "session when ID is pending in more than one of yours, or another\n"
+			       "user's, as root).%s\n", !strcmp(cmd, "approve") ? "Approve" : "Deny",
+			       !strcmp(cmd, "approve") ? "  --session: approve every call like it for the "
+							 "rest\nof the session." : "");
+			return 0;
+		}
 		if (!strcmp(argv[i], "--session") && !strcmp(cmd, "approve"))
 			sess = true;
 		else if (!id_s && argv[i][0] != '-')
@@ -461,7 +479,18 @@ int cmd_stop(int argc, char **argv)
 	json_t *req, *rep;
 	int err;
 
-	if (argc != 2 || argv[1][0] == '-' || strchr(argv[1], '/') || strlen(argv[1]) >= 40) {
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: cordon stop SESSION\nStop a running session: every process told "
+		       "(SIGTERM), its cgroup killed\nafter a grace.  SESSION as `cordon pending` or "
+		       "the session's start shows it.\n");
+		return 0;
+	}
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-') {
+			log_err("stop: unknown option '%s' (usage: cordon stop SESSION)", argv[i]);
+			return 2;
+		}
+	if (argc != 2 || strchr(argv[1], '/') || strlen(argv[1]) >= 40) {
 		fprintf(stderr, "usage: cordon stop SESSION   (SESSION as `cordon pending` or the "
 			"session's start shows it)\n");
 		return 2;

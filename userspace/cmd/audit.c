@@ -20,8 +20,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cordon audit verify FILE [--key KEYFILE | --key-dir DIR] [--anchor FILE|-]\n"
-		"       cordon audit show FILE\n"
+		"usage: cordon audit verify FILE [--key KEYFILE | --key-dir DIR] [--anchor FILE|-] [--json]\n"
+		"       cordon audit show [--json] FILE\n"
 		"       cordon audit prune [--max-age AGE] [--max-count N] [--max-size SIZE]\n"
 		"                          [--dry-run] [--json] [--config FILE] [--dir DIR]\n"
 		"                          [--key-dir DIR]\n"
@@ -43,6 +43,9 @@ static void usage(FILE *f)
 		"        --max-count 1000, --max-size 2G (K M G T).  Never a log a session\n"
 		"        still writes, nor an unsealed one; nothing outside DIR and the key\n"
 		"        directory, no symlink followed.  --dry-run says what it would remove.\n"
+		"--json  verify: one object (file, intact, records, problems, lines, anchor);\n"
+		"        show: the records as JSON lines, as they are in the log (ASCII-escaped);\n"
+		"        prune: one object (pruned, kept, remaining)\n"
 		"Exit status: 0 intact (verify), shown or pruned; 1 tampered, or a log that\n"
 		"could not be removed; 2 usage or I/O error.\n");
 }
@@ -51,7 +54,7 @@ static void usage(FILE *f)
  * The log against the anchors a collector kept (audit_ship.c): 0 every
  * anchor matches, 1 not, 2 an I/O error.  Reports on stdout.
  */
-static int verify_anchor(const char *file, const char *anchor)
+static int verify_anchor(const char *file, const char *anchor, FILE *out)
 {
 	_cleanup_fclose_ FILE *own = NULL;
 	FILE *f = stdin;
@@ -66,41 +69,126 @@ static int verify_anchor(const char *file, const char *anchor)
 		}
 		f = own;
 	}
-	r = audit_anchor_check(file, f, stdout, stdout, &n);
+	r = audit_anchor_check(file, f, out, out, &n);
 	if (r < 0 && r != -EBADMSG) {
 		log_err("audit: cannot check %s against %s: %s", file, anchor, strerror(-r));
 		return 2;
 	}
-	printf("%s: %s the collector's %zu anchor%s\n", file, r == 0 ? "matches" : "does NOT match",
-	       n, n == 1 ? "" : "s");
+	fprintf(out, "%s: %s the collector's %zu anchor%s\n", file,
+		r == 0 ? "matches" : "does NOT match", n, n == 1 ? "" : "s");
 	return r == 0 ? 0 : 1;
+}
+
+/*
+ * A log to read must be a file: a directory passed access(R_OK) and then
+ * read as "Input/output error".  2 (usage or I/O), said, or 0.
+ */
+static int check_log_file(const char *file)
+{
+	struct stat st;
+
+	if (stat(file, &st) < 0 || access(file, R_OK) < 0) {
+		log_err("audit: cannot read %s: %m", file);
+		return -errno;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		log_err("audit: %s is a directory: give a session's log (%s/SESSION.jsonl)", file,
+			file);
+		return -EISDIR;
+	}
+	return 0;
+}
+
+/* Split REPORT's lines into a JSON array of strings. */
+static json_t *lines_json(const char *report)
+{
+	json_t *a = json_array();
+
+	for (const char *p = report; p && *p; ) {
+		size_t n = strcspn(p, "\n");
+
+		json_array_append_new(a, json_stringn(p, n));
+		p += n + (p[n] == '\n');
+	}
+	return a;
+}
+
+/*
+ * `audit verify --json`: one object, the same verdict as the text (exit 0
+ * intact, 1 tampered, 2 I/O).  R is audit_verify_stats's answer, REPORT the
+ * problem lines it wrote.
+ */
+static int verify_json(const char *file, int r, const struct audit_verify_stats *st,
+		       const char *report, const char *anchor)
+{
+	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:o}", "file", file,
+			      "records", (json_int_t)st->records, "lines", (json_int_t)st->lines,
+			      "problem_count", (json_int_t)st->problems, "problems", lines_json(report));
+	bool intact = r == 0;
+	int code;
+
+	if (anchor) {
+		_cleanup_free_ char *arep = NULL;
+		size_t alen = 0;
+		FILE *af = open_memstream(&arep, &alen);
+		int ra;
+
+		if (!af) {
+			json_decref(o);
+			return 2;
+		}
+		ra = verify_anchor(file, anchor, af);
+		fclose(af);
+		if (ra == 2) {
+			json_decref(o);
+			return 2;
+		}
+		json_object_set_new(o, "anchor", json_pack("{s:s,s:b,s:o}", "file", anchor,
+							     "matches", ra == 0, "report",
+							     lines_json(arep)));
+		intact = intact && ra == 0;
+	}
+	json_object_set_new(o, "intact", json_boolean(intact));
+	json_object_set_new(o, "sealed", json_boolean(r == 0));
+	json_dumpf(o, stdout, JSON_INDENT(2));
+	fputc('\n', stdout);
+	json_decref(o);
+	code = intact ? 0 : 1;
+	return code;
 }
 
 static int cmd_verify(int argc, char **argv)
 {
 	_cleanup_free_ char *default_key = NULL;
 	const char *key = NULL, *key_dir = NULL, *anchor = NULL, *file;
+	bool json = false;
 	const struct cmd_option opts[] = {
 		{ "key", &key, NULL },
 		{ "key-dir", &key_dir, NULL },
 		{ "anchor", &anchor, NULL },
+		{ "json", NULL, &json },
 		{}
 	};
-	struct audit_verify_stats st;
-	int r;
+	struct audit_verify_stats st = {};
+	_cleanup_free_ char *report = NULL;
+	size_t report_len = 0;
+	FILE *out = stdout;
+	int r, ra = -1;
 
 	r = options_parse(argc, argv, opts, usage);
 	if (r)
 		return r < 0 ? 2 : 0;
-	if (argc - optind != 1 || (key && key_dir)) {
+	if (key && key_dir) {
+		log_err("audit verify: --key and --key-dir conflict (--key names the key itself)");
+		return 2;
+	}
+	if (argc - optind != 1) {
 		usage(stderr);
 		return 2;
 	}
 	file = argv[optind];
-	if (access(file, R_OK) < 0) {
-		log_err("audit: cannot read %s: %m", file);
+	if (check_log_file(file) < 0)
 		return 2;
-	}
 	if (!key) {
 		r = audit_log_key_path(file, key_dir, &default_key);
 		if (r == -EBADMSG) {
@@ -118,7 +206,14 @@ static int cmd_verify(int argc, char **argv)
 		log_err("audit: cannot read the key %s: %m", key);
 		return 2;
 	}
-	r = audit_verify_stats(file, key, stdout, &st);
+	/* --json: the problem lines verify reports, kept for the object. */
+	if (json && !(out = open_memstream(&report, &report_len))) {
+		log_err("audit: %m");
+		return 2;
+	}
+	r = audit_verify_stats(file, key, out, &st);
+	if (json)
+		fclose(out);
 	if (r == -EINVAL) {
 		log_err("audit: %s is not an audit key (64 hex digits)", key);
 		return 2;
@@ -127,8 +222,10 @@ static int cmd_verify(int argc, char **argv)
 		log_err("audit: cannot verify %s: %s", file, strerror(-r));
 		return 2;
 	}
+	if (json)
+		return verify_json(file, r, &st, report, anchor);
 	if (anchor) {
-		int ra = verify_anchor(file, anchor);
+		ra = verify_anchor(file, anchor, stdout);
 
 		if (ra == 2)
 			return 2;
@@ -400,15 +497,28 @@ static int cmd_show(int argc, char **argv)
 	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *buf = NULL;
 	size_t cap = 0, lineno = 0;
+	bool json = false;
+	const struct cmd_option opts[] = {
+		{ "json", NULL, &json },
+		{}
+	};
+	const char *file;
 	ssize_t n;
+	int r;
 
-	if (argc != 2 || argv[1][0] == '-') {
-		usage(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
-		return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+	r = options_parse(argc, argv, opts, usage);
+	if (r)
+		return r < 0 ? 2 : 0;
+	if (argc - optind != 1) {
+		usage(stderr);
+		return 2;
 	}
-	f = fopen(argv[1], "re");
+	file = argv[optind];
+	if (check_log_file(file) < 0)
+		return 2;
+	f = fopen(file, "re");
 	if (!f) {
-		log_err("audit: cannot read %s: %m", argv[1]);
+		log_err("audit: cannot read %s: %m", file);
 		return 2;
 	}
 	errno = 0;
@@ -416,7 +526,17 @@ static int cmd_show(int argc, char **argv)
 		json_t *rec = json_loadb(buf, (size_t)n, 0, NULL);
 
 		lineno++;
-		if (json_is_object(rec)) {
+		if (json) {
+			/* Re-encoded as ASCII: agent text cannot reach a terminal raw. */
+			json_t *o = json_is_object(rec) ? json_incref(rec) :
+				    json_pack("{s:I,s:s,s:s%}", "line", (json_int_t)lineno,
+					      "error", "not a record", "text", buf,
+					      (size_t)n - (buf[n - 1] == '\n'));
+
+			put_json(stdout, o);
+			fputc('\n', stdout);
+			json_decref(o);
+		} else if (json_is_object(rec)) {
 			show_record(stdout, rec);
 		} else {
 			printf("line %zu: not a record: ", lineno);
@@ -427,7 +547,7 @@ static int cmd_show(int argc, char **argv)
 		errno = 0;
 	}
 	if (ferror(f)) {
-		log_err("audit: cannot read %s: %m", argv[1]);
+		log_err("audit: cannot read %s: %m", file);
 		return 2;
 	}
 	return 0;

@@ -118,6 +118,11 @@ int cmd_connect(int argc, char **argv)
 		       "approved git push over ssh).  Exit 1 when the broker refuses.\n");
 		return 0;
 	}
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '-') {
+			log_err("connect: unknown option '%s' (usage: cordon connect HOST PORT)", argv[i]);
+			return 2;
+		}
 	if (argc != 3) {
 		fprintf(stderr, "usage: cordon connect HOST PORT\n");
 		return 2;

@@ -15,11 +15,11 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cordon policy check [--strict] FILE...   (--strict: a warning exits 1)\n"
+		"usage: cordon policy check [--strict] [--json] FILE...   (--strict: a warning exits 1)\n"
 		"       cordon policy explain [--var NAME=VALUE]... [--json] FILE OP\n"
 		"       cordon policy explain --english FILE   (the policy as sentences)\n"
-		"       cordon policy test [--var NAME=VALUE]... FILE SCENARIOS.json\n"
-		"       cordon policy test [--var NAME=VALUE]... FILE.en   (the scenarios its sentences yield)\n"
+		"       cordon policy test [--var NAME=VALUE]... [--json] FILE SCENARIOS.json\n"
+		"       cordon policy test [--var NAME=VALUE]... [--json] FILE.en   (the scenarios its sentences yield)\n"
 		"       cordon policy compile [--var NAME=VALUE]... FILE   (the kernel tables, JSON lines)\n"
 		"       cordon policy json FILE   (the JSON policy a constitution compiles to)\n"
 		"       cordon policy draft [--model PROVIDER/MODEL] [--endpoint URL] [-o FILE] [--yes] WORDS...\n"
@@ -65,20 +65,47 @@ static int load_or_report(const char *file, const struct pol_vars *vars, bool wa
 	return load_or_report_n(file, vars, warnings, out, NULL);
 }
 
+/* --help (or -h) among ARGV's options, before any "--": the subcommand's usage, exit 0. */
+static bool asks_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return true;
+		}
+	return false;
+}
+
 /*
  * Warnings (a rule an invariant overrides, one shadowed, "/" writable, a
  * rule that can never match...) leave the exit status 0 unless --strict,
  * for a CI that must not let a policy in that does less than it reads.
+ * Options come first (an argument that starts with '-' after them is an
+ * error, not a file: `--json` was read as a policy path); "--" ends them.
  */
 static int cmd_check(int argc, char **argv)
 {
 	struct pol_vars vars = {};
-	bool strict = false;
+	bool strict = false, json = false;
+	json_t *out = NULL;
 	int bad = 0, first = 1;
 
-	if (argc > 1 && !strcmp(argv[1], "--strict")) {
-		strict = true;
-		first = 2;
+	if (asks_help(argc, argv))
+		return 0;
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		if (!strcmp(argv[first], "--")) {
+			first++;
+			break;
+		}
+		if (!strcmp(argv[first], "--strict")) {
+			strict = true;
+		} else if (!strcmp(argv[first], "--json")) {
+			json = true;
+		} else {
+			log_err("policy check: unknown option '%s' (usage: cordon policy check "
+				"[--strict] [--json] FILE...)", argv[first]);
+			return 2;
+		}
 	}
 	if (argc <= first) {
 		usage(stderr);
@@ -88,21 +115,62 @@ static int cmd_check(int argc, char **argv)
 		log_err("policy: cannot set default variables");
 		return 1;
 	}
+	if (json)
+		out = json_array();
 	for (int i = first; i < argc; i++) {
+		struct pol_diags ds = { .no_warnings = false };
 		struct policy *p = NULL;
-		size_t n_warn = 0;
+		size_t n_warn;
+		int r;
 
-		if (load_or_report_n(argv[i], &vars, true, &p, &n_warn)) {
-			bad = 1;
+		if (!json) {
+			if (load_or_report_n(argv[i], &vars, true, &p, &n_warn)) {
+				bad = 1;
+				continue;
+			}
+			if (strict && n_warn) {
+				printf("%s: %zu warning%s (--strict)\n", argv[i], n_warn,
+				       n_warn == 1 ? "" : "s");
+				bad = 1;
+			} else {
+				printf("%s: ok (%zu rules, %zu credentials)\n", argv[i], p->n_rules,
+				       p->n_creds);
+			}
+			pol_free(p);
 			continue;
 		}
-		if (strict && n_warn) {
-			printf("%s: %zu warning%s (--strict)\n", argv[i], n_warn, n_warn == 1 ? "" : "s");
-			bad = 1;
-		} else {
-			printf("%s: ok (%zu rules, %zu credentials)\n", argv[i], p->n_rules, p->n_creds);
+		/* --json: one object per file, each diagnostic with its position. */
+		{
+			json_t *o = json_pack("{s:s}", "file", argv[i]), *diags = json_array();
+
+			r = pol_load(argv[i], &vars, &p, &ds);
+			for (size_t k = 0; k < ds.n; k++)
+				json_array_append_new(diags, json_pack("{s:s,s:i,s:i,s:s}", "severity",
+						ds.d[k].severity == POL_ERROR ? "error" : "warning",
+						"line", ds.d[k].pos.line, "column", ds.d[k].pos.col,
+						"message", ds.d[k].msg));
+			n_warn = ds.n - ds.n_errors;
+			if (r < 0 && !ds.n)
+				json_array_append_new(diags, json_pack("{s:s,s:s}", "severity", "error",
+						"message", r == -ENOENT ? "no such file, and not a shipped profile" :
+						strerror(-r)));
+			json_object_set_new(o, "ok", json_boolean(r == 0 && !(strict && n_warn)));
+			if (r == 0) {
+				json_object_set_new(o, "rules", json_integer((json_int_t)p->n_rules));
+				json_object_set_new(o, "credentials", json_integer((json_int_t)p->n_creds));
+			}
+			json_object_set_new(o, "diagnostics", diags);
+			json_array_append_new(out, o);
+			if (r < 0 || (strict && n_warn))
+				bad = 1;
+			pol_free(p);
+			pol_diags_free(&ds);
 		}
-		pol_free(p);
+	}
+	if (json) {
+		json_dumpf(out, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+		json_decref(out);
 	}
 	pol_vars_free(&vars);
 	return bad;
@@ -308,6 +376,8 @@ static int cmd_explain(int argc, char **argv)
 	const char **xargv = NULL;
 	int c, r = 2;
 
+	if (asks_help(argc, argv))
+		return 0;
 	if (pol_vars_defaults(&vars) < 0)
 		return 1;
 	optind = 1;
@@ -323,6 +393,10 @@ static int cmd_explain(int argc, char **argv)
 			usage(stderr);
 			goto out;
 		}
+	}
+	if (english && json) {
+		log_err("policy explain: --english and --json conflict (--english prints sentences)");
+		goto out;
 	}
 	if (english) {
 		r = argc - optind == 1 ? explain_english(argv[optind]) : (usage(stderr), 2);
@@ -421,6 +495,7 @@ static int cmd_test(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "var", required_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' },
 		{}
 	};
 	static const char *const skeys[] = { "name", "op", "path", "argv", "cwd", "host", "port",
@@ -433,13 +508,24 @@ static int cmd_test(int argc, char **argv)
 	const char *k;
 	size_t i;
 	int c, pass = 0, fail = 0, r = 2;
-	bool english;
+	bool english, json = false;
 	const char *sfile = NULL;
+	json_t *results = json_array();
 
-	if (pol_vars_defaults(&vars) < 0)
+	if (asks_help(argc, argv)) {
+		json_decref(results);
+		return 0;
+	}
+	if (pol_vars_defaults(&vars) < 0) {
+		json_decref(results);
 		return 1;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c == 'j') {
+			json = true;
+			continue;
+		}
 		if (c != 'V' || parse_var(&vars, optarg) < 0) {
 			usage(stderr);
 			goto out;
@@ -485,10 +571,11 @@ static int cmd_test(int argc, char **argv)
 	}
 	/* A constitution names its rules by line: a scenario's "rule" (a JSON rule's name) is not compared. */
 	english = is_constitution_file(argv[optind]);
-	if (english)
+	if (english && !json)
 		printf("(a constitution: the scenarios' rule names are not compared)\n");
-	printf("%-4s %-8s %-9s %-9s %-26s %s\n", "#", "op", "expect", "got", "rule/invariant",
-	       "subject");
+	if (!json)
+		printf("%-4s %-8s %-9s %-9s %-26s %s\n", "#", "op", "expect", "got", "rule/invariant",
+		       "subject");
 	json_array_foreach(list, i, sc) {
 		const char *opname = json_string_value(json_object_get(sc, "op"));
 		const char *expect = json_string_value(json_object_get(sc, "expect"));
@@ -590,21 +677,41 @@ static int cmd_test(int argc, char **argv)
 			ok = ok && res.rule && !strcmp(want_rule, res.rule->name);
 		snprintf(by, sizeof(by), "%s", res.invariant ? res.invariant :
 			 res.rule ? res.rule->name : "(default)");
-		printf("%-4zu %-8s %-9s %-9s %-26s %s%s\n", i + 1, opname, expect,
-		       pol_decision_name(res.decision), by, subject, ok ? "" : "   <-- MISMATCH");
-		if (!ok) {
+		if (json)
+			json_array_append_new(results, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:s?}",
+					"n", (json_int_t)(i + 1), "op", opname, "expect", expect,
+					"got", pol_decision_name(res.decision), "by", by,
+					"subject", subject, "ok", ok, "reason", res.reason,
+					"name", json_string_value(json_object_get(sc, "name"))));
+		else
+			printf("%-4zu %-8s %-9s %-9s %-26s %s%s\n", i + 1, opname, expect,
+			       pol_decision_name(res.decision), by, subject,
+			       ok ? "" : "   <-- MISMATCH");
+		if (!ok && !json) {
 			printf("     %s%s%s\n", res.reason,
 			       json_string_value(json_object_get(sc, "name")) ? "; scenario: " : "",
 			       json_string_value(json_object_get(sc, "name")) ?: "");
-			fail++;
-		} else {
-			pass++;
 		}
+		if (!ok)
+			fail++;
+		else
+			pass++;
 		json_decref(b.args);
 	}
-	printf("\n%s: %d scenarios passed, %d failed\n", sfile, pass, fail);
+	if (json) {
+		json_t *o = json_pack("{s:s,s:s,s:O,s:i,s:i}", "policy", argv[optind],
+				      "scenarios_from", sfile, "scenarios", results, "passed", pass,
+				      "failed", fail);
+
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		fputc('\n', stdout);
+		json_decref(o);
+	} else {
+		printf("\n%s: %d scenarios passed, %d failed\n", sfile, pass, fail);
+	}
 	r = fail ? 1 : 0;
 out:
+	json_decref(results);
 	json_decref(root);
 	pol_free(p);
 	pol_vars_free(&vars);
@@ -655,6 +762,8 @@ static int cmd_compile(int argc, char **argv)
 	struct policy *p = NULL;
 	int c, r = 2;
 
+	if (asks_help(argc, argv))
+		return 0;
 	if (pol_vars_defaults(&vars) < 0)
 		return 1;
 	optind = 1;
@@ -731,6 +840,12 @@ static int cmd_json(int argc, char **argv)
 {
 	json_t *j;
 
+	if (asks_help(argc, argv))
+		return 0;
+	if (argc == 2 && argv[1][0] == '-') {
+		log_err("policy json: unknown option '%s' (usage: cordon policy json FILE)", argv[1]);
+		return 2;
+	}
 	if (argc != 2) {
 		usage(stderr);
 		return 2;

@@ -29,9 +29,13 @@ static void usage(FILE *f)
 		"  --approve MODE        tty (default with a terminal), socket (`cordon approve`),\n"
 		"                        or deny (every escalation is denied)\n"
 		"  --audit FILE          the audit log (default: " AUDIT_DIR "/SESSION.jsonl)\n"
+		"  --audit-syslog SOCKET also send each record, as written, to a syslog daemon's\n"
+		"                        Unix datagram socket (RFC 5424; CORDON_AUDIT_SYSLOG)\n"
+		"  --audit-journal       also to the journal (CORDON_AUDIT_JOURNAL=1)\n"
 		"  --require-full-floor  refuse to start without BPF LSM\n"
-		"  --env NAME            pass this variable through (the rest is scrubbed)\n"
-		"  --var NAME=VALUE      set a policy variable\n"
+		"  --env NAME            pass cordon's variable NAME through (the rest is scrubbed)\n"
+		"  --var NAME=VALUE      set a policy variable (not WORKSPACE, HOME, USER, UID: the\n"
+		"                        session's own)\n"
 		"  --upstream CRED=URL   send credential CRED's requests to URL (https://HOST[:PORT]\n"
 		"                        [/PATH]: an LLM gateway, a private address) instead of\n"
 		"                        the provider's host; the agent still asks the provider's\n"
@@ -43,12 +47,58 @@ static void usage(FILE *f)
 		"                        agent reaches it at $CORDON_MCP_SOCKET (cordon mcp-bridge),\n"
 		"                        escalated tool calls wait for this session's approver\n"
 		"  -q, --quiet           print only errors and approval prompts\n"
+		"  -v                    log each start-up phase (as `cordon -v run`)\n"
+		"--profile and --policy exclude each other; an option that takes one value\n"
+		"may be given once.\n"
 		"Exit status: the agent's; 125 a cordon error; 126 the agent cannot run;\n"
 		"127 the agent was not found.\n");
 }
 
+/*
+ * A single-valued option given twice, or --profile with --policy, is an
+ * error naming both: the last one silently won (`--profile X --policy Y`
+ * ran Y, and whoever read the command line saw X).  *SEEN and *SEEN_V hold
+ * the one given first.
+ */
+static int once(const char **seen, const char **seen_v, const char *a, const char *v)
+{
+	/* The same option with the same value again is no conflict. */
+	if (*seen && !(v && *seen_v && !strcmp(*seen, a) && !strcmp(*seen_v, v))) {
+		log_err("run: %s %s conflicts with %s %s given before (one of them)", a, v ?: "",
+			*seen, *seen_v ?: "");
+		return -EINVAL;
+	}
+	*seen = a;
+	*seen_v = v;
+	return 0;
+}
+
+/* --env NAME: a variable's name; NAME=VALUE is not (it was silently ignored). */
+static int env_name_ok(const char *v)
+{
+	if (!*v || strchr(v, '=')) {
+		log_err("run: --env %s: --env passes cordon's own variable NAME through; it sets "
+			"nothing (export NAME=VALUE before cordon run, then --env NAME)", v);
+		return -EINVAL;
+	}
+	for (const char *p = v; *p; p++)
+		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (p > v && *p >= '0' && *p <= '9'))) {
+			log_err("run: --env %s: not a variable name", v);
+			return -EINVAL;
+		}
+	if (!getenv(v))
+		log_warn("run: --env %s: not set in cordon's environment, so the agent does not get "
+			 "it (sudo keeps it with --preserve-env=%s)", v, v);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct run_options *o)
 {
+	const char *seen_policy = NULL, *seen_ws = NULL, *seen_user = NULL, *seen_approve = NULL,
+		   *seen_audit = NULL, *seen_mcp = NULL, *seen_ca = NULL, *seen_syslog = NULL;
+	const char *sv_policy = NULL, *sv_ws = NULL, *sv_user = NULL, *sv_approve = NULL,
+		   *sv_audit = NULL, *sv_mcp = NULL, *sv_ca = NULL, *sv_syslog = NULL;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -56,19 +106,42 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 #define NEEDV() do { if (!v) { log_err("run: %s needs a value", a); return -EINVAL; } i++; } while (0)
+#define ONCE(seen, sv) do { if (once(&(seen), &(sv), a, v) < 0) return -EINVAL; } while (0)
 		if (!strcmp(a, "--")) {
 			i++;
 			break;
 		} else if (!strcmp(a, "--profile") || !strcmp(a, "--policy")) {
+			ONCE(seen_policy, sv_policy);
 			NEEDV();
+			if (!strcmp(a, "--profile") && strchr(v, '/')) {
+				log_err("run: --profile %s: a shipped profile's name (a policy file is "
+					"--policy FILE)", v);
+				return -EINVAL;
+			}
 			o->policy = v;
 		} else if (!strcmp(a, "--workspace")) {
+			ONCE(seen_ws, sv_ws);
 			NEEDV();
 			o->workspace = v;
 		} else if (!strcmp(a, "--user")) {
+			ONCE(seen_user, sv_user);
 			NEEDV();
 			o->user = v;
+		} else if (!strcmp(a, "--audit-syslog")) {
+			ONCE(seen_syslog, sv_syslog);
+			NEEDV();
+			if (v[0] != '/') {
+				log_err("run: --audit-syslog %s: not an absolute path to a Unix datagram "
+					"socket", v);
+				return -EINVAL;
+			}
+			o->audit_syslog = v;
+		} else if (!strcmp(a, "--audit-journal")) {
+			o->audit_journal = true;
+		} else if (!strcmp(a, "-v")) {
+			log_set_verbose(log_verbose() + 1);
 		} else if (!strcmp(a, "--approve")) {
+			ONCE(seen_approve, sv_approve);
 			NEEDV();
 			if (!strcmp(v, "tty"))
 				o->approve = APPROVE_TTY;
@@ -82,9 +155,11 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			}
 			o->approve_set = true;
 		} else if (!strcmp(a, "--audit")) {
+			ONCE(seen_audit, sv_audit);
 			NEEDV();
 			o->audit = v;
 		} else if (!strcmp(a, "--mcp")) {
+			ONCE(seen_mcp, sv_mcp);
 			NEEDV();
 			o->mcp = v;
 		} else if (!strcmp(a, "--keep-fd")) {
@@ -110,6 +185,7 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			}
 			o->upstreams[o->n_upstreams++] = v;
 		} else if (!strcmp(a, "--upstream-ca")) {
+			ONCE(seen_ca, sv_ca);
 			NEEDV();
 			if (v[0] != '/' || access(v, R_OK) < 0) {
 				log_err("run: --upstream-ca %s: not a readable absolute path", v);
@@ -122,6 +198,8 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			bool env = !strcmp(a, "--env");
 
 			NEEDV();
+			if (env && env_name_ok(v) < 0)
+				return -EINVAL;
 			if ((env ? o->n_env : o->n_vars) >= RUN_MAX_ENV) {
 				log_err("run: too many %s options", a);
 				return -E2BIG;
@@ -142,6 +220,7 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 			break;
 		}
 #undef NEEDV
+#undef ONCE
 	}
 	if (o->upstream_ca && !o->n_upstreams) {
 		log_err("run: --upstream-ca needs --upstream (the gateway it verifies)");

@@ -276,7 +276,7 @@ int cmd_http_proxy(int argc, char **argv)
 		case 'O': ca_out = optarg; break;
 		case 'S': sentinels_out = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 125;
+		default: usage(stderr); return 2;     /* getopt named the option */
 		}
 	}
 	if (!listen_spec == (listen_fd < 0) || optind != argc) {

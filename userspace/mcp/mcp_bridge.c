@@ -29,13 +29,19 @@ int cmd_mcp_bridge(int argc, char **argv)
 	bool in_open = true;
 	int fd;
 
+	if (argc == 2 && argv[1][0] == '-' && strcmp(argv[1], "--help") && strcmp(argv[1], "-h")) {
+		log_err("mcp-bridge: unknown option '%s' (usage: cordon mcp-bridge [SOCKET])", argv[1]);
+		return 2;
+	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr,
+		bool help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+
+		fprintf(help ? stdout : stderr,
 			"usage: cordon mcp-bridge [SOCKET]\n"
 			"Connects stdin/stdout to the session's MCP proxy (SOCKET, default\n"
 			"$CORDON_MCP_SOCKET, set by cordon run --mcp).  Use it as the command of\n"
 			"the one MCP server the agent's client is configured with.\n");
-		return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+		return help ? 0 : 2;
 	}
 	if (!path || !*path) {
 		log_err("mcp-bridge: no socket: CORDON_MCP_SOCKET is not set (is this a "

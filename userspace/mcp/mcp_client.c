@@ -75,9 +75,35 @@ static void on_initialize(struct proxy *p, struct client *c, json_t *id, json_t 
 					     pol_json_kept(json_object_get(params, "clientInfo")) : NULL));
 }
 
+/*
+ * tools/list with every server dead: an error naming each and why.  It
+ * answered `tools: []`, which a client takes for a server with no tools,
+ * and the human never learnt that nothing had started.
+ */
+static bool all_dead(struct proxy *p, struct client *c, json_t *id)
+{
+	char why[1024];
+	size_t o = 0;
+
+	for (size_t i = 0; i < p->n_srv; i++)
+		if (p->srv[i].state != SRV_DEAD)
+			return false;
+	if (!p->n_srv)
+		return false;
+	for (size_t i = 0; i < p->n_srv && o < sizeof(why); i++)
+		o += (size_t)snprintf(why + o, sizeof(why) - o, "%s%s: %s", i ? "; " : "",
+				      p->srv[i].name, p->srv[i].dead);
+	mcp_state_client_error(p, c, id, JRPC_INTERNAL_ERROR, "no MCP server is running (%s)", why);
+	return true;
+}
+
 static void on_tools_list(struct proxy *p, struct client *c, json_t *id)
 {
-	json_t *all = json_array();
+	json_t *all;
+
+	if (all_dead(p, c, id))
+		return;
+	all = json_array();
 
 	for (size_t i = 0; i < p->n_srv; i++) {
 		struct srv *s = &p->srv[i];

@@ -337,7 +337,7 @@ int cmd_mcp_proxy(int argc, char **argv)
 			snprintf(p.session, sizeof(p.session), "%s", optarg);
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 125;
+		default: usage(stderr); return 2;     /* getopt named the option */
 		}
 	}
 	if (!servers || optind != argc || (listen_fd >= 0 && listen_path)) {
@@ -452,6 +452,11 @@ int cmd_mcp_proxy(int argc, char **argv)
 	}
 	r = proxy_loop(&p);
 	ret = r < 0 ? 125 : 0;
+	/* Not one server ever came up: the proxy served nothing, and says so in its status. */
+	if (ret == 0 && p.n_srv && !p.n_ready_ever) {
+		log_err("mcp-proxy: no MCP server could start (see the messages above)");
+		ret = 125;
+	}
 	r = audit_down(p.audit, NULL);
 	if (r < 0) {
 		log_err("mcp-proxy: stopped: the audit log cannot keep its records (%s)", strerror(-r));

@@ -195,6 +195,8 @@ static void srv_own_response(struct proxy *p, struct call *k, json_t *msg)
 		if (s->state == SRV_READY)
 			broadcast(p, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method",
 					       "notifications/tools/list_changed"));
+		else
+			p->n_ready_ever++;
 		s->state = SRV_READY;
 		mcp_state_record(p, "mcp", json_pack("{s:s,s:s,s:I}", "what", "server ready", "server", s->name,
 						     "tools", (json_int_t)json_array_size(s->tools)));

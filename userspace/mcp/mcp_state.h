@@ -100,6 +100,7 @@ struct proxy {
 	struct policy *pol;
 	struct srv srv[MAX_SERVERS];
 	size_t n_srv;
+	size_t n_ready_ever;            /* servers that came up at least once */
 	struct client *clients;
 	unsigned n_clients;             /* ever connected: the next client's number */
 	unsigned live_clients;          /* connected now */

@@ -124,14 +124,16 @@ int audit_place(struct sup *s, const char **split)
  *                                datagram socket
  *   CORDON_AUDIT_JOURNAL=1|SOCKET  the journal's native protocol, to
  *                                AUDIT_JOURNAL_SOCKET or SOCKET
+ * or on its command line, which wins: `--audit-syslog SOCKET`,
+ * `--audit-journal` (as CORDON_AUDIT_JOURNAL=1).
  * A value that is not an absolute path (or 1) is an error and no session
  * starts; a collector that is not there is not: the session runs, its log
  * says the records were not shipped, and a warning says so now.
  */
-static int ship_one(struct sup *s, const char *var, enum audit_ship_kind kind, const char *dflt,
-		    bool check)
+static int ship_one(struct sup *s, const char *var, const char *opt, enum audit_ship_kind kind,
+		    const char *dflt, bool check)
 {
-	const char *v = getenv(var), *path;
+	const char *v = opt ?: getenv(var), *path;
 	struct audit_ship *sh;
 	int r;
 
@@ -168,10 +170,15 @@ static int ship_one(struct sup *s, const char *var, enum audit_ship_kind kind, c
 /* CHECK: only the values, before the log is made (a bad one makes no log). */
 static int ship_audit(struct sup *s, bool check)
 {
-	int r = ship_one(s, "CORDON_AUDIT_SYSLOG", AUDIT_SHIP_SYSLOG, NULL, check);
+	const struct run_options *o = s->opt;
+	const char *sl = o->audit_syslog ?: s->pol->ship_syslog;
+	const char *jn = o->audit_journal ? "1" : s->pol->ship_journal;
+	int r = ship_one(s, o->audit_syslog ? "--audit-syslog" : sl ? "the policy's audit_shipping.syslog" :
+			 "CORDON_AUDIT_SYSLOG", sl, AUDIT_SHIP_SYSLOG, NULL, check);
 
-	return r < 0 ? r : ship_one(s, "CORDON_AUDIT_JOURNAL", AUDIT_SHIP_JOURNAL,
-				    AUDIT_JOURNAL_SOCKET, check);
+	return r < 0 ? r : ship_one(s, o->audit_journal ? "--audit-journal" :
+				    jn ? "the policy's audit_shipping.journal" : "CORDON_AUDIT_JOURNAL",
+				    jn, AUDIT_SHIP_JOURNAL, AUDIT_JOURNAL_SOCKET, check);
 }
 
 int open_audit(struct sup *s)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec_recheck.h"
@@ -188,6 +189,26 @@ int open_floor(struct sup *s)
 	if (s->run_lock < 0) {
 		log_err("run: %s: %s", s->run_dir, strerror(-s->run_lock));
 		return s->run_lock;
+	}
+	/*
+	 * What `cordon floor status` lists of this session.  Its absence
+	 * changes nothing the session enforces, so a failure is a warning.
+	 * The directory is cordon's (RUN_DIR is protected from every policy),
+	 * so the agent can neither rewrite this nor plant one.
+	 */
+	{
+		json_t *desc = json_pack("{s:s,s:s,s:i,s:i,s:s,s:i,s:I,s:s,s:s,s:s}",
+					 "name", s->name, "user", s->user, "uid", (int)s->uid,
+					 "invoker", (int)s->invoker, "workspace", s->workspace,
+					 "pid", (int)getpid(), "started", (json_int_t)time(NULL),
+					 "posture", posture_name(s->posture.level),
+					 "policy", s->opt->policy, "audit", s->audit_path);
+		int w = desc ? reap_describe_run_dir(s->run_dir, desc) : -ENOMEM;
+
+		if (w < 0)
+			log_warn("run: %s/" CORDON_RUN_DESC ": %s (`cordon floor status` will not "
+				 "describe this session)", s->run_dir, strerror(-w));
+		json_decref(desc);
 	}
 	return 0;
 }

@@ -37,5 +37,5 @@ void say(bool quiet, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	log_newline(stderr);
 }

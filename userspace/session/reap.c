@@ -70,6 +70,76 @@ bool reap_session_name(const char *n)
 	return true;
 }
 
+int reap_describe_run_dir(const char *run_dir, json_t *desc)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	_cleanup_free_ char *text = json_dumps(desc, JSON_COMPACT);
+	_cleanup_close_ int fd = -1;
+	size_t len;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	snprintf(tmp, sizeof(tmp), "%s/." CORDON_RUN_DESC, run_dir);
+	snprintf(dst, sizeof(dst), "%s/" CORDON_RUN_DESC, run_dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || rename(tmp, dst) < 0) {
+		int r = errno ? -errno : -EIO;
+
+		(void)unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+json_t *reap_list_sessions(void)
+{
+	json_t *out = json_array();
+	struct dirent *de;
+	DIR *d;
+
+	if (!out)
+		return NULL;
+	d = opendir(CORDON_RUN_DIR);
+	while (d && (de = readdir(d))) {
+		json_t *o = NULL;
+		char *text = NULL;
+		bool live;
+		int fd, dfd;
+
+		if (!reap_session_name(de->d_name))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* Held: a live cordon (reap.h); free: released again at once. */
+		live = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+		dfd = openat(fd, CORDON_RUN_DESC, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (dfd >= 0) {
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", dfd);
+			if (read_file(path, &text, 1 << 16) >= 0)
+				o = json_loads(text, 0, NULL);
+			free(text);
+			close(dfd);
+		}
+		if (!json_is_object(o)) {
+			json_decref(o);
+			o = json_object();
+		}
+		json_object_set_new(o, "name", json_string(de->d_name));
+		json_object_set_new(o, "live", json_boolean(live));
+		json_array_append_new(out, o);
+	}
+	if (d)
+		closedir(d);
+	return out;
+}
+
 /* Tasks in a cgroup (its cgroup.procs lines), for the message. */
 static int tasks_in(const char *cg)
 {
@@ -149,6 +219,8 @@ void reap_session_files(const char *name)
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
 	(void)unlink(p);
 	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/" CORDON_RUN_DESC, name);
 	(void)unlink(p);
 	/* The agent wrote that layer: removed through descriptors, no symlink followed. */
 	{

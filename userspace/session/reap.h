@@ -48,7 +48,28 @@
  */
 #define CORDON_OPEN_LOGS_DIR "/var/lib/cordon/open-logs"
 
+/* What a live session says of itself, in its run directory (0600). */
+#define CORDON_RUN_DESC "session.json"
+
 struct net;
+
+/*
+ * Describe the session of RUN_DIR for `cordon floor status`: DESC (borrowed;
+ * name, user, workspace, pid, started...) written to RUN_DIR/session.json,
+ * 0600, by rename so a reader never sees half of it.  0 or -errno.
+ */
+int reap_describe_run_dir(const char *run_dir, json_t *desc);
+
+/*
+ * The sessions under CORDON_RUN_DIR, as an array of their session.json
+ * objects (or {"name"} where there is none) with "live": true while a
+ * cordon holds the run directory's lock, false for one that `cordon floor
+ * gc` would reap.  Call with the floor lock held (reap_floor_lock): the
+ * probe takes each free lock for an instant, which must not meet a session
+ * taking its own (reap_lock_run_dir runs under the floor lock too).
+ * NULL on ENOMEM.
+ */
+json_t *reap_list_sessions(void);
 
 /* Take the floor lock (CORDON_RUN_DIR/.floor.lock), exclusive: its fd, or -errno. */
 int reap_floor_lock(void);

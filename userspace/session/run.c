@@ -181,6 +181,41 @@ struct run {
 };
 
 /*
+ * A workspace is a project: the policy gives ${WORKSPACE} every right
+ * (write, create, delete, exec) to the agent.  `--workspace /` was
+ * accepted and handed it the host; so would a system tree (/etc, /usr,
+ * /home: every user's, /var) or a pseudo-filesystem (/proc, /sys, /dev).
+ * Refused: "/", every top-level directory of the FHS, and anything under
+ * /proc, /sys and /dev.  What it cannot close: a project directory that
+ * holds something precious below it (the policy's invariants still keep
+ * cordon's own state and the credential stores out).
+ */
+static bool workspace_ok(const char *ws)
+{
+	static const char *const top[] = { "bin", "boot", "dev", "etc", "home", "lib", "lib32",
+					   "lib64", "libx32", "media", "mnt", "opt", "proc", "root",
+					   "run", "sbin", "srv", "sys", "tmp", "usr", "var" };
+	static const char *const pseudo[] = { "/proc", "/sys", "/dev" };
+
+	if (!strcmp(ws, "/")) {
+		log_err("run: workspace /: the whole host; give the project's directory");
+		return false;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(top); i++)
+		if (ws[0] == '/' && !strcmp(ws + 1, top[i])) {
+			log_err("run: workspace %s: a system directory, not a project (the policy "
+				"gives the agent every right in its workspace)", ws);
+			return false;
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(pseudo); i++)
+		if (pol_path_within(ws, pseudo[i])) {
+			log_err("run: workspace %s: under %s, not a project", ws, pseudo[i]);
+			return false;
+		}
+	return true;
+}
+
+/*
  * Step 1: bad input refused before anything is made (root, the agent's
  * user, the workspace, the policy, --env naming a credential), then the
  * steps counter.  0, or negative with the reason logged and nothing left
@@ -210,6 +245,8 @@ static int run_check(struct run *run)
 		log_err("run: workspace %s: not a directory", ws);
 		return -EINVAL;
 	}
+	if (!workspace_ok(ws))
+		return -EINVAL;
 	snprintf(s->workspace, sizeof(s->workspace), "%s", ws);
 	if (load_policy(s) < 0)
 		return -EINVAL;
@@ -511,6 +548,7 @@ static int run_start_agent(struct run *run)
 			attach_agent(&run->att);
 	}
 	print_posture(s);
+	say(s, "audit log: %s (`cordon audit show %s`)", s->audit_path, s->audit_path);
 	register_secrets(s);
 	r = approve_listen(&s->ap);
 	phase("sockets listening");

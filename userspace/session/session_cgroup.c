@@ -13,6 +13,7 @@
 #include "floor.h"
 #include "net.h"
 #include "session_cgroup.h"
+#include "reap.h"
 #include "util.h"
 #include "world.h"
 
@@ -123,6 +124,8 @@ void remove_run_dir(const struct sup *s)
 	snprintf(p, sizeof(p), "%s/approve.sock", s->run_dir);
 	(void)unlink(p);
 	snprintf(p, sizeof(p), "%s/events.sock", s->run_dir);
+	(void)unlink(p);
+	snprintf(p, sizeof(p), "%s/" CORDON_RUN_DESC, s->run_dir);
 	(void)unlink(p);
 	(void)rmdir(s->run_dir);
 	if (s->mcp_path[0])

@@ -47,8 +47,27 @@ int policy_load_session(const char *who, const char *file, const struct session_
 	r = r ?: pol_vars_set(&pv, "UID", uid);
 	if (r < 0)
 		log_err("%s: policy variables: %s", who, strerror(-r));
-	for (int i = 0; !r && i < n_vars; i++)
-		r = policy_var_arg(&pv, who, vars[i]);
+	/*
+	 * The session's own variables come from the session (--workspace,
+	 * --user), never from --var: `--var WORKSPACE=/etc` silently
+	 * retargeted every ${WORKSPACE} rule at /etc while the agent worked
+	 * in the real workspace.
+	 */
+	for (int i = 0; !r && i < n_vars; i++) {
+		static const char *const own[] = { "WORKSPACE", "HOME", "USER", "UID" };
+
+		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++) {
+			size_t n = strlen(own[k]);
+
+			if (!strncmp(vars[i], own[k], n) && vars[i][n] == '=') {
+				log_err("%s: --var %s: ${%s} is the session's own (%s); --var sets "
+					"only other variables", who, vars[i], own[k],
+					k == 0 ? "--workspace DIR" : "--user USER");
+				r = -EINVAL;
+			}
+		}
+		r = r ?: policy_var_arg(&pv, who, vars[i]);
+	}
 	if (r == 0) {
 		r = pol_load(file, &pv, out, &d);
 		if (r == -ENOENT && !d.n) {

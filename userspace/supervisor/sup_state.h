@@ -59,6 +59,8 @@ struct run_options {
 	enum approve_mode approve;
 	bool approve_set;
 	const char *audit;
+	const char *audit_syslog;       /* --audit-syslog SOCKET (else CORDON_AUDIT_SYSLOG) */
+	bool audit_journal;             /* --audit-journal (else CORDON_AUDIT_JOURNAL) */
 	bool require_full_floor;
 	const char *env[RUN_MAX_ENV];   /* --env NAME */
 	int n_env;
