@@ -62,6 +62,9 @@ sample() {
     "floor gc") "$cordon" floor gc --json ;;
     "audit verify") "$cordon" audit verify --json --key-dir "$scratch/keys" "$scratch/done.jsonl" ;;
     "audit show") "$cordon" audit show --json "$scratch/done.jsonl" ;;
+    "audit prune") mkdir -p -m 0755 "$scratch/plogs" "$scratch/pkeys" &&
+        cp "$scratch/done.jsonl" "$scratch/plogs/" &&
+        "$cordon" audit prune --json --dry-run --max-count 100 --dir "$scratch/plogs" --key-dir "$scratch/pkeys" ;;
     "home diff") "$cordon" home diff --json --user "$AGENT" ;;
     version) "$cordon" version --json ;;
     *) echo "no JSON sample for '$1': add one to tests/host/cli_consistency.sh" >&2; return 99 ;;

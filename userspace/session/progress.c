@@ -27,7 +27,7 @@ void phase(const char *what)
 		  (double)(t.tv_nsec - t_start.tv_nsec) / 1e6);
 }
 
-void say(bool quiet, const char *fmt, ...)
+void say(int quiet, const char *fmt, ...)
 {
 	va_list ap;
 

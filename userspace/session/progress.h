@@ -14,7 +14,11 @@
 void progress_start(void);
 /* Under `cordon -v`: "run: WHAT  N ms" since progress_start().  Any thread. */
 void phase(const char *what);
-/* "cordon: ..." on stderr, unless QUIET (--quiet). */
-void say(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * "cordon: ..." on stderr, unless QUIET (--quiet).  An int, not a bool: a
+ * pointer passed by mistake (the old say(s, ...)) is then a compile error,
+ * where a bool would take it as true and silence the line.
+ */
+void say(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -548,7 +548,7 @@ static int run_start_agent(struct run *run)
 			attach_agent(&run->att);
 	}
 	print_posture(s);
-	say(s, "audit log: %s (`cordon audit show %s`)", s->audit_path, s->audit_path);
+	say(s->opt->quiet, "audit log: %s (`cordon audit show %s`)", s->audit_path, s->audit_path);
 	register_secrets(s);
 	r = approve_listen(&s->ap);
 	phase("sockets listening");
