@@ -2,8 +2,10 @@
 /*
  * `cordon floor status | load | unload | gc`: the pinned kernel floor.
  */
+#include <limits.h>
 #include <unistd.h>
 #include "floor.h"
+#include "instance.h"
 #include "cmd.h"
 #include "net.h"
 #include "probe.h"
@@ -13,11 +15,14 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cordon floor status [--json] | load | unload | gc\n"
-		   "  status  what is pinned under " CORDON_PIN_DIR ": programs, sessions, events\n"
+		   "  status  what is pinned under %s: programs, sessions, events\n"
 		   "  load    load, attach and pin the BPF LSM floor (needs root and BPF LSM)\n"
 		   "  unload  detach and unpin it (running sessions lose their floor)\n"
 		   "  gc      reap sessions whose cordon is gone (their tasks killed),\n"
-		   "          and forget kernel entries of sessions whose cgroup is gone\n");
+		   "          and forget kernel entries of sessions whose cgroup is gone\n"
+		   "CORDON_INSTANCE=NAME (root only): another floor instance than the live one\n"
+		   "(pins, cgroups and run directories of its own; docs/floor.md, Instances)\n",
+		instance_pin_dir());
 }
 
 static int status(bool json)
@@ -27,9 +32,12 @@ static int status(bool json)
 	int r = floor_status_json(&o);
 
 	if (r < 0) {
-		log_err("floor: cannot read " CORDON_PIN_DIR ": %s", strerror(-r));
+		log_err("floor: cannot read %s: %s", instance_pin_dir(), strerror(-r));
 		return 1;
 	}
+	json_object_set_new(o, "instance", json_string(instance_name()));
+	json_object_set_new(o, "pin_dir", json_string(instance_pin_dir()));
+	json_object_set_new(o, "run_dir", json_string(instance_run_dir()));
 	if (json) {
 		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
@@ -64,7 +72,7 @@ static int load(void)
 
 	if (r == 0) {
 		floor_close(f);
-		printf("floor: loaded and pinned under %s\n", CORDON_PIN_DIR);
+		printf("floor: loaded and pinned under %s\n", instance_pin_dir());
 		return 0;
 	}
 	/* Say why in the doctor's words: the kernel's own answer, measured. */
@@ -94,11 +102,14 @@ int cmd_floor(int argc, char **argv)
 		int lock = reap_floor_lock(), reaped, r;
 
 		if (lock < 0) {
-			log_err("floor: gc: " CORDON_RUN_DIR "/.floor.lock: %s", strerror(-lock));
+			log_err("floor: gc: %s/.floor.lock: %s", instance_run_dir(), strerror(-lock));
 			return 1;
 		}
 		/* The network floor as pinned; gc never loads it. */
-		if (access(CORDON_NET_PIN_DIR "/config", F_OK) == 0 && (r = net_open(&net)) < 0)
+		char cfg[PATH_MAX];
+
+		snprintf(cfg, sizeof(cfg), "%s/config", instance_net_pin_dir());
+		if (access(cfg, F_OK) == 0 && (r = net_open(&net)) < 0)
 			log_warn("floor: gc: the network floor: %s", strerror(-r));
 		reaped = reap_stale(net);
 		if (net && (r = net_gc(net)) < 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "doctor.h"
 #include "home.h"
+#include "instance.h"
 #include "cmd.h"
 #include "mcp_proxy.h"
 #include "http_proxy.h"
@@ -49,6 +50,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	char why[256];
 	int i = 1;
 
 	while (i < argc && strcmp(argv[i], "-v") == 0) {
@@ -66,6 +68,11 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[i], "version") || !strcmp(argv[i], "--version")) {
 		printf("cordon %s\n", CORDON_VERSION);
 		return 0;
+	}
+	/* Which floor every command serves, fixed before any of them runs (instance.h). */
+	if (instance_init(why, sizeof(why)) < 0) {
+		log_err("%s", why);
+		return 125;
 	}
 	for (size_t c = 0; c < ARRAY_SIZE(commands); c++)
 		if (!strcmp(argv[i], commands[c].name))

@@ -25,11 +25,14 @@
 
 int reap_floor_lock(void)
 {
-	int r = mkdir_p(CORDON_RUN_DIR, 0755), fd;
+	const char *run = instance_run_dir();
+	int r = mkdir_p(run, 0755), fd;
+	char lock[PATH_MAX];
 
 	if (r < 0)
 		return r;
-	fd = open(CORDON_RUN_DIR "/.floor.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	snprintf(lock, sizeof(lock), "%s/.floor.lock", run);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX) < 0) {
@@ -92,10 +95,10 @@ int reap_note_log(const char *name, const char *log, const char *key)
 
 	if (!session_name(name) || strchr(log, '\n') || strchr(key, '\n'))
 		return -EINVAL;
-	r = mkdir_p(CORDON_OPEN_LOGS_DIR, 0700);
+	r = mkdir_p(instance_open_logs_dir(), 0700);
 	if (r < 0)
 		return r;
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -117,7 +120,7 @@ void reap_forget_log(const char *name)
 
 	if (!session_name(name))
 		return;
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	(void)unlink(p);
 }
 
@@ -159,7 +162,7 @@ static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
 	int n;
 
 	why[0] = '\0';
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	n = read_file(p, &buf, 2 * PATH_MAX + 2);
 	if (n < 0)
 		return;
@@ -218,12 +221,12 @@ static int reap_one(const char *name, const char *parent, struct net *net)
 	(void)unlink(p);
 	snprintf(p, sizeof(p), CORDON_RUN_SSH_DIR "/%s.known_hosts", name);
 	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
+	snprintf(p, sizeof(p), "%s/%s/approve.sock", instance_run_dir(), name);
 	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
+	snprintf(p, sizeof(p), "%s/%s/events.sock", instance_run_dir(), name);
 	(void)unlink(p);
 	seal_reaped(name, tasks, why, sizeof(why));
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_run_dir(), name);
 	(void)rmdir(p);
 	log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)%s%s",
 		 name, tasks, tasks == 1 ? "" : "s", why[0] ? "; " : "", why);
@@ -240,7 +243,7 @@ int reap_stale(struct net *net)
 	if (floor_cgroup_parent(parent, sizeof(parent)) < 0)
 		parent[0] = '\0';
 	/* Run directories nobody holds. */
-	d = opendir(CORDON_RUN_DIR);
+	d = opendir(instance_run_dir());
 	while (d && (de = readdir(d))) {
 		int fd;
 
@@ -268,7 +271,7 @@ int reap_stale(struct net *net)
 
 			if (!session_name(de->d_name))
 				continue;
-			snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
+			snprintf(run, sizeof(run), "%s/%s", instance_run_dir(), de->d_name);
 			if (access(run, F_OK) < 0 && errno == ENOENT &&
 			    reap_one(de->d_name, parent, net) == 0)
 				reaped++;
@@ -281,13 +284,13 @@ int reap_stale(struct net *net)
 	 * (a live session has had one since before its note, and keeps it
 	 * until after the note is gone).
 	 */
-	d = opendir(CORDON_OPEN_LOGS_DIR);
+	d = opendir(instance_open_logs_dir());
 	while (d && (de = readdir(d))) {
 		char run[PATH_MAX], why[PATH_MAX + 160];
 
 		if (!session_name(de->d_name))
 			continue;
-		snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
+		snprintf(run, sizeof(run), "%s/%s", instance_run_dir(), de->d_name);
 		if (access(run, F_OK) == 0 || errno != ENOENT)
 			continue;
 		budget_reap(de->d_name);

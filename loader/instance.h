@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The floor instance: which pinned floors, parent cgroup and run-time state
+ * a cordon process serves.  The live one (no name) is what every session
+ * uses; a named instance NAME (CORDON_INSTANCE=NAME, root only) is a whole
+ * second copy beside it, so that a test suite can load, unload, gc and
+ * replace its floors on a host whose live sessions it must not touch:
+ *
+ *   what                  live                     instance NAME
+ *   LSM floor pins        /sys/fs/bpf/cordon       /sys/fs/bpf/cordon.NAME
+ *   network floor pins    /sys/fs/bpf/cordon/net   /sys/fs/bpf/cordon.NAME/net
+ *   sessions' cgroups     <cgroup2>/cordon         <cgroup2>/cordon.NAME
+ *   Unix connectors       <cgroup2>/cordon-unix    <cgroup2>/cordon.NAME-unix
+ *   run dirs, floor lock  /run/cordon              /run/cordon/.NAME
+ *   open-log notes        /var/lib/cordon/open-logs   .../open-logs/.NAME
+ *
+ * The parents are siblings, never nested: a cgroup-bpf program attached to
+ * one (BPF_F_ALLOW_MULTI) runs for tasks below it only, so the network
+ * floors of two instances never judge each other's sessions.  The LSM
+ * floor's programs and the exec recheck's tracepoints run for every task
+ * on the host, but each judges only tasks whose session cgroup is in its
+ * own maps (or below its own parent: a stray), and answers 0 for any other
+ * task: BPF LSM returns combine as "any denial denies", so an instance's
+ * floor can make nothing outside its sessions more permitted, only its own
+ * sessions less.  The run directories of an instance are hidden ('.')
+ * below the live ones, where the live reaper and `cordon pending` look
+ * only at session names, and inside the paths every policy protects.
+ * Session names are random and shared name spaces (/run/cordon-mcp,
+ * /var/log/cordon, the home layers) hold per-session files only.
+ *
+ * Attack: something that should serve the live floor is pointed at
+ * another one (a session's agent setting CORDON_INSTANCE for its own
+ * supervisor, a user through sudo, a setuid copy of the binary), to start
+ * sessions nobody's `cordon floor status`, `pending` or gc sees, or to load
+ * floors without limit.  The name is read once, at start (instance_init,
+ * from main before any command), and honoured only for a process that is
+ * root by its real and effective uid, not setuid (AT_SECURE), not run by
+ * sudo for another user (SUDO_UID), and not in any cordon session's or
+ * connector's cgroup; otherwise, set and not empty, it is an error.  A
+ * running supervisor never reads it again, and the agent's environment is
+ * rebuilt without it (agent_env.c).
+ * What it cannot close: root on the host may pick any instance, and may
+ * unload the live floor anyway; an instance is a separation against
+ * mistakes (a test suite), not against root.
+ */
+#ifndef CORDON_INSTANCE_H
+#define CORDON_INSTANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define INSTANCE_ENV      "CORDON_INSTANCE"
+#define INSTANCE_NAME_MAX 16
+
+/* The live instance's run-time state (bpf/cordon.h has its pins and parent). */
+#define CORDON_RUN_DIR       "/run/cordon"
+#define CORDON_OPEN_LOGS_DIR "/var/lib/cordon/open-logs"
+
+/*
+ * Read CORDON_INSTANCE (unset or empty: the live floor) and check it and
+ * the caller as above.  0, or -EINVAL (a bad name) or -EPERM (not honoured
+ * for this caller) with WHY saying which.  Call once at start, before any
+ * other thread; the accessors below call it themselves if no one did, and
+ * exit(125) on an error (a program that skips the check at its start).
+ */
+int instance_init(char *why, size_t wlen);
+
+/* The instance's name, "" for the live floor. */
+const char *instance_name(void);
+/* CORDON_PIN_DIR or /sys/fs/bpf/cordon.NAME. */
+const char *instance_pin_dir(void);
+/* CORDON_NET_PIN_DIR or /sys/fs/bpf/cordon.NAME/net. */
+const char *instance_net_pin_dir(void);
+/* The parent cgroup's name below the cgroup2 root: "cordon" or "cordon.NAME". */
+const char *instance_cgroup_parent(void);
+/* CORDON_RUN_DIR or /run/cordon/.NAME: run directories and the floor lock. */
+const char *instance_run_dir(void);
+/* CORDON_OPEN_LOGS_DIR or /var/lib/cordon/open-logs/.NAME. */
+const char *instance_open_logs_dir(void);
+
+/*
+ * Whether a cgroup path (as /proc/PID/cgroup shows it) is at or below a
+ * session or connector parent of any instance: what a peer check that
+ * trusts "root outside every session" must refuse.  Pure.
+ */
+bool instance_cgroup_in_session(const char *cg);
+
+/* Whether NAME is a valid instance name ([a-z0-9_], 1 to INSTANCE_NAME_MAX). Pure. */
+bool instance_name_ok(const char *name);
+
+#endif /* CORDON_INSTANCE_H */
