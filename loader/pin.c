@@ -4,6 +4,8 @@
 #include <sys/mount.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <limits.h>
@@ -44,14 +46,25 @@ int pin_count_links(const char *dir)
 int pin_ensure_dir(const char *dir)
 {
 	const char *top = instance_pin_dir();
-	struct stat st;
+	struct statfs sf;
+	int r;
 
 	if (mkdir(top, 0700) < 0 && errno != EEXIST) {
-		/* ENOENT or, from sysfs, EPERM: no bpffs at /sys/fs/bpf yet. */
-		if (errno != ENOENT && errno != EPERM)
+		/*
+		 * ENOENT or, from sysfs, EPERM: no bpffs at /sys/fs/bpf yet.
+		 * Only then: a bpffs mounted over one that is there would
+		 * hide every pin below it (the live floor's among them)
+		 * while its programs stay attached, judging sessions the
+		 * next load knows nothing of.  bpffs answers EPERM itself
+		 * for a name it refuses (a dot at its root).
+		 */
+		r = -errno;
+		if (r != -ENOENT && r != -EPERM)
+			return r;
+		if (statfs("/sys/fs/bpf", &sf) < 0)
 			return -errno;
-		if (stat("/sys/fs/bpf", &st) < 0)
-			return -errno;
+		if (sf.f_type == BPF_FS_MAGIC)
+			return r;
 		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
 			return -errno;
 		if (mkdir(top, 0700) < 0 && errno != EEXIST)
