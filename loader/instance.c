@@ -35,7 +35,11 @@ bool instance_name_ok(const char *name)
 
 	if (n < 1 || n > INSTANCE_NAME_MAX)
 		return false;
-	/* No '/' (nesting), '.' or '-' (another instance's "-unix" parent). */
+	/*
+	 * No '/' (nesting), '-' (another instance's "-unix" parent), '.'
+	 * (bpffs refuses it in names at its root once a preloaded iterator has
+	 * set the root's sticky bit).
+	 */
 	for (size_t i = 0; i < n; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
 		      name[i] == '_'))
@@ -48,7 +52,7 @@ bool instance_cgroup_in_session(const char *cg)
 	for (const char *p = cg; (p = strstr(p, "/" CORDON_CGROUP_PARENT)); p++) {
 		const char *q = p + 1 + strlen(CORDON_CGROUP_PARENT);
 
-		if (*q == '.') {
+		if (*q == '_') {
 			q++;
 			while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')
 				q++;
@@ -84,9 +88,9 @@ static int set_paths(const char *name)
 		snprintf(inst.open_logs_dir, sizeof(inst.open_logs_dir), "%s", CORDON_OPEN_LOGS_DIR);
 		return 0;
 	}
-	snprintf(inst.pin_dir, sizeof(inst.pin_dir), "%s.%s", CORDON_PIN_DIR, name);
+	snprintf(inst.pin_dir, sizeof(inst.pin_dir), "%s_%s", CORDON_PIN_DIR, name);
 	snprintf(inst.net_pin_dir, sizeof(inst.net_pin_dir), "%s/net", inst.pin_dir);
-	snprintf(inst.cgroup_parent, sizeof(inst.cgroup_parent), "%s.%s", CORDON_CGROUP_PARENT, name);
+	snprintf(inst.cgroup_parent, sizeof(inst.cgroup_parent), "%s_%s", CORDON_CGROUP_PARENT, name);
 	snprintf(inst.run_dir, sizeof(inst.run_dir), "%s/.%s", CORDON_RUN_DIR, name);
 	snprintf(inst.open_logs_dir, sizeof(inst.open_logs_dir), "%s/.%s", CORDON_OPEN_LOGS_DIR, name);
 	return 0;

@@ -7,12 +7,15 @@
  * replace its floors on a host whose live sessions it must not touch:
  *
  *   what                  live                     instance NAME
- *   LSM floor pins        /sys/fs/bpf/cordon       /sys/fs/bpf/cordon.NAME
- *   network floor pins    /sys/fs/bpf/cordon/net   /sys/fs/bpf/cordon.NAME/net
- *   sessions' cgroups     <cgroup2>/cordon         <cgroup2>/cordon.NAME
- *   Unix connectors       <cgroup2>/cordon-unix    <cgroup2>/cordon.NAME-unix
+ *   LSM floor pins        /sys/fs/bpf/cordon       /sys/fs/bpf/cordon_NAME
+ *   network floor pins    /sys/fs/bpf/cordon/net   /sys/fs/bpf/cordon_NAME/net
+ *   sessions' cgroups     <cgroup2>/cordon         <cgroup2>/cordon_NAME
+ *   Unix connectors       <cgroup2>/cordon-unix    <cgroup2>/cordon_NAME-unix
  *   run dirs, floor lock  /run/cordon              /run/cordon/.NAME
  *   open-log notes        /var/lib/cordon/open-logs   .../open-logs/.NAME
+ *
+ * (An underscore, not a dot: bpffs refuses names with a dot at its root
+ * when a preloaded iterator (maps.debug) has set the root's sticky bit.)
  *
  * The parents are siblings, never nested: a cgroup-bpf program attached to
  * one (BPF_F_ALLOW_MULTI) runs for tasks below it only, so the network
@@ -67,11 +70,11 @@ int instance_init(char *why, size_t wlen);
 
 /* The instance's name, "" for the live floor. */
 const char *instance_name(void);
-/* CORDON_PIN_DIR or /sys/fs/bpf/cordon.NAME. */
+/* CORDON_PIN_DIR or /sys/fs/bpf/cordon_NAME. */
 const char *instance_pin_dir(void);
-/* CORDON_NET_PIN_DIR or /sys/fs/bpf/cordon.NAME/net. */
+/* CORDON_NET_PIN_DIR or /sys/fs/bpf/cordon_NAME/net. */
 const char *instance_net_pin_dir(void);
-/* The parent cgroup's name below the cgroup2 root: "cordon" or "cordon.NAME". */
+/* The parent cgroup's name below the cgroup2 root: "cordon" or "cordon_NAME". */
 const char *instance_cgroup_parent(void);
 /* CORDON_RUN_DIR or /run/cordon/.NAME: run directories and the floor lock. */
 const char *instance_run_dir(void);

@@ -39,11 +39,11 @@ static void test_cgroups(void **state)
 	(void)state;
 	assert_true(instance_cgroup_in_session("0::/cordon/s0123456789abcdef\n"));
 	assert_true(instance_cgroup_in_session("0::/cordon-unix/s0123456789abcdef\n"));
-	assert_true(instance_cgroup_in_session("0::/cordon.test/s0123456789abcdef\n"));
-	assert_true(instance_cgroup_in_session("0::/cordon.test-unix/s0123456789abcdef\n"));
-	assert_true(instance_cgroup_in_session("0::/cordon.test/s01/deeper\n"));
+	assert_true(instance_cgroup_in_session("0::/cordon_test/s0123456789abcdef\n"));
+	assert_true(instance_cgroup_in_session("0::/cordon_test-unix/s0123456789abcdef\n"));
+	assert_true(instance_cgroup_in_session("0::/cordon_test/s01/deeper\n"));
 	/* A cgroup v1 line of a hybrid host counts as much as the v2 one. */
-	assert_true(instance_cgroup_in_session("5:memory:/cordon.t/s1\n0::/user.slice\n"));
+	assert_true(instance_cgroup_in_session("5:memory:/cordon_t/s1\n0::/user.slice\n"));
 	assert_false(instance_cgroup_in_session("0::/user.slice/user-0.slice/session-1.scope\n"));
 	assert_false(instance_cgroup_in_session("0::/cordon-probe-12/x\n"));
 	assert_false(instance_cgroup_in_session("0::/cordonx/s1\n"));
@@ -106,7 +106,7 @@ static void test_init(void **state)
 		return;
 	}
 	assert_int_equal(init_with("t1", NULL, pin, sizeof(pin)), 0);
-	assert_string_equal(pin, CORDON_PIN_DIR ".t1");
+	assert_string_equal(pin, CORDON_PIN_DIR "_t1");
 	assert_int_equal(init_with("t1", "0", pin, sizeof(pin)), 0);
 	/* sudo -E from another user: refused, whatever sudoers let through. */
 	assert_int_equal(init_with("t1", "1000", pin, sizeof(pin)), 2);
