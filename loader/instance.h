@@ -31,20 +31,23 @@
  * Session names are random and shared name spaces (/run/cordon-mcp,
  * /var/log/cordon, the home layers) hold per-session files only.
  *
- * Attack: something that should serve the live floor is pointed at
- * another one (a session's agent setting CORDON_INSTANCE for its own
- * supervisor, a user through sudo, a setuid copy of the binary), to start
- * sessions nobody's `cordon floor status`, `pending` or gc sees, or to load
- * floors without limit.  The name is read once, at start (instance_init,
- * from main before any command), and honoured only for a process that is
- * root by its real and effective uid, not setuid (AT_SECURE), not run by
- * sudo for another user (SUDO_UID), and not in any cordon session's or
- * connector's cgroup; otherwise, set and not empty, it is an error.  A
- * running supervisor never reads it again, and the agent's environment is
- * rebuilt without it (agent_env.c).
- * What it cannot close: root on the host may pick any instance, and may
- * unload the live floor anyway; an instance is a separation against
- * mistakes (a test suite), not against root.
+ * Attack: the agent points a supervisor at another floor (its own
+ * session's, or a cordon it runs, as root in the sandbox or through a
+ * setuid copy of the binary), to run outside the floor its session was
+ * registered with.  The name is read once, at start (instance_init, from
+ * main before any command), and honoured only for a process that is root
+ * by its real and effective uid, not setuid (AT_SECURE), and not in any
+ * cordon session's or connector's cgroup (read from /proc/self/cgroup;
+ * unreadable counts as inside); otherwise, set and not empty, it is an
+ * error.  A running supervisor never reads it again, and the agent's
+ * environment is rebuilt without it (agent_env.c).
+ * What it cannot close, and need not: root on the host picks any instance
+ * (and may unload the live floor anyway).  A user whom sudoers lets pass
+ * the environment (sudo -E, SETENV; env_reset, the default, drops it) may
+ * pick one too: their sessions are confined by the same binary's floor and
+ * policy all the same, only kept apart from the live instance's `floor
+ * status`, `pending` and gc.  An instance separates against mistakes (a
+ * test suite beside live sessions), not against root.
  */
 #ifndef CORDON_INSTANCE_H
 #define CORDON_INSTANCE_H

@@ -107,10 +107,9 @@ static void test_init(void **state)
 	}
 	assert_int_equal(init_with("t1", NULL, pin, sizeof(pin)), 0);
 	assert_string_equal(pin, CORDON_PIN_DIR "_t1");
-	assert_int_equal(init_with("t1", "0", pin, sizeof(pin)), 0);
-	/* sudo -E from another user: refused, whatever sudoers let through. */
-	assert_int_equal(init_with("t1", "1000", pin, sizeof(pin)), 2);
-	assert_non_null(strstr(pin, "sudo"));
+	/* sudo -E: what sudoers passes is the invoker's choice to make (instance.h). */
+	assert_int_equal(init_with("t1", "1000", pin, sizeof(pin)), 0);
+	assert_string_equal(pin, CORDON_PIN_DIR "_t1");
 }
 
 int main(void)
