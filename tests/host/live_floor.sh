@@ -163,4 +163,14 @@ kill "$lpid" 2>/dev/null
 wait $livepid
 ok "the live session ends when its agent does, its log sealed by its own supervisor" \
     sh -c 'grep -q "\"type\":\"seal\"" "$1" && ! grep -q "\"event\":\"reaped\"" "$1"' _ "$scratch/live.jsonl"
+
+# Root inside a session cannot pick an instance: a process in a session's
+# cgroup of any instance (here one made for the check, no floor on it) is
+# refused CORDON_INSTANCE, and the live floor's commands still answer it.
+probe=$cg_root/cordon_lfprobe$$
+mkdir -p "$probe/s1"
+o=$(sh -c 'echo $$ >"$1/cgroup.procs" && CORDON_INSTANCE=x "$2" floor status 2>&1; echo "rc=$?"' _ "$probe/s1" "$cordon")
+rmdir "$probe/s1" "$probe"
+ok "CORDON_INSTANCE is refused inside a session's cgroup: $(echo $o)" \
+    sh -c 'printf "%s\n" "$1" | grep -q "not honoured inside a cordon session" && printf "%s\n" "$1" | grep -qx "rc=125"' _ "$o"
 done_testing
