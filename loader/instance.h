@@ -2,7 +2,7 @@
 /*
  * The floor instance: which pinned floors, parent cgroup and run-time state
  * a cordon process serves.  The live one (no name) is what every session
- * uses; a named instance NAME (CORDON_INSTANCE=NAME, root only) is a whole
+ * uses; a named instance NAME (CORDON_INSTANCE=NAME) is a whole
  * second copy beside it, so that a test suite can load, unload, gc and
  * replace its floors on a host whose live sessions it must not touch:
  *
@@ -35,12 +35,19 @@
  * session's, or a cordon it runs, as root in the sandbox or through a
  * setuid copy of the binary), to run outside the floor its session was
  * registered with.  The name is read once, at start (instance_init, from
- * main before any command), and honoured only for a process that is root
- * by its real and effective uid, not setuid (AT_SECURE), and not in any
- * cordon session's or connector's cgroup (read from /proc/self/cgroup;
- * unreadable counts as inside); otherwise, set and not empty, it is an
- * error.  A running supervisor never reads it again, and the agent's
- * environment is rebuilt without it (agent_env.c).
+ * main, by the commands that serve a floor: never by those that run
+ * inside a session, mcp-bridge, connect and the Unix connector), and is
+ * an error (set and not empty) for a setuid or setgid cordon (AT_SECURE)
+ * or a process in any cordon session's or connector's cgroup (read from
+ * /proc/self/cgroup; unreadable counts as inside).  A running supervisor
+ * never reads it again, and the agent's environment is rebuilt without it
+ * (agent_env.c).  For an unprivileged user outside every session it is
+ * honoured and gives nothing: loading, attaching, unpinning and making
+ * cgroups below the parents need root, and what a user reaches in an
+ * instance's run directories (approval and event sockets) is judged at
+ * the other end by the peer checks (root or the session's invoker,
+ * outside every session) as in the live one; it is how the invoker of a
+ * session in an instance answers its approvals (`cordon pending`).
  * What it cannot close, and need not: root on the host picks any instance
  * (and may unload the live floor anyway).  A user whom sudoers lets pass
  * the environment (sudo -E, SETENV; env_reset, the default, drops it) may
