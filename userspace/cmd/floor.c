@@ -20,7 +20,7 @@ static void usage(FILE *f)
 		   "  unload  detach and unpin it (running sessions lose their floor)\n"
 		   "  gc      reap sessions whose cordon is gone (their tasks killed),\n"
 		   "          and forget kernel entries of sessions whose cgroup is gone\n"
-		   "CORDON_INSTANCE=NAME (root only): another floor instance than the live one\n"
+		   "CORDON_INSTANCE=NAME: another floor instance than the live one\n"
 		   "(pins, cgroups and run directories of its own; docs/floor.md, Instances)\n",
 		instance_pin_dir());
 }
