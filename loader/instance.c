@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The floor instance this process serves: names, paths and who may pick one (instance.h). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +64,37 @@ bool instance_cgroup_in_session(const char *cg)
 			return true;
 	}
 	return false;
+}
+
+int instance_session_run_dir_any(const char *base, const char *name)
+{
+	_cleanup_close_ int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (faccessat(fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 1;
+	if (errno != ENOENT)
+		return -errno;
+	d = fdopendir(TAKE_FD(fd));
+	if (!d)
+		return -errno;
+	while (r == 0 && (de = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (de->d_name[0] != '.' || !instance_name_ok(de->d_name + 1))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", de->d_name, name);
+		if (faccessat(dirfd(d), p, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			r = 1;
+		else if (errno != ENOENT)
+			r = -errno;
+	}
+	closedir(d);
+	return r;
 }
 
 /* Whether this process sits in a session's or connector's cgroup of any instance. */

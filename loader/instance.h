@@ -98,6 +98,17 @@ const char *instance_open_logs_dir(void);
  */
 bool instance_cgroup_in_session(const char *cg);
 
+/*
+ * Whether session NAME has a run directory in any instance below BASE
+ * (CORDON_RUN_DIR): BASE/NAME or BASE/.INSTANCE/NAME.  1 yes, 0 none,
+ * -errno when it cannot tell (the caller must then take it for alive).
+ * For a reaper of files every instance's sessions share a directory for
+ * (/run/cordon-mcp, -ssh, -ca, the home layers' -sessions): a file whose
+ * session has no run directory in the reaper's own instance may belong to
+ * a live session of another.
+ */
+int instance_session_run_dir_any(const char *base, const char *name);
+
 /* Whether NAME is a valid instance name ([a-z0-9_], 1 to INSTANCE_NAME_MAX). Pure. */
 bool instance_name_ok(const char *name);
 

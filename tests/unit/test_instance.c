@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cordon.h"
@@ -107,12 +108,42 @@ static void test_init(void **state)
 	assert_string_equal(pin, CORDON_PIN_DIR "_t1");
 }
 
+/* A session's run directory is found in whichever instance holds it. */
+static void test_run_dir_any(void **state)
+{
+	char base[] = "/tmp/test_instance.XXXXXX", p[128];
+	const char *s = "s0123456789abcdef";
+
+	(void)state;
+	assert_non_null(mkdtemp(base));
+	assert_int_equal(instance_session_run_dir_any(base, s), 0);
+	snprintf(p, sizeof(p), "%s/.t1", base);
+	assert_int_equal(mkdir(p, 0700), 0);
+	/* Not an instance's directory: never searched. */
+	snprintf(p, sizeof(p), "%s/.X-y", base);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/.X-y/%s", base, s);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(instance_session_run_dir_any(base, s), 0);
+	snprintf(p, sizeof(p), "%s/.t1/%s", base, s);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(instance_session_run_dir_any(base, s), 1);
+	assert_int_equal(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/%s", base, s);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(instance_session_run_dir_any(base, s), 1);
+	snprintf(p, sizeof(p), "rm -rf '%s'", base);
+	assert_int_equal(system(p), 0);
+	assert_int_equal(instance_session_run_dir_any(base, s), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_cgroups),
 		cmocka_unit_test(test_init),
+		cmocka_unit_test(test_run_dir_any),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
