@@ -163,6 +163,9 @@ kill "$lpid" 2>/dev/null
 wait $livepid
 ok "the live session ends when its agent does, its log sealed by its own supervisor" \
     sh -c 'grep -q "\"type\":\"seal\"" "$1" && ! grep -q "\"event\":\"reaped\"" "$1"' _ "$scratch/live.jsonl"
+if [ -n "$live" ]; then
+    ok "the stand-in instance unloaded, its session over" env CORDON_INSTANCE="$live" "$cordon" floor unload
+fi
 
 # Root inside a session cannot pick an instance: a process in a session's
 # cgroup of any instance (here one made for the check, no floor on it) is
