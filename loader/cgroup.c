@@ -8,6 +8,7 @@
 #include <time.h>
 #include "cgroup.h"
 #include "cordon.h"
+#include "instance.h"
 #include "util.h"
 
 void cg_unescape(char *s)
@@ -204,7 +205,7 @@ int cg_session_parent(char *parent, size_t len, uint32_t *level, uint64_t *paren
 
 	if (r < 0)
 		return r;
-	if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", root, CORDON_CGROUP_PARENT) >= sizeof(buf))
+	if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", root, instance_cgroup_parent()) >= sizeof(buf))
 		return -ENAMETOOLONG;
 	r = cg_mkdir(buf);
 	if (r < 0)

@@ -28,16 +28,16 @@
 #include "floor.id.h"
 #include "pin.h"
 #include "policy.h"
+#include "instance.h"
 #include "util.h"
 
-#define PIN_MAP(name) CORDON_PIN_DIR "/" name
 
 
 static const struct {
-	const char *pin;
-	size_t off;   /* offset of the fd in struct floor */
+	const char *pin;  /* below the instance's pin directory */
+	size_t off;       /* offset of the fd in struct floor */
 } map_pins[] = {
-#define M(n, field) { PIN_MAP(n), offsetof(struct floor, field) }
+#define M(n, field) { n, offsetof(struct floor, field) }
 	M("config", fd_config),
 	M("sessions", fd_sessions),
 	M("fs_rules", fd_rules),
@@ -73,15 +73,22 @@ static uint64_t build_id(void)
 }
 
 /* bpffs at /sys/fs/bpf, mounting it if it is not there. */
+/* A map's pin: PATH_MAX bytes at out. */
+static const char *map_pin(char *out, size_t i)
+{
+	snprintf(out, PATH_MAX, "%s/%s", instance_pin_dir(), map_pins[i].pin);
+	return out;
+}
+
 static int ensure_bpffs(void)
 {
-	return pin_ensure_dir(CORDON_PIN_DIR);
+	return pin_ensure_dir(instance_pin_dir());
 }
 
 int floor_unload(void)
 {
 	/* Everything cordon pinned, the network floor's net/ included. */
-	return pin_clear_dir(CORDON_PIN_DIR);
+	return pin_clear_dir(instance_pin_dir());
 }
 
 /*
@@ -91,7 +98,7 @@ int floor_unload(void)
  */
 static int floor_unload_own(void)
 {
-	return pin_clear_files(CORDON_PIN_DIR);
+	return pin_clear_files(instance_pin_dir());
 }
 
 int floor_cgroup_parent(char *out, size_t len)
@@ -101,7 +108,7 @@ int floor_cgroup_parent(char *out, size_t len)
 
 	if (r < 0)
 		return r;
-	if ((size_t)snprintf(out, len, "%s/%s", root, CORDON_CGROUP_PARENT) >= len)
+	if ((size_t)snprintf(out, len, "%s/%s", root, instance_cgroup_parent()) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -178,10 +185,11 @@ static void select_programs(struct floor_bpf *skel)
 static int open_pinned(struct floor *f)
 {
 	struct cordon_config cfg;
+	char pin[PATH_MAX];
 	uint32_t zero = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++) {
-		*fd_at(f, i) = bpf_obj_get(map_pins[i].pin);
+		*fd_at(f, i) = bpf_obj_get(map_pin(pin, i));
 		if (*fd_at(f, i) < 0)
 			return -ENOENT;
 	}
@@ -203,7 +211,7 @@ static int open_pinned(struct floor *f)
 	 * would parse it and the kernel's BTF on every session start.
 	 */
 	{
-		int n = pin_count_links(CORDON_PIN_DIR);
+		int n = pin_count_links(instance_pin_dir());
 
 		if (n < 0)
 			return n;
@@ -247,7 +255,8 @@ static int load(struct floor *f, bool pin)
 		if (!link)
 			return -errno;
 		if (pin) {
-			snprintf(path, sizeof(path), "%s/link_%s", CORDON_PIN_DIR, bpf_program__name(prog));
+			snprintf(path, sizeof(path), "%s/link_%s", instance_pin_dir(),
+				 bpf_program__name(prog));
 			r = bpf_link__pin(link, path);
 			if (r) {
 				bpf_link__destroy(link);
@@ -273,7 +282,7 @@ static int load(struct floor *f, bool pin)
 		return -errno;
 	if (pin)
 		for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++)
-			if (bpf_obj_pin(*fd_at(f, i), map_pins[i].pin))
+			if (bpf_obj_pin(*fd_at(f, i), map_pin(path, i)))
 				return -errno;
 	f->pinned = pin;
 	return 0;
@@ -301,10 +310,10 @@ static void floor_close_any(void *h)
 
 int floor_open(struct floor **out)
 {
-	static const struct pin_ops ops = {
+	const struct pin_ops ops = {
 		.create = floor_create, .open_pinned = floor_open_pinned, .load = floor_load_pinned,
 		.close = floor_close_any, .unload = floor_unload_own, .ensure_dir = ensure_bpffs,
-		.dir = CORDON_PIN_DIR,
+		.dir = instance_pin_dir(),
 	};
 	void *h = NULL;
 	int r = pin_open_or_load(&ops, &h);
@@ -819,8 +828,10 @@ static size_t count_rules(int fd_rules, uint32_t policy_id, bool remove)
 
 static int open_maps(struct floor *f)
 {
+	char pin[PATH_MAX];
+
 	for (size_t i = 0; i < ARRAY_SIZE(map_pins); i++) {
-		*fd_at(f, i) = bpf_obj_get(map_pins[i].pin);
+		*fd_at(f, i) = bpf_obj_get(map_pin(pin, i));
 		if (*fd_at(f, i) < 0)
 			return -errno;
 	}
@@ -840,7 +851,7 @@ int floor_status_json(json_t **out)
 
 	if (!f)
 		return -ENOMEM;
-	d = opendir(CORDON_PIN_DIR);
+	d = opendir(instance_pin_dir());
 	while (d && (de = readdir(d)))
 		if (!strncmp(de->d_name, "link_", 5))
 			json_array_append_new(links, json_string(de->d_name + 5));

@@ -31,16 +31,14 @@
 #include "net.skel.h"
 #include "net.id.h"
 #include "policy.h"
+#include "instance.h"
 #include "util.h"
 
-#define NET_PIN(name) CORDON_NET_PIN_DIR "/" name
-
-
 static const struct {
-	const char *pin;
+	const char *pin;  /* below the instance's network pin directory */
 	size_t off;
 } net_pins[] = {
-#define M(n, field) { NET_PIN(n), offsetof(struct net, field) }
+#define M(n, field) { n, offsetof(struct net, field) }
 	M("config", fd_config),
 	M("rules", fd_rules),
 	M("events", fd_events),
@@ -62,17 +60,24 @@ static uint64_t build_id(void)
 	return net_BUILD_ID;     /* build/net.id.h */
 }
 
+/* A map's pin: PATH_MAX bytes at out. */
+static const char *net_pin(char *out, size_t i)
+{
+	snprintf(out, PATH_MAX, "%s/%s", instance_net_pin_dir(), net_pins[i].pin);
+	return out;
+}
+
 static int ensure_pin_dir(void)
 {
-	return pin_ensure_dir(CORDON_NET_PIN_DIR);
+	return pin_ensure_dir(instance_net_pin_dir());
 }
 
 int net_unload(void)
 {
-	int r = pin_clear_dir(CORDON_NET_PIN_DIR);
+	int r = pin_clear_dir(instance_net_pin_dir());
 
 	/* The shared parent goes too if nothing else (the LSM floor) lives there. */
-	(void)rmdir(CORDON_PIN_DIR);
+	(void)rmdir(instance_pin_dir());
 	return r;
 }
 
@@ -104,13 +109,13 @@ void net_close(struct net *n)
 static int open_pinned(struct net *n)
 {
 	struct cordon_net_config cfg;
-	char parent[PATH_MAX];
+	char parent[PATH_MAX], pin[PATH_MAX];
 	uint32_t zero = 0, level;
 	uint64_t parent_id;
 	int r;
 
 	for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++) {
-		*fd_at(n, i) = bpf_obj_get(net_pins[i].pin);
+		*fd_at(n, i) = bpf_obj_get(net_pin(pin, i));
 		if (*fd_at(n, i) < 0)
 			return -ENOENT;
 	}
@@ -123,7 +128,7 @@ static int open_pinned(struct net *n)
 	 * Every program's link still pinned, counted against what the loader
 	 * recorded (same object by build id), without parsing the object again.
 	 */
-	r = pin_count_links(CORDON_NET_PIN_DIR);
+	r = pin_count_links(instance_net_pin_dir());
 	if (r < 0)
 		return r;
 	if (!cfg.n_links || (uint32_t)r != cfg.n_links)
@@ -242,7 +247,7 @@ static int load(struct net *n)
 	if (bpf_map_update_elem(n->fd_config, &zero, &cfg, 0))
 		return -errno;
 	for (size_t i = 0; i < ARRAY_SIZE(net_pins); i++)
-		if (bpf_obj_pin(*fd_at(n, i), net_pins[i].pin))
+		if (bpf_obj_pin(*fd_at(n, i), net_pin(path, i)))
 			return -errno;
 	bpf_object__for_each_program(prog, n->skel->obj) {
 		struct bpf_link *link;
@@ -257,7 +262,8 @@ static int load(struct net *n)
 		if (!link)
 			return -errno;
 		n->links[n->n_links++] = link;
-		snprintf(path, sizeof(path), "%s/link_%s", CORDON_NET_PIN_DIR, bpf_program__name(prog));
+		snprintf(path, sizeof(path), "%s/link_%s", instance_net_pin_dir(),
+			 bpf_program__name(prog));
 		r = bpf_link__pin(link, path);
 		if (r)
 			return r;
@@ -291,10 +297,10 @@ static void net_close_any(void *h)
 
 int net_open(struct net **out)
 {
-	static const struct pin_ops ops = {
+	const struct pin_ops ops = {
 		.create = net_create, .open_pinned = net_open_pinned, .load = net_load,
 		.close = net_close_any, .unload = net_unload, .ensure_dir = ensure_pin_dir,
-		.dir = CORDON_NET_PIN_DIR,
+		.dir = instance_net_pin_dir(),
 	};
 	void *h = NULL;
 	int r = pin_open_or_load(&ops, &h);

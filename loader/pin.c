@@ -4,12 +4,15 @@
 #include <sys/mount.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <unistd.h>
 #include "cordon.h"
+#include "instance.h"
 #include "pin.h"
 #include "util.h"
 
@@ -42,20 +45,32 @@ int pin_count_links(const char *dir)
 
 int pin_ensure_dir(const char *dir)
 {
-	struct stat st;
+	const char *top = instance_pin_dir();
+	struct statfs sf;
+	int r;
 
-	if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST) {
-		/* ENOENT or, from sysfs, EPERM: no bpffs at /sys/fs/bpf yet. */
-		if (errno != ENOENT && errno != EPERM)
+	if (mkdir(top, 0700) < 0 && errno != EEXIST) {
+		/*
+		 * ENOENT or, from sysfs, EPERM: no bpffs at /sys/fs/bpf yet.
+		 * Only then: a bpffs mounted over one that is there would
+		 * hide every pin below it (the live floor's among them)
+		 * while its programs stay attached, judging sessions the
+		 * next load knows nothing of.  bpffs answers EPERM itself
+		 * for a name it refuses (a dot at its root).
+		 */
+		r = -errno;
+		if (r != -ENOENT && r != -EPERM)
+			return r;
+		if (statfs("/sys/fs/bpf", &sf) < 0)
 			return -errno;
-		if (stat("/sys/fs/bpf", &st) < 0)
-			return -errno;
+		if (sf.f_type == BPF_FS_MAGIC)
+			return r;
 		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700") < 0)
 			return -errno;
-		if (mkdir(CORDON_PIN_DIR, 0700) < 0 && errno != EEXIST)
+		if (mkdir(top, 0700) < 0 && errno != EEXIST)
 			return -errno;
 	}
-	if (strcmp(dir, CORDON_PIN_DIR) && mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (strcmp(dir, top) && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -116,7 +131,8 @@ int pin_clear_files(const char *dir)
  * session without that floor (and, the LSM floor's unload clearing net/
  * too, without its network floor) until the new programs attach, a window
  * of milliseconds in which an agent's connect or open is not checked.  So
- * every link pinned under CORDON_PIN_DIR is opened first and kept open
+ * every link pinned under the instance's pin directory (instance.h) is
+ * opened first and kept open
  * through the reload; afterwards a link whose pin the new load replaced is
  * let go (the new program is attached by then), and one whose pin nothing
  * replaced (another floor's, or this floor's after a failed load) is pinned
@@ -209,7 +225,7 @@ int pin_open_or_load(const struct pin_ops *ops, void **out)
 	}
 	ops->close(h);
 	/* Absent, partial or stale: start clean, the attached programs held. */
-	n_held = hold_dir(CORDON_PIN_DIR, held, 0, true);
+	n_held = hold_dir(instance_pin_dir(), held, 0, true);
 	(void)ops->unload();
 	r = ops->ensure_dir();
 	if (r < 0) {

@@ -25,7 +25,8 @@ uint64_t pin_build_id(const void *elf, size_t len);
 int pin_count_links(const char *dir);
 
 /*
- * The directory `dir` (below CORDON_PIN_DIR, or that directory itself),
+ * The directory `dir` (below the instance's pin directory, instance.h, or
+ * that directory itself),
  * mounting bpffs at /sys/fs/bpf first if it is not there.
  */
 int pin_ensure_dir(const char *dir);

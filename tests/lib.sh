@@ -4,6 +4,29 @@
 _n=0
 _failed=0
 
+# The floor instance the tests run against (loader/instance.h): on a host,
+# one of their own, "test" (its pins, cgroups, run directories and gc
+# apart), so that no test loads, unloads, reloads or reaps what the host's
+# live sessions use; in the VM guest (CORDON_IN_VM=1), the guest's own live
+# floor.  tools/testrun sets it the same way; CORDON_INSTANCE= (set, empty)
+# asks for the live floor.  Its paths, as cordon derives them
+# (tests/host/live_floor.sh checks they agree with `cordon floor status`).
+if [ -z "${CORDON_INSTANCE+set}" ]; then
+    if [ "${CORDON_IN_VM:-}" = 1 ]; then CORDON_INSTANCE=; else CORDON_INSTANCE=test; fi
+fi
+export CORDON_INSTANCE
+if [ -n "$CORDON_INSTANCE" ]; then
+    CORDON_PINS=/sys/fs/bpf/cordon_$CORDON_INSTANCE     # the LSM floor's; the network floor's in net/
+    CORDON_CG=cordon_$CORDON_INSTANCE                   # below the cgroup2 root; connectors: $CORDON_CG-unix
+    CORDON_RUN=/run/cordon/.$CORDON_INSTANCE            # sessions' run directories
+    CORDON_OPEN_LOGS=/var/lib/cordon/open-logs/.$CORDON_INSTANCE
+else
+    CORDON_PINS=/sys/fs/bpf/cordon
+    CORDON_CG=cordon
+    CORDON_RUN=/run/cordon
+    CORDON_OPEN_LOGS=/var/lib/cordon/open-logs
+fi
+
 # ok DESCRIPTION CMD...: run CMD, report ok/not ok by its status.
 ok() {
     _d=$1; shift

@@ -48,7 +48,7 @@ LIVE=
 while [ $i -lt 400 ] && { [ -z "$LIVE" ] || [ -z "$(procs "sleep 300" | head -n 1)" ]; }; do
     LIVE=$(session_of "$L/live.jsonl" 2>/dev/null); sleep 0.05; i=$((i + 1))
 done
-ok "a live session runs ($LIVE)" test -n "$LIVE" -a -d "/run/cordon/$LIVE"
+ok "a live session runs ($LIVE)" test -n "$LIVE" -a -d "$CORDON_RUN/$LIVE"
 touch -d '50 days ago' "$L/live.jsonl"
 # A log whose session died unsealed (b's records, its seal cut off).
 sed '$d' "$L/b.jsonl" >"$L/crash.jsonl"

@@ -39,6 +39,7 @@
 #include "budget.h"
 #include "cgroup.h"
 #include "cordon.h"
+#include "instance.h"
 #include "policy.h"
 #include "util.h"
 
@@ -108,7 +109,7 @@ static bool v1_dir(const char *ctl, const char *name, char *out, size_t len)
 
 	if (budget_v1_mount(mountinfo, ctl, mnt, sizeof(mnt)) < 0)
 		return false;
-	snprintf(out, len, "%s/%s/%s", mnt, CORDON_CGROUP_PARENT, name);
+	snprintf(out, len, "%s/%s/%s", mnt, instance_cgroup_parent(), name);
 	return true;
 }
 

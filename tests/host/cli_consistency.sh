@@ -44,7 +44,7 @@ sess_pid=$!
 S=
 for _ in $(seq 100); do
     S=$(sed -n 's/.*"session":"\(s[0-9a-f]*\)".*/\1/p' "$scratch/live.jsonl" 2>/dev/null | head -n 1)
-    [ -n "$S" ] && [ -e "/run/cordon/$S/session.json" ] && break
+    [ -n "$S" ] && [ -e "$CORDON_RUN/$S/session.json" ] && break
     sleep 0.1
 done
 ok "a live session started ($S)" test -n "$S"
@@ -159,7 +159,7 @@ ok "floor status (text): the session's line" grep -q "$S  live  $AGENT" <<<"$o"
 [ "$lsm" = true ] || ok "floor status (text): the LSM floor not loaded, and why" grep -q "^floor: BPF LSM floor not loaded (" <<<"$o"
 "$cordon" stop "$S" >/dev/null 2>&1
 wait "$sess_pid" 2>/dev/null; sess_pid=
-ok "the session ended: its run directory is gone" test ! -e "/run/cordon/$S"
+ok "the session ended: its run directory is gone" test ! -e "$CORDON_RUN/$S"
 t floor status --json
 ok "and floor status no longer lists it" jq -e --arg s "$S" '[.sessions[] | select(.name == $s)] | length == 0' <<<"$o"
 done_testing

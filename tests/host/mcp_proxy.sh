@@ -198,8 +198,15 @@ cat >"$t/s2.json" <<EOF
   {"op": "call", "name": "filesystem.read_text_file", "args": {"path": "$ws/a.txt"}} ]
 EOF
 # The servers' node processes only ("^node"): their sessions' supervisors
-# carry the same words in their command lines.
-(sleep 3; pkill -KILL -f "^node $M/server-everything/dist/index.js stdio" ) &
+# carry the same words in their command lines.  And only this suite's
+# (in its floor instance's session cgroups): a live session on this host
+# may run the same server.
+(sleep 3
+ for p in $(pgrep -f "^node $M/server-everything/dist/index.js stdio"); do
+     case $(sed -n 's/^0:://p' "/proc/$p/cgroup" 2>/dev/null) in
+     "/$CORDON_CG/"*) kill -KILL "$p" ;;
+     esac
+ done) &
 killer=$!
 steps "$t/s2.json"
 wait $killer

@@ -35,9 +35,22 @@
 #include <bpf/bpf.h>
 #include "../tap.h"
 #include "cgroup.h"
+#include "instance.h"
 #include "net.h"
 #include "policy.h"
 #include "util.h"
+
+/* A pin of the floor instance under test (loader/instance.h, tests/lib.sh). */
+static const char *pin_of(const char *dir, const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static unsigned i;
+	char *b = buf[i++ % 4];
+
+	snprintf(b, PATH_MAX, "%s/%s", dir, name);
+	return b;
+}
+#define NET_PIN(name) pin_of(instance_net_pin_dir(), name)
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
@@ -644,7 +657,7 @@ static int reload_window(struct net **fresh, long *tries)
 	while (sh->tries < 1000)
 		sched_yield();
 	/* Stale: another build's floor, as after an upgrade. */
-	cfd = bpf_obj_get(CORDON_NET_PIN_DIR "/config");
+	cfd = bpf_obj_get(NET_PIN("config"));
 	r = cfd < 0 || bpf_map_lookup_elem(cfd, &zero, &cfg) ? -1 : 0;
 	if (r == 0) {
 		cfg.build_id ^= 1;
@@ -675,14 +688,14 @@ static int reload_window(struct net **fresh, long *tries)
  * this build writes to; one in another floor's directory must stay pinned.
  * Made by attaching the pinned connect4 program again, to the stray cgroup.
  */
-#define STALE_OWN   CORDON_NET_PIN_DIR "/link_cordon_test_stale"
-#define STALE_OTHER CORDON_PIN_DIR "/link_cordon_test_other"
+#define STALE_OWN   NET_PIN("link_cordon_test_stale")
+#define STALE_OTHER pin_of(instance_pin_dir(), "link_cordon_test_other")
 
 static int pin_extra_link(const char *path)
 {
 	struct bpf_link_info info = { 0 };
 	__u32 len = sizeof(info);
-	int lfd = bpf_obj_get(CORDON_NET_PIN_DIR "/link_cordon_connect4"), pfd = -1, cfd = -1;
+	int lfd = bpf_obj_get(NET_PIN("link_cordon_connect4")), pfd = -1, cfd = -1;
 	int nl = -1, r = -1;
 
 	if (lfd >= 0 && bpf_obj_get_info_by_fd(lfd, &info, &len) == 0)
@@ -777,7 +790,7 @@ static int bench(void)
 	struct pol_diags diags = {};
 	struct pol_vars vars = {};
 	struct policy *pol = NULL;
-	bool was_pinned = access(CORDON_NET_PIN_DIR "/config", F_OK) == 0;
+	bool was_pinned = access(NET_PIN("config"), F_OK) == 0;
 	int rx, r;
 	uint64_t drops = 0;
 
@@ -793,7 +806,7 @@ static int bench(void)
 	(void)pol_vars_defaults(&vars);
 	if (rx < 0 || pol_load_text(text, strlen(text), "bench.json", &vars, &pol, &diags) < 0)
 		return 1;
-	snprintf(session_cg, sizeof(session_cg), "%s/%s/netbench-%d", root, CORDON_CGROUP_PARENT,
+	snprintf(session_cg, sizeof(session_cg), "%s/%s/netbench-%d", root, instance_cgroup_parent(),
 		 (int)getpid());
 	snprintf(base_cg, sizeof(base_cg), "%s/netbench-base-%d", root, (int)getpid());
 	if (mkdir(session_cg, 0755) < 0 || mkdir(base_cg, 0755) < 0 ||
@@ -851,7 +864,7 @@ int main(int argc, char **argv)
 		tap_skip_all("needs root (cgroup-bpf attach, cgroup moves)");
 	if (cg_find_root(root, sizeof(root)) < 0)
 		tap_skip_all("no cgroup2 hierarchy mounted");
-	was_pinned = access(CORDON_NET_PIN_DIR "/config", F_OK) == 0;
+	was_pinned = access(NET_PIN("config"), F_OK) == 0;
 	r = net_open(&net);
 	if (r == -EPERM || r == -EOPNOTSUPP || r == -ENOSYS || r == -EACCES)
 		tap_skip_all("cgroup-bpf: the kernel refused to load or attach the network programs (%s)",
@@ -903,7 +916,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 
-	snprintf(parent, sizeof(parent), "%s/%s", root, CORDON_CGROUP_PARENT);
+	snprintf(parent, sizeof(parent), "%s/%s", root, instance_cgroup_parent());
 	snprintf(session_cg, sizeof(session_cg), "%s/nettest-%d", parent, (int)getpid());
 	snprintf(stray_cg, sizeof(stray_cg), "%s/nettest-stray-%d", parent, (int)getpid());
 	snprintf(audited_cg, sizeof(audited_cg), "%s/nettest-audited-%d", parent, (int)getpid());
@@ -1234,7 +1247,7 @@ int main(int argc, char **argv)
 	/* Leave the machine as found: the LSM floor's tests expect no pins. */
 	if (!was_pinned) {
 		r = net_unload();
-		tap_ok(r == 0 && access(CORDON_NET_PIN_DIR, F_OK) < 0, "net_unload removes the pins");
+		tap_ok(r == 0 && access(instance_net_pin_dir(), F_OK) < 0, "net_unload removes the pins");
 	}
 	return tap_done();
 }

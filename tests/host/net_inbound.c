@@ -35,9 +35,22 @@
 #include <unistd.h>
 #include "../tap.h"
 #include "cgroup.h"
+#include "instance.h"
 #include "net.h"
 #include "policy.h"
 #include "util.h"
+
+/* A pin of the floor instance under test (loader/instance.h, tests/lib.sh). */
+static const char *pin_of(const char *dir, const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static unsigned i;
+	char *b = buf[i++ % 4];
+
+	snprintf(b, PATH_MAX, "%s/%s", dir, name);
+	return b;
+}
+#define NET_PIN(name) pin_of(instance_net_pin_dir(), name)
 
 #define TCP_GREET 7001          /* the peer's greeting server: allowed */
 #define UDP_ECHO  7002          /* the peer's echo server: allowed */
@@ -673,7 +686,7 @@ int main(void)
 	snprintf(host6, sizeof(host6), "fd00:c0d0:%x::1", x);
 	snprintf(peer6, sizeof(peer6), "fd00:c0d0:%x::2", x);
 	have6 = access("/proc/sys/net/ipv6", F_OK) == 0;
-	was_pinned = access(CORDON_NET_PIN_DIR "/config", F_OK) == 0;
+	was_pinned = access(NET_PIN("config"), F_OK) == 0;
 	r = net_open(&net);
 	if (r == -EPERM || r == -EOPNOTSUPP || r == -ENOSYS || r == -EACCES || r == -EINVAL)
 		tap_skip_all("cgroup-bpf: the kernel refused to load or attach the network programs (%s)",
@@ -700,7 +713,7 @@ int main(void)
 		 "] }", peer4, TCP_GREET, UDP_ECHO);
 	(void)pol_vars_defaults(&vars);
 	r = pol_load_text(text, strlen(text), "net_inbound.json", &vars, &pol, &diags);
-	snprintf(session_cg, sizeof(session_cg), "%s/%s/netin-%d", root, CORDON_CGROUP_PARENT,
+	snprintf(session_cg, sizeof(session_cg), "%s/%s/netin-%d", root, instance_cgroup_parent(),
 		 (int)getpid());
 	if (r < 0 || mkdir(session_cg, 0755) < 0 || cg_id(session_cg, &session_id) < 0 ||
 	    net_session_add(net, session_id, pol, 0) < 0) {

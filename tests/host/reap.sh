@@ -5,7 +5,9 @@
 # entries, its run directory).  The next `cordon run` reaps it, tasks
 # first, and seals its log with a record of the reaping; `cordon floor gc`
 # does the same, and drops the exec recheck's kill marks of threads that
-# are gone; a live session is never touched.
+# are gone; a live session is never touched.  On the tests' own floor
+# instance (tests/lib.sh): its gc and reaping never reach the host's live
+# sessions (tests/host/live_floor.sh).
 # POSIX sh: also run in the VM (tests/vm/host_tests.list).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_run.sh"
@@ -25,7 +27,7 @@ started() {
         _a=$(tr '\0' ' ' 2>/dev/null <"$_p/cmdline") || continue
         case $_a in "$1"*) ;; *) continue ;; esac
         _c=$(sed -n 's/^0:://p' "$_p/cgroup" 2>/dev/null)
-        case $_c in /cordon/s*) echo "${_c#/cordon/}"; return 0 ;; esac
+        case $_c in "/$CORDON_CG/s"*) echo "${_c#/"$CORDON_CG"/}"; return 0 ;; esac
     done
     return 1
 }
@@ -35,12 +37,12 @@ cg_root=$(cgroup2_root)
 # drops_entry ID: the network floor's per-session entry for cgroup ID (bpftool).
 drops_entry() {
     _k=$(awk -v id="$1" 'BEGIN { for (i = 0; i < 8; i++) { printf "%d ", id % 256; id = int(id / 256) } }')
-    bpftool map lookup pinned /sys/fs/bpf/cordon/net/drops key $_k >/dev/null 2>&1
+    bpftool map lookup pinned "$CORDON_PINS/net/drops" key $_k >/dev/null 2>&1
 }
 no_drops_entry() { ! drops_entry "$1"; }
 # le N BYTES: N as BYTES little-endian bytes, in decimal, for bpftool.
 le() { awk -v v="$1" -v n="$2" 'BEGIN { for (i = 0; i < n; i++) { printf "%d ", v % 256; v = int(v / 256) } }'; }
-expect_pin=/sys/fs/bpf/cordon/net/exec_expect
+expect_pin=$CORDON_PINS/net/exec_expect
 # expect_put TID CGID: an exec expectation (struct cordon_exec_expect, 72
 # bytes) for thread TID in session cgroup CGID, marked killed, as a kill
 # whose supervisor died before it collected the mark leaves it.
@@ -65,7 +67,7 @@ orphan() {
     while [ $i -lt 400 ] && { [ -z "$name" ] || ! started "$WS/cordon-reaped sleep 301" >/dev/null; }; do
         name=$(started "$WS/cordon-reaped sleep 300") || { sleep 0.05; i=$((i + 1)); }
     done
-    cg=$cg_root/cordon/$name
+    cg=$cg_root/$CORDON_CG/$name
     cgid=$(stat -c %i "$cg" 2>/dev/null)
     sup=$(procs "--audit $t/$1.jsonl")
     kill -9 $sup 2>/dev/null
@@ -88,9 +90,9 @@ i=0
 while [ $i -lt 100 ] && [ -n "$(cat "$cg/cgroup.procs" 2>/dev/null)" ]; do sleep 0.05; i=$((i + 1)); done
 ok "  its cgroup stays, and the agent's tree died with its PID namespace" \
     sh -c '[ -d "$1" ] && [ -z "$(cat "$1/cgroup.procs")" ]' _ "$cg"
-ok "  its run directory stays" test -d "/run/cordon/$name"
+ok "  its run directory stays" test -d "$CORDON_RUN/$name"
 have_bpftool=0
-command -v bpftool >/dev/null 2>&1 && [ -e /sys/fs/bpf/cordon/net/drops ] && have_bpftool=1
+command -v bpftool >/dev/null 2>&1 && [ -e "$CORDON_PINS/net/drops" ] && have_bpftool=1
 if [ $have_bpftool = 1 ]; then
     ok "  and its network floor entries" drops_entry "$cgid"
 fi
@@ -113,7 +115,7 @@ ok "  saying it reaped the dead session" \
     grep -q "reaped session $name: its cordon and watchdog were gone ([0-9][0-9]* tasks\{0,1\} killed)" "$t/live.err"
 ok "  its cgroup is gone" test ! -d "$cg"
 ok "  and the agent's daemon with it" test -z "$(procs "cordon-reaped sleep 30")"
-ok "  its run directory is gone" test ! -e "/run/cordon/$name"
+ok "  its run directory is gone" test ! -e "$CORDON_RUN/$name"
 # sealed_by_reaper LOG: the reaper's record closes LOG, sealed, and the log verifies.
 sealed_by_reaper() {
     "$cordon" audit verify --key-dir "$CORDON_AUDIT_KEY_DIR" "$1" | grep -q sealed &&
@@ -129,8 +131,8 @@ fi
 in_session -- /bin/true
 ok "a third session runs (rc=$rc)" test "$rc" -eq 0
 ok "  and did not reap the live one ($live_name)" \
-    sh -c '[ -n "$1" ] && [ -d "$2/cordon/$1" ] && [ -d "/run/cordon/$1" ] &&
-        ! printf "%s\n" "$3" | grep -q "reaped session $1"' _ "$live_name" "$cg_root" "$err"
+    sh -c '[ -n "$1" ] && [ -d "$2/$1" ] && [ -d "$4/$1" ] &&
+        ! printf "%s\n" "$3" | grep -q "reaped session $1"' _ "$live_name" "$cg_root/$CORDON_CG" "$err" "$CORDON_RUN"
 kill $(procs "cordon-reaped sleep 120") 2>/dev/null
 wait $live
 ok "the live session ends when its agent does (rc=$?)" test -z "$(procs "cordon-reaped sleep 120")"
@@ -153,9 +155,9 @@ out=$("$cordon" floor gc 2>&1)
 ok "cordon floor gc reaps it: $out" sh -c 'printf "%s\n" "$1" | grep -q "1 dead session(s) reaped" &&
     printf "%s\n" "$1" | grep -q "reaped session $2"' _ "$out" "$name"
 ok "  its cgroup and its tasks are gone" sh -c '[ ! -d "$1" ] && [ -z "$2" ]' _ "$cg" "$(procs "cordon-reaped sleep 30")"
-ok "  its run directory is gone" test ! -e "/run/cordon/$name"
+ok "  its run directory is gone" test ! -e "$CORDON_RUN/$name"
 ok "  its log ends with the reaper's record, sealed" sealed_by_reaper "$t/b.jsonl"
-ok "  and its log's note is gone" test ! -e "/var/lib/cordon/open-logs/$name"
+ok "  and its log's note is gone" test ! -e "$CORDON_OPEN_LOGS/$name"
 if [ $have_bpftool = 1 ] && [ -e "$expect_pin" ]; then
     gone_dropped() { ! expect_there "$gone_tid"; }
     ok "  the kill mark of the thread that is gone is dropped" gone_dropped
@@ -169,7 +171,7 @@ fi
 # its cgroups and run directory gone, its log on disk): the next reaper
 # closes the log from its note.
 orphan c
-ok "a third session left behind ($name), its log's note kept" test -f "/var/lib/cordon/open-logs/$name"
+ok "a third session left behind ($name), its log's note kept" test -f "$CORDON_OPEN_LOGS/$name"
 # kill_cg DIR: every task of cgroup DIR killed, DIR and its children removed.
 kill_cg() {
     [ -d "$1" ] || return 0
@@ -179,10 +181,10 @@ kill_cg() {
     find "$1" -depth -type d -exec rmdir {} \;
 }
 kill_cg "$cg"
-kill_cg "$cg_root/cordon-unix/$name"
-rm -rf "/run/cordon/$name"
+kill_cg "$cg_root/$CORDON_CG-unix/$name"
+rm -rf "$CORDON_RUN/$name"
 ok "  (then its cgroup and run directory were removed, as a restart does)" \
-    sh -c '[ ! -d "$1" ] && [ ! -e "/run/cordon/$2" ] && [ -z "$3" ]' _ "$cg" "$name" "$(procs "cordon-reaped sleep 30")"
+    sh -c '[ ! -d "$1" ] && [ ! -e "$4/$2" ] && [ -z "$3" ]' _ "$cg" "$name" "$(procs "cordon-reaped sleep 30")" "$CORDON_RUN"
 out=$("$cordon" floor gc 2>&1)
 ok "cordon floor gc closes its log: $out" \
     sh -c 'printf "%s\n" "$1" | grep -q "reaped session $2: it was gone before its cordon closed its log; its log $3 is sealed"' \
@@ -192,11 +194,11 @@ host_gone() {
         tail -n 2 "$1" | head -n 1 | grep -q '"event":"reaped".*the host restarted'
 }
 ok "  its log ends with the reaper's record, sealed" host_gone "$t/c.jsonl"
-ok "  and its note is gone" test ! -e "/var/lib/cordon/open-logs/$name"
+ok "  and its note is gone" test ! -e "$CORDON_OPEN_LOGS/$name"
 if [ $have_bpftool = 1 ]; then
     ok "  and its network floor entries" no_drops_entry "$cgid"
 fi
-ok "a session that ended on its own leaves no note" test ! -e "/var/lib/cordon/open-logs/$live_name"
+ok "a session that ended on its own leaves no note" test ! -e "$CORDON_OPEN_LOGS/$live_name"
 
 # Every path a session can end by removes everything it made on the host
 # (reap.h: reap_session_files is the one list): its end, a signal to its
@@ -267,7 +269,7 @@ ok "  its log is sealed by its own cordon" grep -q '"type":"seal"' "$t/s.jsonl"
 # itself (run.c, start_signal), or the loop stops the session.  No name
 # new since before it is left where sessions keep them.
 names_now() {
-    ls /run/cordon /run/cordon-ca /run/cordon-mcp /run/cordon-ssh /var/lib/cordon/open-logs \
+    ls "$CORDON_RUN" /run/cordon-ca /run/cordon-mcp /run/cordon-ssh "$CORDON_OPEN_LOGS" \
         /var/lib/cordon/home-sessions 2>/dev/null | grep '^s' | sort
 }
 for d in 0.02 0.04 0.08 0.15; do
@@ -301,7 +303,7 @@ ok "  and sealed its log, saying so" sh -c 'tail -n 2 "$1" | head -n 1 | grep -q
 
 orphan k "--policy $t/cred.json"
 ok "a session with a credential left behind ($name): cordon and watchdog SIGKILLed, its CA bundle kept" \
-    test -n "$name" -a -f "/run/cordon-ca/$name.pem" -a -d "/run/cordon/$name"
+    test -n "$name" -a -f "/run/cordon-ca/$name.pem" -a -d "$CORDON_RUN/$name"
 out=$("$cordon" floor gc 2>&1)
 ok "  cordon floor gc reaps it" sh -c 'printf "%s\n" "$1" | grep -q "reaped session $2"' _ "$out" "$name"
 ok "  and leaves nothing of it but its log: '$(leftovers "$name")'" test -z "$(leftovers "$name")"

@@ -63,7 +63,7 @@ else
     users="$AGENT root"
 fi
 
-pinned=$(find /sys/fs/bpf/cordon -type f 2>/dev/null | grep -v link_ | head -n 1)
+pinned=$(find "$CORDON_PINS" -type f 2>/dev/null | grep -v link_ | head -n 1)
 for u in $users; do
     AS="--user $u"
     tag="[$u]"
@@ -161,7 +161,7 @@ for u in $users; do
     ok "$tag reading /proc/<host pid>/environ: $out (absent from its /proc)" \
         sh -c 'printf "%s\n" "$1" | grep -q "^contained: ENOENT"' _ "$out"
     # bpf() is refused by the seccomp denylist, in both postures, before the floor.
-    in_session $AS -- "$attack" bpf "${pinned:-/sys/fs/bpf/cordon/net/config}"
+    in_session $AS -- "$attack" bpf "${pinned:-$CORDON_PINS/net/config}"
     ok "$tag bpf() lookup of cordon's pinned maps: $out" contained
     in_session $AS -- "$attack" mount "$WS"
     ok "$tag mount: $out" contained
@@ -200,14 +200,14 @@ ok "  and its listener sees the agent's uid and gid, not root's" \
 # agent: its uid, in cordon's cgroups, never the supervisor (uid 0, in the
 # invoking shell's login session).
 ok "  and the pid it names is a process with the agent's uid, in cordon's cgroups: $(echo $out | sed 's/.*\(proc-uid [^ ]* cgroup [^ ]*\).*/\1/')" \
-    sh -c 'printf "%s\n" "$1" | grep -qE "^peer: uid $2 .* proc-uid $2 cgroup /cordon(-unix)?/s[0-9a-f]+\$"' _ "$out" "$AGENT_UID"
+    sh -c 'printf "%s\n" "$1" | grep -qE "^peer: uid $2 .* proc-uid $2 cgroup /$3(-unix)?/s[0-9a-f]+\$"' _ "$out" "$AGENT_UID" "$CORDON_CG"
 # The fallback's connector: the agent cannot signal it (Landlock's signal
 # scope, ABI 6), and it does not outlive its session.
-if printf '%s\n' "$out" | grep -q 'cgroup /cordon-unix/'; then
+if printf '%s\n' "$out" | grep -qF "cgroup /$CORDON_CG-unix/"; then
     in_session -- /bin/sh -c "p=\$('$attack' unix-peer '$WS/peer.sock' | sed -n 's/^peer: .* pid \\([0-9]*\\) proc-uid.*/\\1/p')
         kill -9 \$p 2>/dev/null && echo killed || echo refused; '$attack' unix-peer '$WS/peer.sock'"
     ok "  the agent cannot kill its connector: $(echo $out | cut -c1-90)" \
-        sh -c 'printf "%s\n" "$1" | grep -qx refused && [ "$(printf "%s\n" "$1" | grep -c "proc-uid $2 cgroup /cordon-unix/")" = 1 ]' _ "$out" "$AGENT_UID"
+        sh -c 'printf "%s\n" "$1" | grep -qx refused && [ "$(printf "%s\n" "$1" | grep -cF "proc-uid $2 cgroup /$3-unix/")" = 1 ]' _ "$out" "$AGENT_UID" "$CORDON_CG"
     ok "  and no connector outlives its session" sh -c '! ps -eo args | grep -q "^[^ ]*cordon unix-connector"'
 fi
 kill "$peer" 2>/dev/null

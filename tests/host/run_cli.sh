@@ -762,7 +762,7 @@ run_bg "$scratch/ev" -- /bin/sh -c "sleep 3; $attack connect 127.0.0.1 1"
 evpid=$!
 i=0
 while [ $i -lt 100 ] && ! grep -q '"session"' "$scratch/ev.jsonl" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-sock=/run/cordon/$(head -n 1 "$scratch/ev.jsonl" | sed 's/.*"session":"\([^"]*\)".*/\1/')/events.sock
+sock=$CORDON_RUN/$(head -n 1 "$scratch/ev.jsonl" | sed 's/.*"session":"\([^"]*\)".*/\1/')/events.sock
 if command -v python3 >/dev/null 2>&1 && [ -n "$sock" ]; then
     ev=$(timeout 5 python3 -c '
 import socket, sys
@@ -818,7 +818,7 @@ while [ $i -lt 100 ] && [ "$(procs "cordon-sleeper sleep 6" | wc -l)" -lt 2 ]; d
 cgp=
 for pid in $(procs "cordon-sleeper sleep 62"); do
     c=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
-    case $c in /cordon/s*) cgp=$c; break ;; esac
+    case $c in "/$CORDON_CG/s"*) cgp=$c; break ;; esac
 done
 cg=
 for root in /sys/fs/cgroup/unified /sys/fs/cgroup; do
@@ -843,7 +843,7 @@ ok "  and its log ends with the watchdog's record of it, sealed" sh -c '
 # thread that no longer exists.  One left behind stays for good, under a
 # tid the host reuses; the kernel judges a task only in the cgroup the
 # expectation names, but the map would fill.
-pin=/sys/fs/bpf/cordon/net/exec_expect
+pin=$CORDON_PINS/net/exec_expect
 if command -v bpftool >/dev/null 2>&1 && [ -e "$pin" ]; then
     left=0
     for tid in $(bpftool map dump pinned "$pin" 2>/dev/null | sed -n 's/^.*"key": \([0-9]*\),.*$/\1/p'); do

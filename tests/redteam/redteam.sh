@@ -421,7 +421,7 @@ for u in $users; do
         done
     done
     try "$u" "bpf(): open cordon's pinned maps" "seccomp / floor" - "*" -- \
-        "$a" bpf "$(find /sys/fs/bpf/cordon -type f 2>/dev/null | grep -v link_ | head -n 1)"
+        "$a" bpf "$(find "$CORDON_PINS" -type f 2>/dev/null | grep -v link_ | head -n 1)"
     try "$u" "mount (a bind mount of the key's directory, or any)" "seccomp / capabilities" - "*" -- \
         "$a" mount "$WS"
     try "$u" "new user namespace" "seccomp" - "*" -- "$a" userns
@@ -442,7 +442,7 @@ for u in $users; do
     session "$u" --approve socket -- /bin/sh -c '
         "$1/git" push origin main >/dev/null 2>&1 &
         sleep 1
-        "$2" approve "/run/cordon/$CORDON_SESSION/approve.sock"' _ "$WS" "$a"
+        "$2" approve "$3/$CORDON_SESSION/approve.sock"' _ "$WS" "$a" "$CORDON_RUN"
     judge "approve its own escalated git push" "approval socket (peer cgroup)" - "*" "$u"
     try "$u" "rewrite the audit log" "file floor" - "$FS" -- "$a" write "$scratch/own-$u.jsonl"
     try "$u" "rewrite cordon's binary" "file floor" - "$FS ETXTBSY" -- "$a" write "$cordon"

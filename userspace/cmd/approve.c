@@ -22,11 +22,11 @@
 #include <sys/un.h>
 
 #include "cmd.h"
+#include "instance.h"
 #include "policy.h"
 #include "util.h"
 #include <jansson.h>
 
-#define RUN_DIR "/run/cordon"
 #define REPLY_MAX (64u << 20)
 
 /* One request to one session; returns the reply or NULL (errno-style in *err). */
@@ -39,7 +39,7 @@ static json_t *ask(const char *session, json_t *req, int *err)
 	int fd;
 
 	*err = 0;
-	snprintf(a.sun_path, sizeof(a.sun_path), RUN_DIR "/%s/approve.sock", session);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s/approve.sock", instance_run_dir(), session);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || !line ||
 	    send(fd, line, strlen(line), MSG_NOSIGNAL) < 0) {
@@ -85,7 +85,7 @@ static json_t *ask(const char *session, json_t *req, int *err)
 
 static int sessions(char names[][40], int max)
 {
-	DIR *d = opendir(RUN_DIR);
+	DIR *d = opendir(instance_run_dir());
 	struct dirent *e;
 	int n = 0;
 

@@ -12,6 +12,7 @@
 #include "audit_prune.h"
 #include "audit_session.h"
 #include "audit_ship.h"
+#include "instance.h"
 #include "reap.h"
 #include "cmd.h"
 #include "options.h"
@@ -672,7 +673,16 @@ static void prune_ship(const char *dir, const struct audit_prune_entry *e)
  */
 static int prune_live(const char *session)
 {
-	return reap_session_name(session) ? reap_session_live(session) : 0;
+	if (!reap_session_name(session))
+		return 0;
+	/*
+	 * Every floor instance's logs share the log directory (instance.h): a
+	 * session is taken for live while its own instance says so (lock or
+	 * note; unknown is live) or a run directory of that name is left in
+	 * any instance (until `cordon floor gc` of that instance reaps it).
+	 */
+	return reap_session_live(session) != 0 ||
+	       instance_session_run_dir_any(CORDON_RUN_DIR, session) != 0;
 }
 
 static int cmd_prune(int argc, char **argv)
@@ -724,7 +734,7 @@ static int cmd_prune(int argc, char **argv)
 	 */
 	lock = reap_floor_lock();
 	if (lock < 0) {
-		log_err("audit: prune: " CORDON_RUN_DIR "/.floor.lock: %s", strerror(-lock));
+		log_err("audit: prune: %s/.floor.lock: %s", instance_run_dir(), strerror(-lock));
 		return 2;
 	}
 	r = audit_prune_scan(lfd, kfd, prune_live, &e, &n);

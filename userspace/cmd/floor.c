@@ -4,8 +4,10 @@
  */
 #include <dirent.h>
 #include <time.h>
+#include <limits.h>
 #include <unistd.h>
 #include "floor.h"
+#include "instance.h"
 #include "cmd.h"
 #include "net.h"
 #include "probe.h"
@@ -16,13 +18,16 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: cordon floor status [--json] | load | unload | gc [--json]\n"
 		   "  status  each part of the floor and whether it is in force: the BPF LSM\n"
-		   "          floor (" CORDON_PIN_DIR "), the network floor and its exec\n"
-		   "          recheck (" CORDON_NET_PIN_DIR "); then the sessions under\n"
-		   "          " CORDON_RUN_DIR ": name, user, pid, age, workspace (root)\n"
+		   "          floor (%s), the network floor and its exec\n"
+		   "          recheck (%s); then the sessions under\n"
+		   "          %s: name, user, pid, age, workspace (root)\n"
 		   "  load    load, attach and pin the BPF LSM floor (needs root and BPF LSM)\n"
 		   "  unload  detach and unpin it (running sessions lose their floor)\n"
 		   "  gc      reap sessions whose cordon is gone (their tasks killed),\n"
-		   "          and forget kernel entries of sessions whose cgroup is gone\n");
+		   "          and forget kernel entries of sessions whose cgroup is gone\n"
+		   "CORDON_INSTANCE=NAME: another floor instance than the live one\n"
+		   "(pins, cgroups and run directories of its own; docs/floor.md, Instances)\n",
+		instance_pin_dir(), instance_net_pin_dir(), instance_run_dir());
 }
 
 /* The links pinned in DIR (files link_NAME), as names; an absent DIR: none. */
@@ -48,9 +53,11 @@ static json_t *pinned_links(const char *dir)
 static json_t *lsm_reason(void)
 {
 	_cleanup_free_ char *text = NULL;
+	char path[PATH_MAX];
 	json_t *c, *r = NULL;
 
-	if (read_file(CORDON_RUN_DIR "/posture.json", &text, 1 << 16) < 0)
+	snprintf(path, sizeof(path), "%s/posture.json", instance_run_dir());
+	if (read_file(path, &text, 1 << 16) < 0)
 		return NULL;
 	c = json_loads(text, 0, NULL);
 	r = json_object_get(json_object_get(json_object_get(c, "mechanisms"), "bpf_lsm"), "reason");
@@ -77,7 +84,7 @@ static json_t *status_json(void)
 	if (!json_is_true(json_object_get(lsm, "loaded")) && (why = lsm_reason()))
 		json_object_set_new(lsm, "unavailable", why);
 	json_object_set_new(o, "lsm", lsm);
-	links = pinned_links(CORDON_NET_PIN_DIR);
+	links = pinned_links(instance_net_pin_dir());
 	net = json_pack("{s:b,s:o}", "loaded", json_array_size(links) > 0, "links", links);
 	{
 		bool recheck = false;
@@ -105,10 +112,13 @@ static json_t *status_json(void)
 				json_object_set_new(v, "age_s", json_integer((json_int_t)now -
 						    json_integer_value(json_object_get(v, "started"))));
 	} else {
-		json_object_set_new(o, "sessions_error", json_sprintf(CORDON_RUN_DIR ": %s",
+		json_object_set_new(o, "sessions_error", json_sprintf("%s: %s", instance_run_dir(),
 								      strerror(-lock)));
 	}
 	json_object_set_new(o, "sessions", sess ?: json_null());
+	json_object_set_new(o, "instance", json_string(instance_name()));
+	json_object_set_new(o, "pin_dir", json_string(instance_pin_dir()));
+	json_object_set_new(o, "run_dir", json_string(instance_run_dir()));
 	return o;
 }
 
@@ -148,7 +158,7 @@ static int status(bool json)
 		return 0;
 	}
 	if (json_object_get(lsm, "error")) {
-		printf("floor: cannot read " CORDON_PIN_DIR ": %s\n", str(lsm, "error"));
+		printf("floor: cannot read %s: %s\n", instance_pin_dir(), str(lsm, "error"));
 	} else if (!json_is_true(json_object_get(lsm, "loaded"))) {
 		printf("floor: BPF LSM floor not loaded (%s)\n",
 		       json_object_get(lsm, "unavailable") ?
@@ -212,7 +222,7 @@ static int load(void)
 
 	if (r == 0) {
 		floor_close(f);
-		printf("floor: loaded and pinned under %s\n", CORDON_PIN_DIR);
+		printf("floor: loaded and pinned under %s\n", instance_pin_dir());
 		return 0;
 	}
 	/* Say why in the doctor's words: the kernel's own answer, measured. */
@@ -248,13 +258,15 @@ static int gc(bool json)
 {
 	struct net *net = NULL;
 	int lock = reap_floor_lock(), reaped, r;
+	char cfg[PATH_MAX];
 
 	if (lock < 0) {
-		log_err("floor: gc: " CORDON_RUN_DIR "/.floor.lock: %s", strerror(-lock));
+		log_err("floor: gc: %s/.floor.lock: %s", instance_run_dir(), strerror(-lock));
 		return 1;
 	}
 	/* The network floor as pinned; gc never loads it. */
-	if (access(CORDON_NET_PIN_DIR "/config", F_OK) == 0 && (r = net_open(&net)) < 0)
+	snprintf(cfg, sizeof(cfg), "%s/config", instance_net_pin_dir());
+	if (access(cfg, F_OK) == 0 && (r = net_open(&net)) < 0)
 		log_warn("floor: gc: the network floor: %s", strerror(-r));
 	reaped = reap_stale(net);
 	if (net && (r = net_gc(net)) < 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "doctor.h"
 #include "home.h"
+#include "instance.h"
 #include "cmd.h"
 #include "mcp_proxy.h"
 #include "http_proxy.h"
@@ -28,32 +29,33 @@ struct command {
 	const char *summary;
 	const char *subs;
 	const char *json;
+	bool instance;          /* serves a floor instance (instance.h): reads CORDON_INSTANCE */
 };
 
 static int cmd_version(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "run", cmd_run, "run an agent in a confined, supervised session", "", "" },
-	{ "pending", cmd_pending, "list operations waiting for a human", "", "-" },
-	{ "approve", cmd_approve, "approve a pending operation (ID from `cordon pending`)", "", "" },
-	{ "deny", cmd_deny, "deny a pending operation", "", "" },
-	{ "intent", cmd_intent, "state what a session's agent may do: approves what it covers", "", "-" },
-	{ "stop", cmd_stop, "stop a running session (its processes, then its cgroup)", "", "" },
-	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce", "", "-" },
+	{ "run", cmd_run, "run an agent in a confined, supervised session", "", "", true },
+	{ "pending", cmd_pending, "list operations waiting for a human", "", "-", true },
+	{ "approve", cmd_approve, "approve a pending operation (ID from `cordon pending`)", "", "", true },
+	{ "deny", cmd_deny, "deny a pending operation", "", "", true },
+	{ "intent", cmd_intent, "state what a session's agent may do: approves what it covers", "", "-", true },
+	{ "stop", cmd_stop, "stop a running session (its processes, then its cgroup)", "", "", true },
+	{ "doctor", cmd_doctor, "measure what this kernel lets cordon enforce", "", "-", false },
 	{ "policy", cmd_policy, "check, explain and test policies",
-	  "check explain test compile json draft", "check explain test" },
+	  "check explain test compile json draft", "check explain test", false },
 	{ "floor", cmd_floor, "the pinned kernel floor: status, load, unload, gc",
-	  "status load unload gc", "status gc" },
+	  "status load unload gc", "status gc", true },
 	{ "audit", cmd_audit, "verify, show and prune sessions' tamper-evident audit logs",
-	  "verify show prune", "verify show prune" },
+	  "verify show prune", "verify show prune", false },
 	{ "home", cmd_home, "review and apply what the agent changed in its copy-on-write home",
-	  "diff apply discard", "diff" },
-	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy", "", "" },
-	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy", "", "" },
-	{ "http-proxy", cmd_http_proxy, "the egress broker: allowlisted hosts only, judged by policy", "", "" },
-	{ "connect", cmd_connect, "inside a session: stdin/stdout to HOST PORT via the egress broker", "", "" },
-	{ "unix-connector", cmd_unix_connector, "(started by run) a session's Unix connects, as its agent", "", "" },
-	{ "version", cmd_version, "print the version", "", "-" },
+	  "diff apply discard", "diff", false },
+	{ "mcp-proxy", cmd_mcp_proxy, "the MCP proxy: every tool call judged by policy", "", "", true },
+	{ "mcp-bridge", cmd_mcp_bridge, "inside a session: stdio to its MCP proxy", "", "", false },
+	{ "http-proxy", cmd_http_proxy, "the egress broker: allowlisted hosts only, judged by policy", "", "", false },
+	{ "connect", cmd_connect, "inside a session: stdin/stdout to HOST PORT via the egress broker", "", "", false },
+	{ "unix-connector", cmd_unix_connector, "(started by run) a session's Unix connects, as its agent", "", "", false },
+	{ "version", cmd_version, "print the version", "", "-", false },
 };
 
 static void usage(FILE *f)
@@ -164,6 +166,7 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	char why[256];
 	int i = 1;
 
 	while (i < argc && strcmp(argv[i], "-v") == 0) {
@@ -188,9 +191,16 @@ int main(int argc, char **argv)
 		printf("cordon %s\n", CORDON_VERSION);
 		return 0;
 	}
-	for (size_t c = 0; c < ARRAY_SIZE(commands); c++)
-		if (!strcmp(argv[i], commands[c].name))
-			return commands[c].fn(argc - i, argv + i);
+	for (size_t c = 0; c < ARRAY_SIZE(commands); c++) {
+		if (strcmp(argv[i], commands[c].name))
+			continue;
+		/* Which floor it serves, fixed before it runs (instance.h). */
+		if (commands[c].instance && instance_init(why, sizeof(why)) < 0) {
+			log_err("%s", why);
+			return 125;
+		}
+		return commands[c].fn(argc - i, argv + i);
+	}
 	log_err("unknown command '%s' (try `cordon --help`)", argv[i]);
 	return 2;
 }

@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "jsonrpc.h"
 #include "judge.h"
+#include "instance.h"
 #include "mcp_client.h"
 #include "proto.h"
 #include "mcp_state.h"
@@ -472,14 +473,12 @@ static bool peer_in_session(const struct proxy *p, int fd, struct ucred *cr)
 
 	if (peer_read(fd, cr, &cg) < 0)
 		return false;
-	snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "-unix/%s", p->session);
+	snprintf(want, sizeof(want), "/%s-unix/%s", instance_cgroup_parent(), p->session);
 	if (cg_is(cg, want)) {
 		ok = cr->uid == p->client_uid && cr->uid != 0;
 	} else {
-		snprintf(want, sizeof(want), "/" CORDON_CGROUP_PARENT "/%s", p->session);
-		ok = cg_is(cg, want) ||
-		     (cr->uid == 0 && !strstr(cg, "/" CORDON_CGROUP_PARENT "/") &&
-		      !strstr(cg, "/" CORDON_CGROUP_PARENT "-unix/"));
+		snprintf(want, sizeof(want), "/%s/%s", instance_cgroup_parent(), p->session);
+		ok = cg_is(cg, want) || (cr->uid == 0 && !instance_cgroup_in_session(cg));
 	}
 	free(cg);
 	return ok;

@@ -232,7 +232,7 @@ int open_audit(struct sup *s)
 	/* So that a watchdog or reaper that ends this session can close its log. */
 	r = reap_note_log(s->name, s->audit_path, audit_key_path(s->audit));
 	if (r < 0) {
-		log_err("run: " CORDON_OPEN_LOGS_DIR "/%s: %s", s->name, strerror(-r));
+		log_err("run: %s/%s: %s", instance_open_logs_dir(), s->name, strerror(-r));
 		return r;
 	}
 	return 0;

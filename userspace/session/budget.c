@@ -51,6 +51,7 @@
 #include "budget.h"
 #include "cgroup.h"
 #include "cordon.h"
+#include "instance.h"
 #include "policy.h"
 #include "util.h"
 
@@ -441,7 +442,8 @@ static int place(struct budget *bg, enum budget_ctl i, const char *root, const c
 			"and no cgroup v1 hierarchy carries it", ctl, ctl, why);
 		return -EOPNOTSUPP;
 	}
-	if ((size_t)snprintf(parent, sizeof(parent), "%s/%s", mnt, CORDON_CGROUP_PARENT) >= sizeof(parent) ||
+	if ((size_t)snprintf(parent, sizeof(parent), "%s/%s", mnt, instance_cgroup_parent()) >=
+		    sizeof(parent) ||
 	    (size_t)snprintf(c->dir, sizeof(c->dir), "%s/%s", parent, name) >= sizeof(c->dir)) {
 		log_err("budget: %s: path too long below %s", ctl, mnt);
 		return -ENAMETOOLONG;
@@ -844,7 +846,7 @@ void budget_reap(const char *name)
 
 		if (budget_v1_mount(mountinfo, ctl_names[i], mnt, sizeof(mnt)) < 0)
 			continue;
-		snprintf(dir, sizeof(dir), "%s/%s/%s", mnt, CORDON_CGROUP_PARENT, name);
+		snprintf(dir, sizeof(dir), "%s/%s/%s", mnt, instance_cgroup_parent(), name);
 		r = access(dir, F_OK) == 0 ? cg_destroy(dir) : 0;
 		if (r < 0)
 			log_warn("budget: cannot remove %s: %s", dir, strerror(-r));

@@ -12,22 +12,26 @@
 #include "exec_recheck.h"
 #include "floor.h"
 #include "floor_open.h"
+#include "instance.h"
 #include "net.h"
 #include "probe.h"
 #include "progress.h"
 #include "reap.h"
 #include "util.h"
 
-#define RUN_DIR CORDON_RUN_DIR
-
 /*
  * The fallback's posture, remembered for this boot: a kernel that refused
  * BPF LSM keeps refusing it until it reboots, so later sessions skip the
  * doomed load and the probes (about a hundred milliseconds and several MiB
  * of BTF).  Keyed by the boot id and the floor's build id; /run is cleared
- * at boot; the file is root's, in a directory the agent can never write.
+ * at boot; the file is root's, in a directory the agent can never write
+ * (the instance's run directory).
  */
-#define POSTURE_CACHE RUN_DIR "/posture.json"
+static const char *posture_cache_path(char *out, size_t len)
+{
+	snprintf(out, len, "%s/posture.json", instance_run_dir());
+	return out;
+}
 
 static bool cache_key(char *out, size_t len)
 {
@@ -43,13 +47,13 @@ static bool cache_key(char *out, size_t len)
 
 bool posture_cached(struct sup *s)
 {
-	char key[128];
+	char key[128], path[PATH_MAX];
 	json_t *o, *m;
 	bool ok = false;
 
 	if (!cache_key(key, sizeof(key)))
 		return false;
-	o = json_load_file(POSTURE_CACHE, 0, NULL);
+	o = json_load_file(posture_cache_path(path, sizeof(path)), 0, NULL);
 	if (!o || strcmp(json_string_value(json_object_get(o, "key")) ?: "", key))
 		goto out;
 	m = json_object_get(o, "mechanisms");
@@ -75,12 +79,14 @@ out:
 
 static void posture_cache(struct sup *s)
 {
-	char key[128], tmp[] = POSTURE_CACHE ".XXXXXX";
+	char key[128], path[PATH_MAX], tmp[PATH_MAX + 8];
 	json_t *o, *m;
 	int fd;
 
 	if (s->posture.level != POSTURE_FALLBACK || !cache_key(key, sizeof(key)))
 		return;
+	posture_cache_path(path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	m = json_object();
 	for (int i = 0; i < MECH_MAX; i++)
 		json_object_set_new(m, mech_name((enum mech)i),
@@ -91,7 +97,7 @@ static void posture_cache(struct sup *s)
 	fd = mkstemp(tmp);
 	if (fd >= 0) {
 		if (json_dumpfd(o, fd, JSON_COMPACT) == 0 && fchmod(fd, 0644) == 0 &&
-		    rename(tmp, POSTURE_CACHE) == 0)
+		    rename(tmp, path) == 0)
 			tmp[0] = '\0';
 		close(fd);
 		if (tmp[0])
@@ -118,7 +124,7 @@ int open_floor(struct sup *s)
 	 */
 	lock = reap_floor_lock();
 	if (lock < 0) {
-		log_err("run: " RUN_DIR "/.floor.lock: %s", strerror(-lock));
+		log_err("run: %s/.floor.lock: %s", instance_run_dir(), strerror(-lock));
 		return -EIO;
 	}
 	if (posture_cached(s)) {

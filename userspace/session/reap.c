@@ -27,11 +27,14 @@
 
 int reap_floor_lock(void)
 {
-	int r = mkdir_p(CORDON_RUN_DIR, 0755), fd;
+	const char *run = instance_run_dir();
+	int r = mkdir_p(run, 0755), fd;
+	char lock[PATH_MAX];
 
 	if (r < 0)
 		return r;
-	fd = open(CORDON_RUN_DIR "/.floor.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	snprintf(lock, sizeof(lock), "%s/.floor.lock", run);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX) < 0) {
@@ -102,7 +105,7 @@ json_t *reap_list_sessions(void)
 
 	if (!out)
 		return NULL;
-	d = opendir(CORDON_RUN_DIR);
+	d = opendir(instance_run_dir());
 	while (d && (de = readdir(d))) {
 		json_t *o = NULL;
 		char *text = NULL;
@@ -163,10 +166,10 @@ int reap_note_log(const char *name, const char *log, const char *key)
 
 	if (!reap_session_name(name) || strchr(log, '\n') || strchr(key, '\n'))
 		return -EINVAL;
-	r = mkdir_p(CORDON_OPEN_LOGS_DIR, 0700);
+	r = mkdir_p(instance_open_logs_dir(), 0700);
 	if (r < 0)
 		return r;
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -188,7 +191,7 @@ void reap_forget_log(const char *name)
 
 	if (!reap_session_name(name))
 		return;
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	(void)unlink(p);
 }
 
@@ -216,11 +219,11 @@ void reap_session_files(const char *name)
 			 session_files[i].suffix);
 		(void)unlink(p);
 	}
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/approve.sock", name);
+	snprintf(p, sizeof(p), "%s/%s/approve.sock", instance_run_dir(), name);
 	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/events.sock", name);
+	snprintf(p, sizeof(p), "%s/%s/events.sock", instance_run_dir(), name);
 	(void)unlink(p);
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s/" CORDON_RUN_DESC, name);
+	snprintf(p, sizeof(p), "%s/%s/" CORDON_RUN_DESC, instance_run_dir(), name);
 	(void)unlink(p);
 	/* The agent wrote that layer: removed through descriptors, no symlink followed. */
 	{
@@ -239,12 +242,12 @@ int reap_session_live(const char *name)
 
 	if (!reap_session_name(name))
 		return -EINVAL;
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	if (access(p, F_OK) == 0)
 		return 1;
 	if (errno != ENOENT)
 		return -errno;
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_run_dir(), name);
 	fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
@@ -291,7 +294,7 @@ static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
 	int n;
 
 	why[0] = '\0';
-	snprintf(p, sizeof(p), CORDON_OPEN_LOGS_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_open_logs_dir(), name);
 	n = read_file(p, &buf, 2 * PATH_MAX + 2);
 	if (n < 0)
 		return;
@@ -346,7 +349,7 @@ static int reap_one(const char *name, const char *parent, struct net *net)
 	budget_reap(name);
 	reap_session_files(name);
 	seal_reaped(name, tasks, why, sizeof(why));
-	snprintf(p, sizeof(p), CORDON_RUN_DIR "/%s", name);
+	snprintf(p, sizeof(p), "%s/%s", instance_run_dir(), name);
 	(void)rmdir(p);
 	log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)%s%s",
 		 name, tasks, tasks == 1 ? "" : "s", why[0] ? "; " : "", why);
@@ -363,7 +366,7 @@ int reap_stale(struct net *net)
 	if (floor_cgroup_parent(parent, sizeof(parent)) < 0)
 		parent[0] = '\0';
 	/* Run directories nobody holds. */
-	d = opendir(CORDON_RUN_DIR);
+	d = opendir(instance_run_dir());
 	while (d && (de = readdir(d))) {
 		int fd;
 
@@ -391,7 +394,7 @@ int reap_stale(struct net *net)
 
 			if (!reap_session_name(de->d_name))
 				continue;
-			snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
+			snprintf(run, sizeof(run), "%s/%s", instance_run_dir(), de->d_name);
 			if (access(run, F_OK) < 0 && errno == ENOENT &&
 			    reap_one(de->d_name, parent, net) == 0)
 				reaped++;
@@ -404,13 +407,13 @@ int reap_stale(struct net *net)
 	 * (a live session has had one since before its note, and keeps it
 	 * until after the note is gone).
 	 */
-	d = opendir(CORDON_OPEN_LOGS_DIR);
+	d = opendir(instance_open_logs_dir());
 	while (d && (de = readdir(d))) {
 		char run[PATH_MAX], why[PATH_MAX + 160];
 
 		if (!reap_session_name(de->d_name))
 			continue;
-		snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", de->d_name);
+		snprintf(run, sizeof(run), "%s/%s", instance_run_dir(), de->d_name);
 		if (access(run, F_OK) == 0 || errno != ENOENT)
 			continue;
 		budget_reap(de->d_name);
@@ -436,15 +439,19 @@ int reap_stale(struct net *net)
 		d = opendir(dir);
 		while (d && (de = readdir(d))) {
 			size_t n = strlen(de->d_name), sl = strlen(suffix);
-			char name[32], run[PATH_MAX];
+			char name[32];
 
 			if (n != 17 + sl || strcmp(de->d_name + 17, suffix))
 				continue;
 			snprintf(name, sizeof(name), "%.17s", de->d_name);
 			if (!reap_session_name(name))
 				continue;
-			snprintf(run, sizeof(run), CORDON_RUN_DIR "/%s", name);
-			if (access(run, F_OK) == 0 || errno != ENOENT)
+			/*
+			 * These directories are shared by every floor instance
+			 * (instance.h): a file is a dead session's only when no
+			 * instance has a run directory of that name; unknown is alive.
+			 */
+			if (instance_session_run_dir_any(CORDON_RUN_DIR, name) != 0)
 				continue;
 			reap_session_files(name);
 			log_warn("reaped session %s: removed %s/%s, left by a session with no run "

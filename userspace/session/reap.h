@@ -33,20 +33,24 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "instance.h"
 
-#define CORDON_RUN_DIR     "/run/cordon"
+/* CORDON_RUN_DIR, CORDON_OPEN_LOGS_DIR: the live instance's (instance.h). */
 #define CORDON_RUN_MCP_DIR "/run/cordon-mcp"
 #define CORDON_RUN_SSH_DIR "/run/cordon-ssh"   /* ssh_session.c */
 #define CORDON_RUN_CA_DIR  "/run/cordon-ca"    /* egress_session.c */
 
 /*
- * Open logs: one file per session (its name), holding the log's path and
- * its key's, one per line, from the log's start until its seal.  On disk
- * that outlives /run (a host restart, a power loss), so that a log whose
- * session ended without its cordon is found and closed even with no run
- * directory or cgroup left to find the session by.
+ * Open logs: one file per session (its name) in instance_open_logs_dir(),
+ * holding the log's path and its key's, one per line, from the log's start
+ * until its seal.  On disk that outlives /run (a host restart, a power
+ * loss), so that a log whose session ended without its cordon is found and
+ * closed even with no run directory or cgroup left to find the session by.
+ *
+ * Everything here is the instance's (instance.h): its run directories, its
+ * floor lock, its cgroups, its notes.  A reaper of one instance never
+ * touches another's sessions, live or dead.
  */
-#define CORDON_OPEN_LOGS_DIR "/var/lib/cordon/open-logs"
 
 /* What a live session says of itself, in its run directory (0600). */
 #define CORDON_RUN_DESC "session.json"
@@ -61,7 +65,7 @@ struct net;
 int reap_describe_run_dir(const char *run_dir, json_t *desc);
 
 /*
- * The sessions under CORDON_RUN_DIR, as an array of their session.json
+ * The sessions under instance_run_dir(), as an array of their session.json
  * objects (or {"name"} where there is none) with "live": true while a
  * cordon holds the run directory's lock, false for one that `cordon floor
  * gc` would reap.  Call with the floor lock held (reap_floor_lock): the
@@ -71,7 +75,7 @@ int reap_describe_run_dir(const char *run_dir, json_t *desc);
  */
 json_t *reap_list_sessions(void);
 
-/* Take the floor lock (CORDON_RUN_DIR/.floor.lock), exclusive: its fd, or -errno. */
+/* Take the floor lock (instance_run_dir()/.floor.lock), exclusive: its fd, or -errno. */
 int reap_floor_lock(void);
 
 /*
@@ -91,7 +95,7 @@ int reap_lock_run_dir(const char *run_dir);
 int reap_stale(struct net *net);
 
 /*
- * Note where session NAME's log and its key are (CORDON_OPEN_LOGS_DIR/NAME,
+ * Note where session NAME's log and its key are (instance_open_logs_dir()/NAME,
  * 0600; the directory 0700), so that whoever ends the session without its
  * supervisor (its watchdog, a reaper) can close the log: 0 or -errno.
  * Not fsynced: after a power loss a note may be missing, and its log is

@@ -54,6 +54,7 @@
 #include "session_cgroup.h"
 #include "session_policy.h"
 #include "ssh_session.h"
+#include "instance.h"
 #include "steps.h"
 #include "supervisor.h"
 #include "unix_connector.h"
@@ -309,7 +310,7 @@ static int run_plan(struct run *run)
 			return r;
 		}
 	}
-	snprintf(s->run_dir, sizeof(s->run_dir), RUN_DIR "/%s", s->name);
+	snprintf(s->run_dir, sizeof(s->run_dir), "%s/%s", instance_run_dir(), s->name);
 	/*
 	 * The run directory, held for the session's life, before any file
 	 * named for the session exists (its MCP socket, CA bundle, ssh files,
@@ -329,7 +330,10 @@ static int run_plan(struct run *run)
 	}
 	/* Every fact the owned parts read is known now, before any helper starts. */
 	sup_wire(s);
-	/* cordon's own paths: never writable from inside, whatever the policy says. */
+	/*
+	 * cordon's own paths: never writable from inside, whatever the policy
+	 * says (RUN_DIR holds every instance's run directories).
+	 */
 	(void)pol_protect_path(s->pol, RUN_DIR);
 	(void)pol_protect_path(s->pol, AUDIT_DIR);
 	(void)pol_protect_path(s->pol, "/var/lib/cordon");

@@ -35,6 +35,7 @@
 
 #include "policy.h"
 #include "approve.h"
+#include "instance.h"
 #include "tty_guard.h"
 #include "util.h"
 
@@ -629,11 +630,10 @@ bool host_operator(int fd, uid_t invoker, char *who, size_t wlen)
 	/*
 	 * Not a session's task, nor a session's Unix connector (its own
 	 * cgroup, beside the sessions': it connects as the agent, with the
-	 * agent's uid, which may be the invoker's).
+	 * agent's uid, which may be the invoker's), of any floor instance.
 	 */
 	ok = (cr.uid == 0 || cr.uid == invoker) && cr.pid != getpid() &&
-	     !strstr(cg, "/" CORDON_CGROUP_PARENT "/") &&
-	     !strstr(cg, "/" CORDON_CGROUP_PARENT "-unix/");
+	     !instance_cgroup_in_session(cg);
 	free(cg);
 	if (who)
 		snprintf(who, wlen, "uid %u (pid %d)", (unsigned)cr.uid, (int)cr.pid);
