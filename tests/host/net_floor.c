@@ -40,17 +40,7 @@
 #include "policy.h"
 #include "util.h"
 
-/* A pin of the floor instance under test (loader/instance.h, tests/lib.sh). */
-static const char *pin_of(const char *dir, const char *name)
-{
-	static char buf[4][PATH_MAX];
-	static unsigned i;
-	char *b = buf[i++ % 4];
-
-	snprintf(b, PATH_MAX, "%s/%s", dir, name);
-	return b;
-}
-#define NET_PIN(name) pin_of(instance_net_pin_dir(), name)
+#include "pins.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
