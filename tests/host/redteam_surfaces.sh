@@ -70,6 +70,15 @@ ok "home discard empties the layer" \
 ok "  and no target of a link is touched" \
     bash -c '[ "$(cat "$1/file" "$1/dir/inner" "$1/owned")" = "$(printf "keep\nkeep\nkeep")" ]' _ "$victim"
 
+# Directories nested 1500 deep (under a second to make): a removal holding
+# a descriptor a level failed at a login shell's limit (1024) with EMFILE,
+# the layer left in place (userspace/session/home_fs.c).
+in_session --policy "$scratch/policy.json" -- "$attack" deep-dirs "$AGENT_HOME" 1500
+ok "the agent nests 1500 directories in its layer ($out)" grep -q "^made 1500 of 1500" <<<"$out"
+ok "  home discard, with 1024 descriptors, removes them all" \
+    bash -c 'ulimit -n 1024 && "$1" home discard --user "$2" --profile "$3" && [ ! -e "$4/upper/d" ]' \
+    _ "$cordon" "$AGENT" "$prof" "$layer"
+
 # --- intents through the approval socket -------------------------------------
 # The agent states "push the branch main to origin" on approve.sock: a
 # standing approval of its own held push.  Refused (the socket is behind
