@@ -129,6 +129,15 @@ if command -v python3 >/dev/null 2>&1; then
     ok "  negative control: with the same reports flowing, the human's i and sentence approve it" \
         bash -c 'grep -q "push=0" "$1" && grep -q "approved by intent 1" "$1" ||
                  { tail -c 800 "$1" | cat -v; exit 1; } >&2' _ "$scratch/tty2.term"
+    # A branch named with a right-to-left override shows reversed: the
+    # prompt must show the bytes, not another branch (policy/text.c).
+    python3 "$here/tests/terminal.py" n 1.2 "$scratch/tty3.term" -- "$cordon" run -q --user "$AGENT" \
+        --workspace "$WS" --policy "$scratch/policy.json" --audit "$scratch/tty3.jsonl" -- /bin/sh -c \
+        "cd $WS && ./git push origin \"\$(printf '\342\200\256niam-erawlam')\"; echo push=\$?" >/dev/null 2>&1
+    ok "tty: a bidi override in the held command is shown as bytes, not obeyed" \
+        bash -c 'grep -qF "push origin \\xe2\\x80\\xaeniam-erawlam" "$1" &&
+                 ! grep -q "$(printf "\342\200\256")" "$1" || { tail -c 600 "$1" | cat -v; exit 1; } >&2' \
+        _ "$scratch/tty3.term"
 else
     skip "tty: no python3 to play the terminal (tests/terminal.py)"
 fi
