@@ -159,8 +159,8 @@ json_t *pol_event_kept(json_t *event)
  * Attack: an argv or a path shown in the approval prompt carries terminal
  * escapes (move the cursor up, erase the line) or newlines, and paints a
  * harmless command over the one held, or bidi controls that reorder it;
- * or it is long enough that what matters lies past the cut.  Shown here, no byte can steer a terminal,
- * and a cut says how much was left out.
+ * or it is long enough that what matters lies past the cut.  Shown here,
+ * no byte can steer a terminal, and a cut says how much was left out.
  */
 /* One piece of s shown: the bytes consumed, the text in *piece (esc when escaped). */
 static size_t shown_piece(const unsigned char *p, char esc[5], const char **piece, size_t *plen)

@@ -79,6 +79,22 @@ ok "  home discard, with 1024 descriptors, removes them all" \
     bash -c 'ulimit -n 1024 && "$1" home discard --user "$2" --profile "$3" && [ ! -e "$4/upper/d" ]' \
     _ "$cordon" "$AGENT" "$prof" "$layer"
 
+# --- what root's housekeeping reads or removes by a session's name ------------
+# floor status reads RUN_DIR/NAME/session.json; the reaper and gc remove the
+# files named for a session (its CA bundle, sockets, home layer) and seal
+# its log by the note in open-logs; audit prune removes logs and keys.  The
+# agent may write or plant a link at none of them.
+in_session --policy "$scratch/policy.json" -- /bin/sh -c '
+    a=$1; s=$CORDON_SESSION
+    for p in /run/cordon/$s/session.json /run/cordon/$s/x /run/cordon-ca/$s.pem /run/cordon-ca/x.pem \
+        /var/lib/cordon/open-logs/$s /var/lib/cordon/open-logs/x /var/lib/cordon/home-sessions/x \
+        /var/lib/cordon/home/x "$CORDON_AUDIT_KEY_DIR/x" /var/log/cordon/x; do
+        "$a" write "$p"
+    done' _ "$attack"
+refused=$(grep -cE "^contained: (EACCES|EPERM)" <<<"$out")
+ok "the agent writes nothing root's housekeeping reads or removes ($refused of 10 refused by the file floor)" \
+    bash -c '[ "$2" -eq 10 ] && ! grep -q "^BREACH" <<<"$1" || { echo "$1"; exit 1; } >&2' _ "$out" "$refused"
+
 # --- intents through the approval socket -------------------------------------
 # The agent states "push the branch main to origin" on approve.sock: a
 # standing approval of its own held push.  Refused (the socket is behind

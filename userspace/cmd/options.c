@@ -39,9 +39,10 @@ int options_parse(int argc, char **argv, const struct cmd_option *opts, void (*u
 
 /*
  * Print agent-controlled text so that it cannot drive the terminal of the
- * person reviewing it (an audit log, the names in a home layer): C0 and C1 controls become \xNN, and characters
- * that reorder or hide text (bidi overrides and isolates, zero-width
- * characters, BOM) become \u{NNNN}.  Invalid UTF-8 is shown as \xNN.
+ * person reviewing it (an audit log, the names in a home layer): C0 and C1
+ * controls become \xNN, and characters that reorder or hide text (bidi
+ * overrides and isolates, zero-width characters, BOM) become \u{NNNN}.
+ * Invalid UTF-8 is shown as \xNN.
  */
 void cmd_put_safe(FILE *f, const char *s, size_t n)
 {
