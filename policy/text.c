@@ -158,17 +158,29 @@ json_t *pol_event_kept(json_t *event)
 /*
  * Attack: an argv or a path shown in the approval prompt carries terminal
  * escapes (move the cursor up, erase the line) or newlines, and paints a
- * harmless command over the one held; or it is long enough that what
- * matters lies past the cut.  Shown here, no byte can steer a terminal,
- * and a cut says how much was left out.
+ * harmless command over the one held, or bidi controls that reorder it;
+ * or it is long enough that what matters lies past the cut.  Shown here,
+ * no byte can steer a terminal, and a cut says how much was left out.
  */
 /* One piece of s shown: the bytes consumed, the text in *piece (esc when escaped). */
 static size_t shown_piece(const unsigned char *p, char esc[5], const char **piece, size_t *plen)
 {
 	size_t n = utf8_len(p);
 
-	/* C0 and DEL are one byte; C1 (U+0080..U+009F) is 0xc2 0x80..0x9f. */
-	if (!n || *p < 0x20 || *p == 0x7f || (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
+	/*
+	 * C0 and DEL are one byte; C1 (U+0080..U+009F) is 0xc2 0x80..0x9f.
+	 * Characters that reorder or hide text are shown as bytes too:
+	 * zero-width and directional marks (U+200B..U+200F), bidi embeddings
+	 * and overrides (U+202A..U+202E), isolates (U+2066..U+2069), BOM.
+	 * Attack: "./git push origin " then U+202E and a reversed name shows
+	 * another branch than the one held.  Its bytes after the first, alone,
+	 * are not UTF-8 and are escaped in turn.
+	 */
+	if (!n || *p < 0x20 || *p == 0x7f || (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
+	    (n == 3 && p[0] == 0xe2 && p[1] == 0x80 &&
+	     ((p[2] >= 0x8b && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+	    (n == 3 && p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9) ||
+	    (n == 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)) {
 		snprintf(esc, 5, "\\x%02x", *p);
 		*piece = esc;
 		*plen = 4;

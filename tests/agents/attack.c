@@ -1639,6 +1639,58 @@ static int approve_self(const char *sock, const char *id_s)
 }
 
 /*
+ * deep-dirs DIR N: a chain of N nested directories below DIR, made one
+ * level at a time (no path grows past a component).  Aimed at whoever
+ * removes the agent's files as root afterwards (the home layer at the
+ * session's end, the reaper): a removal that recurses, one open directory
+ * and one stack frame a level, runs out of descriptors or stack.
+ */
+static int deep_dirs(const char *dir, long n)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+	long i;
+
+	if (fd < 0)
+		return verdict(-1, errno, "open the top of the chain");
+	for (i = 0; i < n; i++) {
+		if (mkdirat(fd, "d", 0700) < 0 && errno != EEXIST)
+			break;
+		next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			break;
+		fd = next;
+	}
+	if (fd >= 0)
+		close(fd);
+	printf("made %ld of %ld levels below %s\n", i, n, dir);
+	return 0;
+}
+
+/*
+ * The agent stating the human's intent: `cordon intent SENTENCE` spoken on
+ * approve.sock.  An intent approves every held request it covers, now and
+ * for its lifetime, so one stated by the agent is a standing self-approval.
+ */
+static int intent_self(const char *sock, const char *sentence)
+{
+	char rep[4096], req[1024], *q = req;
+	int r;
+
+	q += snprintf(q, 64, "{\"cmd\":\"intent\",\"sentence\":\"");
+	for (const char *c = sentence; *c && q < req + sizeof(req) - 8; c++)
+		if (*c >= 0x20 && *c != '"' && *c != '\\')
+			*q++ = *c;
+	snprintf(q, 8, "\"}");
+	r = approve_ask(sock, req, rep, sizeof(rep));
+	if (r < 0)
+		return verdict(r, -r, "connect to the approval socket");
+	if (strstr(rep, "\"ok\":true") || strstr(rep, "\"ok\": true"))
+		return breach("the approval socket took the agent's intent (%.200s)", rep);
+	return held("intent: the approval socket answered %.300s", *rep ? rep : "nothing");
+}
+
+/*
  * The host's world, reached by the names a session shared with it (the
  * classes userspace/session/world.h closes).  Each tries every member it is given
  * and reports the first that got through.
@@ -2197,6 +2249,10 @@ int main(int argc, char **argv)
 		return smuggle(atoi(x), y, argv[4]);
 	if (!strcmp(a, "approve") && (argc == 3 || argc == 4))
 		return approve_self(x, argc == 4 ? argv[3] : NULL);
+	if (!strcmp(a, "deep-dirs") && argc == 4)
+		return deep_dirs(x, atol(y));
+	if (!strcmp(a, "intent") && argc == 4)
+		return intent_self(x, y);
 	fprintf(stderr, "usage: attack serve DIR | echo-serve PORTFILE | victim UID | su UID PROG [ARGS] |\n  connect|connect-short6|sendto|bind HOST PORT | sendto-flood HOST PORT N DIR | socket FAMILY TYPE [PROTO] |\n"
 		"  unix PATH | unix-abstract NAME | ptrace PID | kill PID | read FILE | truncate-ro FILE |\n"
 		"  write FILE | bpf PINNED | mount DIR | userns | module | tiocsti [TTY] |\n"
@@ -2206,7 +2262,8 @@ int main(int argc, char **argv)
 		"  execveat-empty FILE | daemon PIDFILE SECONDS | cgroup-escape |\n"
 		"  find-secret NEEDLE|env:VAR | proc-mem PID | symlink|hardlink TARGET LINK |\n"
 		"  sni-mismatch PROXYPORT HOST PORT SNI | smuggle PROXYPORT HOST PORT |\n"
-		"  approve SOCKET [ID] | unix-dgram PATH | unix-race PATH N abstract|unspec |\n"
+		"  approve SOCKET [ID] | intent SOCKET SENTENCE | deep-dirs DIR N |\n"
+		"  unix-dgram PATH | unix-race PATH N abstract|unspec |\n"
 		"  peer-serve PATH | unix-peer PATH | unix-own DIR\n");
 	return 2;
 }

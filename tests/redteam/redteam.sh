@@ -215,7 +215,14 @@ chown "$AGENT" "$WS/git"
 session() {
     _u=$1; shift
     audit=$scratch/audit.$(od -An -tx1 -N4 /dev/urandom | tr -d ' \n').jsonl
-    out=$("$cordon" run --user "$_u" --workspace "$WS" --audit "$audit" --approve deny "$@" \
+    # --approve deny unless the caller gives one: cordon run refuses one
+    # option given twice with two values (the last one no longer wins).
+    _ap="--approve deny"
+    for _o in "$@"; do
+        case $_o in --approve) _ap= ;; --) break ;; esac
+    done
+    # shellcheck disable=SC2086
+    out=$("$cordon" run --user "$_u" --workspace "$WS" --audit "$audit" $_ap "$@" \
         2>"$scratch/err" </dev/null)
     rc=$?
     err=$(cat "$scratch/err")
@@ -444,6 +451,10 @@ for u in $users; do
         sleep 1
         "$2" approve "$3/$CORDON_SESSION/approve.sock"' _ "$WS" "$a" "$CORDON_RUN"
     judge "approve its own escalated git push" "approval socket (peer cgroup)" - "*" "$u"
+    # An intent is a standing approval of whatever it covers: the agent's own.
+    session "$u" --approve socket -- /bin/sh -c '
+        "$1" intent "/run/cordon/$CORDON_SESSION/approve.sock" "push the branch main to origin"' _ "$a"
+    judge "state an intent on the approval socket" "approval socket (file floor, peer cgroup)" - "*" "$u"
     try "$u" "rewrite the audit log" "file floor" - "$FS" -- "$a" write "$scratch/own-$u.jsonl"
     try "$u" "rewrite cordon's binary" "file floor" - "$FS ETXTBSY" -- "$a" write "$cordon"
     try "$u" "read the audit keys" "file floor" - "$FS" -- \

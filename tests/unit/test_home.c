@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -478,6 +479,53 @@ static void discard_empties_the_layer(void **state)
 	assert_true(read_is(f->view, "notes.txt", "hello"));
 }
 
+/*
+ * The agent nests directories far deeper than a descriptor limit (and
+ * widens one with many), links out of the layer at every level: discard
+ * removes it all with 64 descriptors, and no link's target is touched.
+ * (Holding a descriptor a level, it failed with EMFILE.)
+ */
+static void discard_a_tree_deeper_than_the_fd_limit(void **state)
+{
+	struct fx *f = *state;
+	struct rlimit was, low;
+	char why[512] = "", outside[PATH_MAX];
+	int fd, next;
+
+	start(f);
+	unmount_view(f);
+	path(outside, sizeof(outside), f->root, "outside");
+	assert_true(mkdir(outside, 0755) == 0 || errno == EEXIST);
+	put(outside, "keep", "kept");
+	fd = open(f->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	for (int i = 0; i < 2000; i++) {
+		assert_int_equal(symlinkat(outside, fd, "out"), 0);
+		assert_int_equal(mkdirat(fd, "d", 0755), 0);
+		if (i == 1000)
+			for (int k = 0; k < 300; k++) {
+				char n[16];
+
+				snprintf(n, sizeof(n), "w%d", k);
+				assert_int_equal(mkdirat(fd, n, 0755), 0);
+			}
+		next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(next >= 0);
+		close(fd);
+		fd = next;
+	}
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+	low = (struct rlimit){ 64, was.rlim_max };
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	fd = home_discard(f->layer_dir, why, sizeof(why));
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+	if (fd != 0)
+		fail_msg("home_discard: %d: %s", fd, why);
+	assert_int_equal(lstat_errno(f->layer_dir, "upper"), ENOENT);
+	assert_true(read_is(outside, "keep", "kept"));
+}
+
 static int group_setup(void **state)
 {
 	if (geteuid() != 0) {
@@ -502,6 +550,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(diff_lists_added_modified_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(apply_copies_and_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(discard_empties_the_layer, setup, teardown),
+		cmocka_unit_test_setup_teardown(discard_a_tree_deeper_than_the_fd_limit, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);

@@ -324,6 +324,11 @@ static void printable(void **state)
 	assert_string_equal(out, "\\x1b[1A\\x1b[2Kgit status\\x0d\\x0a\\x7f");
 	pol_printable(out, sizeof(out), "a\xc2\x9b" "b\xc3\xa9\xff");  /* C1 CSI, é, a stray byte */
 	assert_string_equal(out, "a\\xc2\\x9bb\xc3\xa9\\xff");
+	/* A right-to-left override, a zero-width space, an isolate, a BOM: reorder or hide text. */
+	pol_printable(out, sizeof(out), "main\xe2\x80\xae" "x\xe2\x80\x8b" "y\xe2\x81\xa6" "\xef\xbb\xbf");
+	assert_string_equal(out, "main\\xe2\\x80\\xaex\\xe2\\x80\\x8by\\xe2\\x81\\xa6\\xef\\xbb\\xbf");
+	pol_printable(out, sizeof(out), "\xe2\x80\x90\xe2\x81\xb0");  /* a hyphen, a superscript 0 */
+	assert_string_equal(out, "\xe2\x80\x90\xe2\x81\xb0");
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
 	pol_printable(out, sizeof(out), big);

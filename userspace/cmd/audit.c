@@ -247,57 +247,9 @@ static int cmd_verify(int argc, char **argv)
 
 /* --- show ------------------------------------------------------------------------ */
 
-/*
- * Print agent-controlled text so that it cannot drive the terminal of the
- * person reviewing the log: C0 and C1 controls become \xNN, and characters
- * that reorder or hide text (bidi overrides and isolates, zero-width
- * characters, BOM) become \u{NNNN}.  Invalid UTF-8 is shown as \xNN.
- */
-static void put_safe(FILE *f, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned cp, len;
-
-		if (p[i] < 0x80) {
-			if (p[i] < 0x20 || p[i] == 0x7f)
-				fprintf(f, "\\x%02x", p[i]);
-			else
-				fputc(p[i], f);
-			i++;
-			continue;
-		}
-		len = p[i] >= 0xf0 ? 4 : p[i] >= 0xe0 ? 3 : p[i] >= 0xc0 ? 2 : 0;
-		if (len == 0 || p[i] > 0xf4 || i + len > n) {
-			fprintf(f, "\\x%02x", p[i++]);
-			continue;
-		}
-		cp = p[i] & (0x7f >> len);
-		for (unsigned k = 1; k < len; k++) {
-			if ((p[i + k] & 0xc0) != 0x80) {
-				len = 0;
-				break;
-			}
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if (len == 0) {
-			fprintf(f, "\\x%02x", p[i++]);
-			continue;
-		}
-		if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
-		    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff)
-			fprintf(f, "\\u{%04x}", cp);
-		else
-			fwrite(p + i, 1, len, f);
-		i += len;
-	}
-}
-
 static void put_str(FILE *f, const char *s)
 {
-	put_safe(f, s, strlen(s));
+	cmd_put_safe(f, s, strlen(s));
 }
 
 /* Any JSON value as compact ASCII JSON: escaped, so safe as it is. */
@@ -312,7 +264,7 @@ static void put_json(FILE *f, json_t *v)
 static void put_scalar(FILE *f, json_t *v)
 {
 	if (json_is_string(v))
-		put_safe(f, json_string_value(v), json_string_length(v));
+		cmd_put_safe(f, json_string_value(v), json_string_length(v));
 	else
 		put_json(f, v);
 }
@@ -541,7 +493,7 @@ static int cmd_show(int argc, char **argv)
 			show_record(stdout, rec);
 		} else {
 			printf("line %zu: not a record: ", lineno);
-			put_safe(stdout, buf, (size_t)n > 80 ? 80 : (size_t)n - (buf[n - 1] == '\n'));
+			cmd_put_safe(stdout, buf, (size_t)n > 80 ? 80 : (size_t)n - (buf[n - 1] == '\n'));
 			fputs((size_t)n > 80 ? "...\n" : "\n", stdout);
 		}
 		json_decref(rec);

@@ -109,10 +109,22 @@ static int print_change(void *ctx, const struct home_change *c)
 			json_object_set_new(o, "link", json_string(c->link));
 		return json_array_append_new(arr, o) < 0 ? -ENOMEM : 0;
 	}
-	printf("%c%c %10lld %s%s%s%s%s\n", "AMD"[c->kind], c->store ? '!' : ' ',
-	       c->kind == HOME_DELETED ? c->old_size : c->size, c->path,
-	       S_ISDIR(c->mode) ? "/" : "", c->link ? " -> " : "", c->link ? c->link : "",
-	       c->store ? "  (credential store: apply refuses it)" : "");
+	/*
+	 * Attack: the agent names a file in its layer "x\e[1A\e[2K..." (or
+	 * points a symlink at such text): printed raw, the name erases the
+	 * line above it (a changed .bashrc, a planted .envrc) or rewrites the
+	 * list, and the human applies a directory that holds what was hidden.
+	 * The names and link targets are the agent's text: shown escaped.
+	 */
+	printf("%c%c %10lld ", "AMD"[c->kind], c->store ? '!' : ' ',
+	       c->kind == HOME_DELETED ? c->old_size : c->size);
+	cmd_put_safe(stdout, c->path, strlen(c->path));
+	printf("%s", S_ISDIR(c->mode) ? "/" : "");
+	if (c->link) {
+		printf(" -> ");
+		cmd_put_safe(stdout, c->link, strlen(c->link));
+	}
+	printf("%s\n", c->store ? "  (credential store: apply refuses it)" : "");
 	return 0;
 }
 

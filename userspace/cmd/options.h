@@ -27,4 +27,12 @@ struct cmd_option {
  */
 int options_parse(int argc, char **argv, const struct cmd_option *opts, void (*usage)(FILE *f));
 
+/*
+ * Write N bytes of S, text the agent chose, so that it cannot drive the
+ * terminal it is shown on: C0 and C1 controls as \xNN, invalid UTF-8 as
+ * \xNN, characters that reorder or hide text (bidi controls, zero-width,
+ * BOM) as \u{NNNN}.
+ */
+void cmd_put_safe(FILE *f, const char *s, size_t n);
+
 #endif /* CORDON_OPTIONS_H */

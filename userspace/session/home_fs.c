@@ -39,29 +39,162 @@ int home_fs_open_beneath(int dirfd, const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Remove NAME below DIRFD, a directory with all it holds; never follows a symlink. */
-int home_fs_rm_rf_at(int at, const char *name)
+/*
+ * One directory of a removal: where it is (to check ".." on the way back)
+ * and the subdirectories still to remove, by name.
+ */
+struct rm_level {
+	dev_t dev;
+	ino_t ino;
+	char **sub;
+	size_t n, i;
+};
+
+static void rm_level_free(struct rm_level *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		free(l->sub[k]);
+	free(l->sub);
+}
+
+/* Unlink what DIRFD holds but directories; their names into L (after its dev and ino). */
+static int rm_level_scan(int dirfd, struct rm_level *l)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	struct stat st;
-	int fd, r = 0;
+	size_t cap = 0;
+	int fd;
+
+	*l = (struct rm_level){ 0 };
+	fd = dup(dirfd);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -errno;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (unlinkat(dirfd, de->d_name, 0) < 0 && errno != ENOENT)
+				return -errno;
+			continue;
+		}
+		if (l->n == cap) {
+			char **v = realloc(l->sub, (cap = cap ? 2 * cap : 8) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			l->sub = v;
+		}
+		if (!(l->sub[l->n] = strdup(de->d_name)))
+			return -ENOMEM;
+		l->n++;
+	}
+	return errno ? -errno : 0;
+}
+
+/*
+ * Remove NAME below AT, a directory with all it holds; never follows a
+ * symlink.  Attack: the agent nests directories thousands deep in what
+ * root later removes (its home layer): a removal holding a descriptor per
+ * level fails at the descriptor limit (1024 in a login shell: 1500 levels,
+ * made in under a second, left `cordon home discard` failing with EMFILE
+ * and the layer in place), and one recursing per level grows its stack
+ * with the depth.  Here one directory is open at a time and the depth
+ * costs heap only: down by name (O_NOFOLLOW), up by ".." checked to be the
+ * very directory come from (device and inode); a tree moved meanwhile is
+ * an error (ESTALE), never a walk elsewhere.  What it cannot close: a tree
+ * larger than memory for its names (the disk holding it is the bound).
+ */
+int home_fs_rm_rf_at(int at, const char *name)
+{
+	struct rm_level *lv = NULL;
+	size_t depth = 0, cap = 0;
+	struct stat st;
+	int cur, r = 0;
 
 	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(at, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	cur = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cur < 0)
 		return -errno;
-	if (!(d = fdopendir(fd))) {
-		r = -errno;
-		close(fd);
-		return r;
+	for (;;) {
+		struct rm_level *l;
+		int next;
+
+		if (depth == cap) {
+			struct rm_level *v = realloc(lv, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			lv = v;
+		}
+		r = rm_level_scan(cur, &lv[depth]);
+		depth++;
+		if (r < 0)
+			break;
+		/* Down into the next subdirectory left, or up when none is. */
+		for (;;) {
+			l = &lv[depth - 1];
+			if (l->i < l->n) {
+				next = openat(cur, l->sub[l->i],
+					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (next >= 0)
+					break;
+				if (errno == ENOENT) {
+					l->i++;
+					continue;
+				}
+				r = -errno;
+				goto out;
+			}
+			if (depth == 1)
+				goto out;
+			next = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (next < 0 || fstat(next, &st) < 0 || st.st_dev != lv[depth - 2].dev ||
+			    st.st_ino != lv[depth - 2].ino) {
+				r = next < 0 ? -errno : -ESTALE;
+				if (next >= 0)
+					close(next);
+				goto out;
+			}
+			close(cur);
+			cur = next;
+			rm_level_free(&lv[--depth]);
+			l = &lv[depth - 1];
+			if (unlinkat(cur, l->sub[l->i], AT_REMOVEDIR) < 0 && errno != ENOENT) {
+				r = -errno;
+				goto out;
+			}
+			l->i++;
+		}
+		close(cur);
+		cur = next;
 	}
-	while (r >= 0 && (errno = 0, de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			r = home_fs_rm_rf_at(dirfd(d), de->d_name);
+out:
+	close(cur);
+	while (depth)
+		rm_level_free(&lv[--depth]);
+	free(lv);
 	if (r < 0)
 		return r;
 	return unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
