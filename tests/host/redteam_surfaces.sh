@@ -85,12 +85,12 @@ ok "  home discard, with 1024 descriptors, removes them all" \
 # its log by the note in open-logs; audit prune removes logs and keys.  The
 # agent may write or plant a link at none of them.
 in_session --policy "$scratch/policy.json" -- /bin/sh -c '
-    a=$1; s=$CORDON_SESSION
-    for p in /run/cordon/$s/session.json /run/cordon/$s/x /run/cordon-ca/$s.pem /run/cordon-ca/x.pem \
-        /var/lib/cordon/open-logs/$s /var/lib/cordon/open-logs/x /var/lib/cordon/home-sessions/x \
+    a=$1 run=$2 notes=$3; s=$CORDON_SESSION
+    for p in $run/$s/session.json $run/$s/x /run/cordon-ca/$s.pem /run/cordon-ca/x.pem \
+        $notes/$s $notes/x /var/lib/cordon/home-sessions/x \
         /var/lib/cordon/home/x "$CORDON_AUDIT_KEY_DIR/x" /var/log/cordon/x; do
         "$a" write "$p"
-    done' _ "$attack"
+    done' _ "$attack" "$CORDON_RUN" "$CORDON_OPEN_LOGS"
 refused=$(grep -cE "^contained: (EACCES|EPERM)" <<<"$out")
 ok "the agent writes nothing root's housekeeping reads or removes ($refused of 10 refused by the file floor)" \
     bash -c '[ "$2" -eq 10 ] && ! grep -q "^BREACH" <<<"$1" || { echo "$1"; exit 1; } >&2' _ "$out" "$refused"
@@ -104,16 +104,17 @@ ok "the agent writes nothing root's housekeeping reads or removes ($refused of 1
 "$cordon" run -q --user "$AGENT" --workspace "$WS" --policy "$scratch/policy.json" --approve socket \
     --audit "$scratch/intent.jsonl" -- /bin/sh -c '
     echo "$CORDON_SESSION" >"$1/sname"
-    "$2" intent "/run/cordon/$CORDON_SESSION/approve.sock" "push the branch main to origin" >"$1/agent.out"
+    "$2" intent "$3/$CORDON_SESSION/approve.sock" "push the branch main to origin" >"$1/agent.out"
     i=0; while [ ! -e "$1/host-done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done' \
-    _ "$WS" "$attack" >/dev/null 2>"$scratch/intent.err" </dev/null &
+    _ "$WS" "$attack" "$CORDON_RUN" >/dev/null 2>"$scratch/intent.err" </dev/null &
 sess=$!
 i=0
 while [ ! -s "$WS/agent.out" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 S=$(cat "$WS/sname" 2>/dev/null)
+# (ENOENT would mean the attack named the wrong socket: not a refusal.)
 ok "the agent cannot state an intent on approve.sock ($(cat "$WS/agent.out" 2>/dev/null | cut -c1-120))" \
-    grep -q '^contained' "$WS/agent.out"
-host=$("$attack" intent "/run/cordon/$S/approve.sock" "push the branch main to origin")
+    sh -c 'grep -q "^contained" "$1" && ! grep -q ENOENT "$1"' _ "$WS/agent.out"
+host=$("$attack" intent "$CORDON_RUN/$S/approve.sock" "push the branch main to origin")
 ok "  negative control: the same request from the host (root) is taken ($(cut -c1-80 <<<"$host"))" \
     grep -q '^BREACH: the approval socket took' <<<"$host"
 : >"$WS/host-done"

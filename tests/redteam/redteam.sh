@@ -453,7 +453,7 @@ for u in $users; do
     judge "approve its own escalated git push" "approval socket (peer cgroup)" - "*" "$u"
     # An intent is a standing approval of whatever it covers: the agent's own.
     session "$u" --approve socket -- /bin/sh -c '
-        "$1" intent "/run/cordon/$CORDON_SESSION/approve.sock" "push the branch main to origin"' _ "$a"
+        "$1" intent "$2/$CORDON_SESSION/approve.sock" "push the branch main to origin"' _ "$a" "$CORDON_RUN"
     judge "state an intent on the approval socket" "approval socket (file floor, peer cgroup)" - "*" "$u"
     try "$u" "rewrite the audit log" "file floor" - "$FS" -- "$a" write "$scratch/own-$u.jsonl"
     try "$u" "rewrite cordon's binary" "file floor" - "$FS ETXTBSY" -- "$a" write "$cordon"
