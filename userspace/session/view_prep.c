@@ -105,6 +105,8 @@ void *prepare_view(void *arg)
 		s->ll_fd = fallback_prepare(s->pol, &o, rep);
 	}
 	phase("view thread: ruleset built");
+	log_debug("run: view thread: the ruleset has %d path rules, %d directories split, %d covered",
+		  rep->fs_rules, rep->split_dirs, rep->n_covers);
 	if (s->ll_fd < 0)
 		snprintf(s->ll_error, sizeof(s->ll_error), "%s", rep->error);
 	free(s->ll_rep);
