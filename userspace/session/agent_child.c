@@ -94,6 +94,38 @@ static void wait_byte(int sock, char want)
 }
 
 /*
+ * After the word to go, the credentials' sentinels (NAME=VALUE lines, then
+ * a NUL): the egress broker makes them, and the agent's first process
+ * readies itself while the broker finishes its start, so they come last.
+ * Anything else (EOF, too long) and the supervisor gave up.
+ */
+static char *read_sentinels(int sock)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	for (;;) {
+		ssize_t got;
+
+		if (!buf)
+			_exit(EXIT_CORDON);
+		got = read(sock, buf + len, 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got != 1)
+			_exit(EXIT_CORDON);
+		if (buf[len] == '\0')
+			return buf;
+		if (++len == cap) {
+			if (cap >= SENTINELS_MAX)
+				_exit(EXIT_CORDON);
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+}
+
+/*
  * The agent's descriptors: 0, 1, 2 and what --keep-fd names; every other
  * one the invoker held (an IDE's, a CI runner's, a root-opened file) is
  * closed before the agent's code runs.
@@ -302,6 +334,15 @@ void agent_child(struct sup *s, int sock, int pty_slave)
 	close(listener);        /* only the supervisor holds it now */
 	phase("agent: ready to exec");
 	wait_byte(sock, 'R');   /* in every cgroup of the session: go */
+	{
+		char *lines = read_sentinels(sock);
+
+		env = env_add_lines(env, lines);
+		free(lines);
+		if (!env)
+			child_fail(EXIT_CORDON, "out of memory");
+		environ = env;
+	}
 	/*
 	 * Job control on the agent's terminal.  The agent in a session of its
 	 * own had a process group without a parent in another group of its

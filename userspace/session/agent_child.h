@@ -13,6 +13,8 @@
 
 /* `cordon run`'s exit status when cordon itself fails (126 and 127 as a shell's). */
 #define EXIT_CORDON 125
+/* The most the credentials' sentinels, as NAME=VALUE lines, may take (agent_child.c). */
+#define SENTINELS_MAX 65536
 
 /*
  * In the child of world_clone, in the session's view, still root.  SOCK is

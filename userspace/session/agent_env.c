@@ -78,16 +78,38 @@ char **build_env(const struct sup *s)
 		PUT("REQUESTS_CA_BUNDLE=%s", s->ca_path);
 		PUT("CURL_CA_BUNDLE=%s", s->ca_path);
 	}
-	/* Each credential's sentinel, in the variable the policy names: never the secret. */
-	for (const char *l = s->sentinels; l && *l;) {
-		size_t k = strcspn(l, "\n");
-
-		PUT("%.*s", (int)k, l);
-		l += k + (l[k] == '\n');
-	}
+	/*
+	 * Each credential's sentinel (never the secret) is added by the
+	 * agent's first process when the session is whole (env_add_lines).
+	 */
 #undef PUT
 	env[n] = NULL;
 	return env;
+}
+
+char **env_add_lines(char **env, const char *lines)
+{
+	size_t n = 0, more = 0;
+	char **ne;
+
+	while (env[n])
+		n++;
+	for (const char *l = lines; *l; l++)
+		more += *l == '\n';
+	ne = realloc(env, (n + more + 2) * sizeof(char *));
+	if (!ne) {
+		free(env);
+		return NULL;
+	}
+	for (const char *l = lines; *l;) {
+		size_t k = strcspn(l, "\n");
+
+		if (k && !(ne[n++] = strndup(l, k)))
+			return NULL;
+		l += k + (l[k] == '\n');
+	}
+	ne[n] = NULL;
+	return ne;
 }
 
 /*

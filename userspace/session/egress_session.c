@@ -126,7 +126,7 @@ int egress_session_listen(struct sup *s)
  * bound, so that its own start (OpenSSL, the session CA, the bundle: most
  * of a session's start) runs while the supervisor opens the floor, the log
  * and the session.  It starts without the session's cgroup, which does not
- * exist yet: it waits for it on the channel (egress_session_start) and
+ * exist yet: it waits for it on the channel (egress_session_tell) and
  * accepts nothing before, so no connection is served unchecked.
  */
 int egress_session_spawn(struct sup *s)
@@ -172,15 +172,30 @@ int egress_session_spawn(struct sup *s)
 	return r;
 }
 
-/* The session's cgroup to the broker, then its sentinels back: it serves from now on. */
-int egress_session_start(struct sup *s)
+/* The session's cgroup to the broker: it finishes its start with it, and serves from then on. */
+int egress_session_tell(struct sup *s)
+{
+	int r = helper_send(&s->egress, proto_session(s->cgid));
+
+	if (r < 0)
+		log_err("run: the egress broker did not start");
+	return r;
+}
+
+/*
+ * Its sentinels back, once it is ready.  Waited for only when the agent's
+ * first process is ready to exec (the sentinels are in the agent's
+ * environment, the CA bundle is written before the broker says it is
+ * ready): the broker's own start, the longest of a session's, then runs
+ * alongside the agent's.
+ */
+int egress_session_ready(struct sup *s)
 {
 	json_t *ready = NULL, *v;
 	const char *k;
 	int r;
 
-	r = helper_send(&s->egress, proto_session(s->cgid));
-	r = r ?: helper_ready(&s->egress, &ready);
+	r = helper_ready(&s->egress, &ready);
 	if (r < 0) {
 		json_decref(ready);
 		log_err("run: the egress broker did not start%s", r == -ETIMEDOUT ? " in time" : "");

@@ -8,7 +8,8 @@
 bool egress_session_wanted(const struct sup *s);
 int egress_session_listen(struct sup *s);
 int egress_session_spawn(struct sup *s);
-int egress_session_start(struct sup *s);
+int egress_session_tell(struct sup *s);
+int egress_session_ready(struct sup *s);
 void egress_session_stop(struct sup *s);
 
 #endif

@@ -276,10 +276,10 @@ static int run_check(struct run *run)
 
 /*
  * Step 1, continued: the session's name and every path a rule will name,
- * before any rule is compiled: its repositories' plan, cordon's own paths
- * and the audit log's place protected, the MCP socket and the egress
- * broker's port made, and the broker started while this process is still
- * single-threaded.  0, or negative, logged.
+ * before any rule is compiled: cordon's own paths and the audit log's
+ * place protected, the MCP socket and the egress broker's port made, the
+ * broker started while this process is still single-threaded, then its
+ * repositories' plan.  0, or negative, logged.
  */
 static int run_plan(struct run *run)
 {
@@ -300,16 +300,6 @@ static int run_plan(struct run *run)
 		return -EIO;
 	}
 	s->started_ms = mono_ms();
-	{
-		char gwhy[PATH_MAX + 256] = "";
-
-		r = git_guard_plan_session(s->workspace, s->name, &s->git, gwhy, sizeof(gwhy));
-		if (r < 0) {
-			log_err("run: the workspace's repositories and agent files: %s",
-				gwhy[0] ? gwhy : strerror(-r));
-			return r;
-		}
-	}
 	snprintf(s->run_dir, sizeof(s->run_dir), "%s/%s", instance_run_dir(), s->name);
 	/*
 	 * The run directory, held for the session's life, before any file
@@ -358,6 +348,22 @@ static int run_plan(struct run *run)
 	    (egress_session_listen(s) < 0 || ssh_session_prepare(s) < 0 ||
 	     egress_session_spawn(s) < 0))
 		return -EIO;
+	/*
+	 * The workspace's repositories, walked after the broker is started:
+	 * the walk (every directory of the workspace) is then off the broker's
+	 * start, which the agent's fork waits for.  Nothing before needs it;
+	 * the view and the log's first record do.
+	 */
+	{
+		char gwhy[PATH_MAX + 256] = "";
+
+		r = git_guard_plan_session(s->workspace, s->name, &s->git, gwhy, sizeof(gwhy));
+		if (r < 0) {
+			log_err("run: the workspace's repositories and agent files: %s",
+				gwhy[0] ? gwhy : strerror(-r));
+			return r;
+		}
+	}
 	return 0;
 }
 
@@ -463,7 +469,7 @@ static int run_make_session(struct run *run)
 	phase("watchdog started");
 	if (s->opt->mcp && mcp_session_start(s) < 0)
 		return -EIO;
-	if (s->egress_port && egress_session_start(s) < 0)
+	if (s->egress_port && egress_session_tell(s) < 0)
 		return -EIO;
 	return 0;
 }
@@ -589,9 +595,25 @@ static int run_start_agent(struct run *run)
 			return r;
 		}
 	}
-	if (write(run->sp[0], "R", 1) != 1) {
-		log_err("run: the agent died during start-up");
-		return -EPIPE;
+	if (s->egress_port) {
+		if (egress_session_ready(s) < 0)
+			return -EIO;
+		phase("egress broker ready");
+	}
+	/* The word to go, then the sentinels (agent_child.c: read_sentinels). */
+	{
+		const char *lines = s->sentinels ? s->sentinels : "";
+		size_t len = strlen(lines);
+
+		if (len >= SENTINELS_MAX) {
+			log_err("run: the credentials' sentinels take %zu bytes (at most %d)", len,
+				SENTINELS_MAX - 1);
+			return -E2BIG;
+		}
+		if (write_all(run->sp[0], "R", 1) < 0 || write_all(run->sp[0], lines, len + 1) < 0) {
+			log_err("run: the agent died during start-up");
+			return -EPIPE;
+		}
 	}
 	if (s->term.pty_master >= 0) {
 		/* cordon-init's word when the agent's job stops (session_init). */
