@@ -84,9 +84,10 @@ row "sessions" "all up" "time until all up" "finished (status 0)" "reaped" \
     "BPF maps / session" "used (free) / session"
 row "---" "---" "---" "---" "---" "---" "---" "---" "---" "---" "---"
 for n in "${ns[@]}"; do
-    # A sleep long enough for every start on this machine (about 30 ms of
-    # CPU each, two cores), unique to this N so that only these agents count.
-    s=$(( 20 + n / 8 )).$n
+    # A sleep long enough for every start on this machine (all N up in about
+    # 0.1 s per session on two busy cores: twice that), unique to this N so
+    # that only these agents count.
+    s=$(( 20 + n / 5 )).$n
     state | sort >"$work/state.before"
     sync; echo 1 >/proc/sys/vm/drop_caches 2>/dev/null
     m0_avail=$(kb MemAvailable) m0_slab=$(kb Slab) m0_cg=$(cgmem) m0_bpf=$(bpfmem)
@@ -107,8 +108,13 @@ for n in "${ns[@]}"; do
     sleep 1   # the last ones settle (their supervisors' first records)
     m1_avail=$(kb MemAvailable) m1_slab=$(kb Slab) m1_cg=$(cgmem) m1_bpf=$(bpfmem)
     # The cordon processes of this N: supervisors and their watchdogs (the
-    # same command line), and any helper they started.
+    # same command line), and the helpers they started, root's children of
+    # theirs (the egress broker; not the agents, which are the agent user's).
     mapfile -t cps < <(pgrep -f -- "--audit $work/c$n\.")
+    if ((${#cps[@]})); then
+        mapfile -t -O "${#cps[@]}" cps < <(pgrep -u 0 -P "$(IFS=,; echo "${cps[*]}")")
+        mapfile -t cps < <(printf '%s\n' "${cps[@]}" | sort -un)
+    fi
     pss=0 rss=0
     if ((${#cps[@]})); then
         read -r pss rss < <(for p in "${cps[@]}"; do echo "/proc/$p/smaps_rollup"; done |
@@ -145,9 +151,9 @@ if [ -s "$work/errors" ]; then
     sed 's/^/    /' "$work/errors"
     echo
 fi
-echo "cordon PSS / RSS: Pss and Rss of smaps_rollup summed over every \`cordon run\`"
-echo "process of that N (the supervisor and its watchdog per session; RSS counts the shared"
-echo "library pages once per process, PSS shares them out).  Slab, memory cgroup (the"
+echo "cordon PSS / RSS: Pss and Rss of smaps_rollup summed over every cordon process of"
+echo "that N (per session the supervisor, its watchdog and the egress broker the default"
+echo "profile starts; RSS counts the shared library pages once per process, PSS shares them out).  Slab, memory cgroup (the"
 echo "budgets' parent: the agents and the kernel memory charged to them) and BPF maps"
 echo "(bytes_memlock of every map, the per-session rings included) are deltas over the"
 echo "host; \"used\" is the drop of MemAvailable, which holds all of it."
