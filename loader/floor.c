@@ -342,6 +342,15 @@ int floor_load_unpinned(struct floor **out)
 
 /* --- compiling a policy into map entries -------------------------------- */
 
+/*
+ * Files enumerated under a session's protected directories at most: the
+ * bound on what one session can take of the shared rule map through a
+ * protected directory the host filled (beyond it the directory's own entry
+ * still covers every path through it; only a hard link to a file past the
+ * bound, made before the session, goes unseen).
+ */
+#define CORDON_PROTECTED_BUDGET 20000
+
 struct entry {
 	struct cordon_fs_key key;
 	struct cordon_fs_rule rule;
@@ -353,6 +362,7 @@ struct entries {
 	uint32_t policy_id;
 	int err;
 	size_t protected_budget;    /* files enumerated under protected dirs */
+	bool links_guarded;         /* fs.protected_hardlinks is on */
 	int host_root;              /* "/" of the host's mount namespace, or -1 */
 };
 
@@ -384,11 +394,68 @@ static int add_entry(struct entries *es, const struct stat *st, const struct pol
 	return 0;
 }
 
+bool floor_link_guarded(const struct stat *st, bool protected_hardlinks)
+{
+	mode_t m = st->st_mode;
+
+	if (S_ISDIR(m))
+		return true;    /* link(2) refuses a directory to every caller */
+	if (!protected_hardlinks || st->st_uid != 0)
+		return false;
+	/* fs/namei.c may_linkat: a non-owner without CAP_FOWNER links only a
+	 * regular file, not setuid, not setgid-executable, that it may both
+	 * read and write (an ACL's grant shows in the group bits, its mask). */
+	if (!S_ISREG(m) || m & S_ISUID || (m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		return true;
+	return (m & 0006) != 0006 && (m & 0060) != 0060;
+}
+
+bool floor_root_only_dir(const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) && st->st_uid == 0 && !(st->st_mode & 0011);
+}
+
+/* fs.protected_hardlinks as the kernel has it now; unreadable counts as off. */
+static bool protected_hardlinks(void)
+{
+	char c = '0';
+	int fd = open("/proc/sys/fs/protected_hardlinks", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '0';
+		close(fd);
+	}
+	return c == '1';
+}
+
 /*
- * Every object under a protected directory gets the deny-all entry itself,
- * so that a hardlink to it elsewhere is still found by the walk's first
- * lookup.  Bounded in depth and count; beyond the bound the directory's own
- * entry still covers every path that goes through it.
+ * Every object under a protected directory that someone other than root
+ * could hard-link gets the deny-all entry itself, so that a hard link to
+ * it elsewhere, made before the session, is still found by the walk's
+ * first lookup; a path through the directory finds the directory's own
+ * entry by the walk (and a walk longer than CORDON_WALK_DEPTH is denied).
+ * Bounded in depth and count; beyond the bound the directory's own entry
+ * still covers every path that goes through it.
+ *
+ * Only what others could link is keyed (floor_link_guarded), and a
+ * directory only root can search is not entered (floor_root_only_dir):
+ * nobody else can name, so link, anything below it.  Without that, a
+ * session keyed every audit log, audit key and home layer in cordon's own
+ * state and every live session's run directory: its entries grew with the
+ * host's history and with the sessions alive, and the shared rule map
+ * (CORDON_MAX_FS_RULES) held some forty sessions of the default profile
+ * (docs/benchmarks.md, Scale).  Now a session's entries are those of its
+ * policy and of the user's own files under protected paths.
+ * Attack: the agent, or the user's other processes before the session,
+ * hard-link a protected object into the workspace to reach it by a path
+ * the policy allows.  Closed for every object a non-root process can link
+ * (what fs.protected_hardlinks allows it, or everything when it is off).
+ * What it cannot close: a link made while the object was still linkable
+ * (another owner or wider modes, narrowed later: cordon makes its own
+ * files root's and narrow from the start), and links root on the host
+ * makes (trusted); the agent's root in a session cannot name the objects
+ * at all, their directories being denied to it.
  */
 static int enumerate(struct entries *es, int dirfd, const struct pol_fs_entry *pe, int depth)
 {
@@ -411,8 +478,9 @@ static int enumerate(struct entries *es, int dirfd, const struct pol_fs_entry *p
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		es->protected_budget--;
-		r = add_entry(es, &st, pe);
-		if (r == 0 && S_ISDIR(st.st_mode)) {
+		if (!floor_link_guarded(&st, es->links_guarded))
+			r = add_entry(es, &st, pe);
+		if (r == 0 && S_ISDIR(st.st_mode) && !floor_root_only_dir(&st)) {
 			int fd = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (fd >= 0)
@@ -499,6 +567,27 @@ static void merge(struct entries *es)
 	es->n = o;
 }
 
+/*
+ * How many rule-map entries a session of policy P takes, compiled as
+ * floor_session_create_at would (rule roots resolved to inodes, protected
+ * directories enumerated, entries for one object merged), without a floor:
+ * what sizes the shared rule map against the sessions it must hold.
+ */
+int floor_compile_count(const struct policy *p, int host_root, size_t *n)
+{
+	struct entries es = { .protected_budget = CORDON_PROTECTED_BUDGET, .host_root = host_root,
+			      .links_guarded = protected_hardlinks() };
+	int r;
+
+	r = pol_compile_fs(p, on_fs_entry, &es);
+	if (r == 0) {
+		merge(&es);
+		*n = es.n;
+	}
+	free(es.e);
+	return r;
+}
+
 static bool policy_id_used(struct floor *f, uint32_t id)
 {
 	uint64_t key, next;
@@ -553,7 +642,8 @@ int floor_session_create(struct floor *f, const struct policy *p, const char *na
 int floor_session_create_at(struct floor *f, const struct policy *p, const char *name,
 			    int host_root, struct floor_session **out)
 {
-	struct entries es = { .protected_budget = 20000, .host_root = host_root };
+	struct entries es = { .protected_budget = CORDON_PROTECTED_BUDGET, .host_root = host_root,
+			      .links_guarded = protected_hardlinks() };
 	struct cordon_session sess = {};
 	struct floor_session *s;
 	char parent[PATH_MAX], root[PATH_MAX];

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <jansson.h>
 #include "cordon.h"
 
@@ -52,6 +53,19 @@ int floor_session_alias_dev(struct floor *f, struct floor_session *s, uint64_t f
  */
 int floor_session_create_at(struct floor *f, const struct policy *p, const char *name,
 			    int host_root, struct floor_session **out);
+/*
+ * Whether no process but root (CAP_FOWNER) can make a hard link to the
+ * object ST: a directory, or with fs.protected_hardlinks on, an object of
+ * root's that a non-owner may not link.  Pure.
+ */
+bool floor_link_guarded(const struct stat *st, bool protected_hardlinks);
+/* Whether ST is a directory of root's that only root can search.  Pure. */
+bool floor_root_only_dir(const struct stat *st);
+/*
+ * The number of rule-map entries (of CORDON_MAX_FS_RULES, shared by every
+ * session) a session of P would take on this host now; HOST_ROOT as above.
+ */
+int floor_compile_count(const struct policy *p, int host_root, size_t *n);
 uint64_t floor_session_id(const struct floor_session *s);
 const char *floor_session_cgroup(const struct floor_session *s);
 size_t floor_session_entries(const struct floor_session *s);

@@ -78,26 +78,34 @@ void *chan_reader(void *arg)
  * message).  Read line by line off the socket (peeked, then taken up to
  * the newline), so nothing of what follows is lost to the reader thread.
  * Nothing is accepted before it arrives: a connection is never served
- * without its cgroup checked.  0; -EPIPE: the channel ended (the
- * supervisor gave up, and said why); -ETIMEDOUT: silent for
- * SESSION_WAIT_MS; -E2BIG, -EBADMSG: a first message too long, or not the
- * session's.
+ * without its cgroup checked.  0; -EPIPE: the channel ended, or the
+ * supervisor that started the broker is gone (it gave up, and said why, or
+ * died; its watchdog may still hold the channel's other end); -ETIMEDOUT:
+ * silent for SESSION_WAIT_MS; -E2BIG, -EBADMSG: a first message too long,
+ * or not the session's.
  */
 int session_from_channel(struct hp *hp)
 {
+	pid_t parent = getppid();
 	char line[256];
 	size_t have = 0;
 	struct proto_msg m;
 	json_t *j;
-	int r = -EBADMSG;
+	int r = -EBADMSG, waited = 0;
 
 	for (;;) {
 		struct pollfd p = { .fd = hp->chan_fd, .events = POLLIN };
 		char *nl;
 		ssize_t n;
 
-		if (poll(&p, 1, SESSION_WAIT_MS) == 0)
-			return -ETIMEDOUT;
+		if (poll(&p, 1, SESSION_POLL_MS) == 0) {
+			if (getppid() != parent)
+				return -EPIPE;
+			waited += SESSION_POLL_MS;
+			if (waited >= SESSION_WAIT_MS)
+				return -ETIMEDOUT;
+			continue;
+		}
 		n = recv(hp->chan_fd, line + have, sizeof(line) - 1 - have, MSG_PEEK);
 		if (n < 0 && errno == EINTR)
 			continue;

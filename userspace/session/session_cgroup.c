@@ -44,6 +44,14 @@ int make_session(struct sup *s)
 		r = c.host_root < 0 ? -errno : world_call(&s->world, create_floor_session, &c);
 		if (c.host_root >= 0)
 			close(c.host_root);
+		if (r == -E2BIG) {
+			/* The shared maps' bounds (bpf/cordon.h): a clear refusal,
+			 * never a session started without its rules. */
+			log_err("run: cannot create the session's kernel rules: the floor's maps are "
+				"full (at most %d sessions at once, %d file-rule entries among them): "
+				"too many sessions running", CORDON_MAX_SESSIONS, CORDON_MAX_FS_RULES);
+			return r;
+		}
 		if (r < 0) {
 			log_err("run: cannot create the session's kernel rules: %s",
 				pol_compile_strerror(r));
@@ -81,6 +89,12 @@ int make_session(struct sup *s)
 	 */
 	r = r ?: net_session_add(s->net, s->cgid, s->pol,
 				 s->floor ? 0 : CORDON_NET_SESSION_UNIX_GATE);
+	if (r == -E2BIG) {
+		log_err("run: cannot register the session with the network floor: its maps are full "
+			"(at most %d sessions at once, %d address rules among them): too many "
+			"sessions running", CORDON_MAX_SESSIONS, CORDON_MAX_NET_RULES);
+		return r;
+	}
 	if (r < 0) {
 		log_err("run: cannot register the session with the network floor: %s", strerror(-r));
 		return r;
