@@ -82,12 +82,14 @@ static void handle_notification(struct sup *s)
  * Heavy output: a pty's master gives at most 4 KiB a read (the line
  * discipline's buffer), so one read, one filter pass and one write per
  * pass of the loop cost a poll over every descriptor of the session and a
- * write to cordon's terminal for each 4 KiB.  The agent's output is read
- * on while more is ready (a poll of that descriptor alone, no wait), up
- * to RELAY_BUF, and written in one piece: fewer writes to the terminal,
- * fewer passes of the loop.  It stops as soon as a prompt is up (none
- * of the agent's output is written then, tty_guard.c) and at the first
- * read that would wait, so nothing is held back from the terminal.
+ * write to cordon's terminal for each 4 KiB.  The master is non-blocking
+ * (setup_pty): the agent's output is read on until none is ready, up to
+ * RELAY_BUF, and written in one piece: fewer writes to the terminal,
+ * fewer passes of the loop, no poll between reads.  It stops as soon as a
+ * prompt is up (none of the agent's output is written then, tty_guard.c)
+ * and at the first read that would wait, so nothing is held back from
+ * the terminal.  Keys to the agent wait for room in its pty, as a
+ * blocking write did: none is dropped.
  */
 #define RELAY_BUF (32 * 1024)
 
@@ -101,14 +103,10 @@ static void relay(struct sup *s, int from, int to)
 	if (n <= 0)
 		return;
 	while (agent && (size_t)n < sizeof(in) && !approve_prompting(&s->ap)) {
-		struct pollfd p = { .fd = from, .events = POLLIN };
-		ssize_t r;
+		ssize_t r = read(from, in + n, sizeof(in) - (size_t)n);
 
-		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-			break;
-		r = read(from, in + n, sizeof(in) - (size_t)n);
 		if (r <= 0)
-			break;
+			break;  /* EAGAIN: none ready; EIO: the agent's side closed */
 		n += r;
 	}
 	if (agent) {
@@ -121,6 +119,12 @@ static void relay(struct sup *s, int from, int to)
 	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(to, buf + off, (size_t)(n - off));
 
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = to, .events = POLLOUT };
+
+			(void)poll(&p, 1, -1);
+			continue;
+		}
 		if (w < 0 && errno != EINTR)
 			break;
 		if (w > 0)
