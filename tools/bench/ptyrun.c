@@ -9,8 +9,10 @@
  * settings: cooked, echo, ONLCR), runs CMD as the leader of a new session
  * with the terminal as its controlling terminal and its stdin, stdout and
  * stderr, reads the master in 64 KiB reads until the last slave is gone,
- * and prints "MS BYTES STATUS": the wall time from fork to the end of the
- * output and the child's exit, what came through, the exit status.  The
+ * and prints "MS BYTES STATUS CPU_MS": the wall time from fork to the end
+ * of the output and the child's exit, what came through, the exit status,
+ * and the CPU time (user and system) of the command and every descendant
+ * it waited for (a session: cordon and the agent's tree).  The
  * same program runs a command bare and under `cordon run`, so both meet
  * the same kind of terminal and the same reader.
  */
@@ -20,7 +22,9 @@
 #include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +41,7 @@ int main(int argc, char **argv)
 {
 	static char buf[64 * 1024];
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
+	struct rusage ru;
 	unsigned long long total = 0;
 	int m, status = 0;
 	double t0;
@@ -67,7 +72,11 @@ int main(int argc, char **argv)
 		total += (unsigned long long)n;
 	}
 	(void)waitpid(pid, &status, 0);
-	printf("%.3f %llu %d\n", now_ms() - t0, total,
-	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		memset(&ru, 0, sizeof(ru));
+	printf("%.3f %llu %d %.3f\n", now_ms() - t0, total,
+	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
 	return 0;
 }

@@ -93,8 +93,8 @@ term() {            # term OUT [BIN]: ptyrun [cordon run --] cat text
     if [ -z "${2:-}" ]; then r=$("$ptyrun" cat "$WS/text")
     else r=$("$ptyrun" "$2" run -q --user "$AGENT" --workspace "$WS" --approve deny \
                  --audit "$work/a.$RANDOM" -- cat "$WS/text"); fi
-    read -r ms bytes _ <<<"$r"
-    echo "$ms $ms $bytes" >>"$1"
+    read -r ms bytes _ cpu <<<"$r"
+    echo "$ms $cpu $bytes" >>"$1"
 }
 
 for ((r = 0; r < N; r++)); do
@@ -128,18 +128,22 @@ for kind in pipe_in pipe_out pipe_inside; do
     done
 done
 echo
-row "terminal, \`cat\` of ${TTY_MB} MB of coloured text" "time" "throughput" "over bare" "target"
-row "---" "---" "---" "---" "---"
+row "terminal, \`cat\` of ${TTY_MB} MB of coloured text" "time" "throughput" "over bare" "target" \
+    "CPU (user + system)"
+row "---" "---" "---" "---" "---" "---"
 bt=$(col "$work/term.bare" 1)
-row "bare, stdout a pty" "$bt ms" "$(mibs "$bt" "$TTY_MB")" "1.00x" ""
+row "bare, stdout a pty" "$bt ms" "$(mibs "$bt" "$TTY_MB")" "1.00x" "" "$(col "$work/term.bare" 2) ms"
 for i in "${!bins[@]}"; do
     t=$(col "$work/term.$i" 1)
     short=$(cut -d' ' -f3 "$work/term.$i" | sort -u | tr '\n' ' ')
     note=
     [ "$short" = "$(cut -d' ' -f3 "$work/term.bare" | sort -u | tr '\n' ' ')" ] ||
         note=" (bytes seen: $short)"
-    row "${names[$i]}, stdout a pty$note" "$t ms" "$(mibs "$t" "$TTY_MB")" "$(ratio "$t" "$bt")" "<= 1.10x"
+    row "${names[$i]}, stdout a pty$note" "$t ms" "$(mibs "$t" "$TTY_MB")" "$(ratio "$t" "$bt")" "<= 1.10x" \
+        "$(col "$work/term.$i" 2) ms"
 done
 echo
 echo "The terminal's bytes: bare, ONLCR adds a CR to each line; in a session the agent's"
-echo "pty does that and cordon's own terminal is raw, so both show the same bytes."
+echo "pty does that and cordon's own terminal is raw, so both show the same bytes.  CPU:"
+echo "of the command and the processes it waited for (bare: cat; a session: cordon, its"
+echo "watchdog and the agent's tree), not the kernel's workers that move a pty's buffers."
