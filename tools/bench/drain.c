@@ -5,9 +5,11 @@
  *   drain [FILE]
  *
  * Reads stdin to its end and writes "BYTES MS" to FILE (stdout without
- * one): MS is the time from the first byte to the end, on
- * CLOCK_MONOTONIC, so a session's start (the writer blocked on a full pipe
- * meanwhile) is not counted as the stream's.  Its buffer is cat's (128 KiB).
+ * one): MS is the time from the first byte to the last, on
+ * CLOCK_MONOTONIC, so neither a session's start (the writer blocked on a
+ * full pipe meanwhile) nor its end (the end of file comes when the last
+ * holder of the pipe closes it: `cordon run` itself, after its teardown)
+ * is counted as the stream's.  Its buffer is cat's (128 KiB).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,7 +30,7 @@ int main(int argc, char **argv)
 {
 	static char buf[128 * 1024];
 	unsigned long long total = 0;
-	double first = 0;
+	double first = 0, last = 0;
 	FILE *f = stdout;
 
 	for (;;) {
@@ -42,14 +44,15 @@ int main(int argc, char **argv)
 		}
 		if (n == 0)
 			break;
+		last = now_ms();
 		if (!total)
-			first = now_ms();
+			first = last;
 		total += (unsigned long long)n;
 	}
 	if (argc > 1 && !(f = fopen(argv[1], "w"))) {
 		perror(argv[1]);
 		return 1;
 	}
-	fprintf(f, "%llu %.3f\n", total, total ? now_ms() - first : 0.0);
+	fprintf(f, "%llu %.3f\n", total, last - first);
 	return fclose(f) ? 1 : 0;
 }

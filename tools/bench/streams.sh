@@ -2,9 +2,9 @@
 # Streams through a session, against the same streams bare, one run (issue #36):
 #   - a pipe: 1 GiB from /dev/zero into the agent's stdin, out of its
 #     stdout, and between two processes inside the session; timed by
-#     tools/bench/drain from the stream's first byte to its end (the
-#     session's start is not the stream's), and whole (wall, start
-#     included).  Target: the session's throughput at least 0.95x bare's.
+#     tools/bench/drain from the stream's first byte to its last (the
+#     session's start and teardown are not the stream's), and whole (wall,
+#     both included).  Target: the session's throughput at least 0.95x bare's.
 #   - a terminal: `cat` of a 200 MB text file with colour sequences, with
 #     cordon's stdout a pseudo-terminal that tools/bench/ptyrun reads as
 #     fast as it comes, against the same cat under the same kind of
@@ -107,8 +107,8 @@ done
 col() { cut -d' ' -f"$2" "$1" | median; }
 mibs() { awk -v ms="$1" -v mb="$2" 'BEGIN { printf "%.0f MiB/s", mb / (ms / 1000) }'; }
 echo "Default profile, \`--approve deny\`, the agent \`$AGENT\`; medians of $N interleaved"
-echo "rounds.  Stream: from the first byte to the end (tools/bench/drain); whole:"
-echo "wall time with the session's start.  Ratio: bare's time over the session's"
+echo "rounds.  Stream: from the first byte to the last (tools/bench/drain); whole:"
+echo "wall time with the session's start and teardown.  Ratio: bare's time over the session's"
 echo "(throughput, 1.00x is bare)."
 echo
 row "pipe, ${MB} MiB" "stream" "throughput" "whole" "ratio (stream)" "ratio (whole)" "target"
