@@ -117,7 +117,8 @@ SKEL_H     := $(SKELS:%=$(BUILD)/%.skel.h)
 ID_H       := $(SKELS:%=$(BUILD)/%.id.h)
 GEN_H      := $(SKEL_H) $(ID_H) $(BUILD)/seccomp_filters.h
 
-BENCH_BIN  := $(addprefix $(BUILD)/tools/bench/,policy_bench startlat proxy_bench fsloop floor_bench)
+BENCH_BIN  := $(addprefix $(BUILD)/tools/bench/,policy_bench startlat proxy_bench fsloop floor_bench \
+              drain ptyrun)
 
 all: $(BUILD)/cordon $(TEST_BIN) $(BUILD)/tools/demo_floor $(BENCH_BIN)
 
@@ -374,12 +375,14 @@ $(BUILD)/fuzz/http_fuzz: tools/fuzz/http_fuzz.c $(FUZZ_HTTP) $(FUZZ_HTTP_HDR) | 
 # like cordon (floor_bench runs in the VM: floor_vm.sh copies it in); startlat
 # times every sandbox's start (fork, exec, wait on CLOCK_MONOTONIC, no shell
 # in the timed region); proxy_bench is one OpenSSL program (server and
-# client); fsloop is the file system work timed inside each sandbox.
+# client); fsloop is the file system work timed inside each sandbox; drain
+# and ptyrun time a stream through a pipe and through a terminal.
 $(BUILD)/tools/bench/policy_bench $(BUILD)/tools/bench/floor_bench: %: %.o $(LAYER_LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tools/bench/startlat $(BUILD)/tools/bench/fsloop: $(BUILD)/tools/bench/%: tools/bench/%.c
+$(BUILD)/tools/bench/startlat $(BUILD)/tools/bench/fsloop $(BUILD)/tools/bench/drain \
+$(BUILD)/tools/bench/ptyrun: $(BUILD)/tools/bench/%: tools/bench/%.c
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $<

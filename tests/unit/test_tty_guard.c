@@ -405,6 +405,33 @@ static void guard_turns_reports_off(void **state)
 	assert_int_equal(tty_guard_begin(out, 8), 0);
 }
 
+/*
+ * Heavy output (tty_out_filter's fast path for runs of plain text): colour
+ * and text pass unchanged in one long call, and a byte the filter drops or
+ * holds in the middle of a long run is still judged: ENQ dropped, ESC ] 52
+ * (the clipboard) dropped whole, a CSI held and passed at its end.
+ */
+static void long_runs_still_judged(void **state)
+{
+	static char in[64 * 1024], out[TTY_OUT_MAX(sizeof(in))];
+	static const char tail[] = "text\x05" "more\x1b]52;c;ZWNobw==\x07" "after\x1b[31mred\x1b[0m";
+	static const char want[] = "textmore" "after\x1b[31mred\x1b[0m";
+	struct tty_out o = { 0 };
+	size_t n = 0, w;
+
+	(void)state;
+	while (n + 64 < sizeof(in) - sizeof(tail))
+		n += (size_t)snprintf(in + n, 64, "\x1b[3%dmline %zu\x1b[0m plain text\r\n",
+				      (int)(n % 7), n);
+	w = tty_out_filter(&o, in, n, out);
+	assert_int_equal(w, n);
+	assert_memory_equal(out, in, n);
+	memcpy(in + n, tail, sizeof(tail) - 1);
+	w = tty_out_filter(&o, in + n, sizeof(tail) - 1, out);
+	assert_int_equal(w, sizeof(want) - 1);
+	assert_memory_equal(out, want, w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +444,7 @@ int main(void)
 		cmocka_unit_test(random_output_never_reaches_the_terminal),
 		cmocka_unit_test(output_tracks_reporting_modes),
 		cmocka_unit_test(guard_turns_reports_off),
+		cmocka_unit_test(long_runs_still_judged),
 	};
 
 	return cmocka_run_group_tests_name("tty_guard", tests, NULL, NULL);

@@ -53,6 +53,20 @@ int setup_pty(struct terminal *t, int *slave)
 	if (openpty(&m, slave, NULL, term == STDIN_FILENO ? &saved_tio : NULL, &ws) < 0)
 		return -errno;
 	(void)fcntl(m, F_SETFD, FD_CLOEXEC);
+	/*
+	 * Non-blocking: the supervisor reads the agent's output on until
+	 * none is ready, without a poll before each read, and waits for
+	 * room itself when it writes keys (relay, supervisor.c).  The
+	 * master's description is the supervisor's alone.
+	 */
+	if (fcntl(m, F_SETFL, O_NONBLOCK) < 0) {
+		int e = -errno;
+
+		close(m);
+		close(*slave);
+		*slave = -1;
+		return e;
+	}
 	t->pty_master = m;
 	t->term_fd = term;
 	t->pty_out = isatty(STDOUT_FILENO) || !isatty(STDERR_FILENO) ? STDOUT_FILENO

@@ -74,20 +74,42 @@ static void handle_notification(struct sup *s)
 /* --- terminal relay ------------------------------------------------------- */
 
 /*
- * The agent's output to cordon's terminal goes through tty_out_filter (what
- * only draws passes; its reporting modes are tracked), and the terminal's
- * input to the agent through the key parser, so that the parser knows
- * where a report stands when a prompt begins (tty_guard.c).
+ * The agent's output to cordon's terminal goes through tty_out_filter
+ * (what only draws passes; its reporting modes are tracked), and the
+ * terminal's input to the agent through the key parser, so that the
+ * parser knows where a report stands when a prompt begins (tty_guard.c).
+ *
+ * Heavy output: a pty's master gives at most 4 KiB a read (the line
+ * discipline's buffer), so one read, one filter pass and one write per
+ * pass of the loop cost a poll over every descriptor of the session and a
+ * write to cordon's terminal for each 4 KiB.  The master is non-blocking
+ * (setup_pty): the agent's output is read on until none is ready, up to
+ * RELAY_BUF, and written in one piece: fewer writes to the terminal,
+ * fewer passes of the loop, no poll between reads.  It stops as soon as a
+ * prompt is up (none of the agent's output is written then, tty_guard.c)
+ * and at the first read that would wait, so nothing is held back from
+ * the terminal.  Keys to the agent wait for room in its pty, as a
+ * blocking write did: none is dropped.
  */
+#define RELAY_BUF (32 * 1024)
+
 static void relay(struct sup *s, int from, int to)
 {
-	char in[4096], filtered[TTY_OUT_MAX(sizeof(in))];
+	char in[RELAY_BUF], filtered[TTY_OUT_MAX(sizeof(in))];
 	const char *buf = in;
+	bool agent = from == s->term.pty_master;
 	ssize_t n = read(from, in, sizeof(in));
 
 	if (n <= 0)
 		return;
-	if (from == s->term.pty_master) {
+	while (agent && (size_t)n < sizeof(in) && !approve_prompting(&s->ap)) {
+		ssize_t r = read(from, in + n, sizeof(in) - (size_t)n);
+
+		if (r <= 0)
+			break;  /* EAGAIN: none ready; EIO: the agent's side closed */
+		n += r;
+	}
+	if (agent) {
 		n = (ssize_t)tty_out_filter(&s->term.out, in, (size_t)n, filtered);
 		buf = filtered;
 	} else {
@@ -97,6 +119,12 @@ static void relay(struct sup *s, int from, int to)
 	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(to, buf + off, (size_t)(n - off));
 
+		if (w < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = to, .events = POLLOUT };
+
+			(void)poll(&p, 1, -1);
+			continue;
+		}
 		if (w < 0 && errno != EINTR)
 			break;
 		if (w > 0)
@@ -315,7 +343,9 @@ int sup_loop(struct sup *s, int *status)
 		sup_steps_check(s);
 		if (i_ev >= 0 && (p[i_ev].revents & POLLIN))
 			approve_events_accept(&s->ap);
-		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP))) {
+		/* A prompt begun in this pass (a notification above): the output waits. */
+		if (i_pty >= 0 && (p[i_pty].revents & (POLLIN | POLLHUP)) &&
+		    !approve_prompting(&s->ap)) {
 			if (p[i_pty].revents & POLLIN)
 				relay(s, s->term.pty_master, s->term.pty_out);
 			else

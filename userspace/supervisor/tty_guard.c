@@ -486,8 +486,36 @@ size_t tty_out_filter(struct tty_out *o, const char *in, size_t n, char *out)
 {
 	size_t w = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n;) {
+		/*
+		 * The fast path, for the bulk of heavy output: in GROUND, no
+		 * UTF-8 character open, a byte below 0x80 other than ESC and ENQ
+		 * is text that out_byte would copy unchanged (text_byte), and
+		 * leaves the state as it was.  The run of such bytes is found
+		 * by looking at each one, as out_byte would, and copied whole;
+		 * the first byte that is anything else goes to out_byte.  Every
+		 * byte is still judged, by the same rule, in the same state.
+		 */
+		if (o->st == TO_GROUND && !o->cont) {
+			size_t j = i;
+
+			while (j < n) {
+				unsigned char c = (unsigned char)in[j];
+
+				if (c >= 0x80 || c == 0x1b || c == 0x05)
+					break;
+				j++;
+			}
+			if (j > i) {
+				memcpy(out + w, in + i, j - i);
+				w += j - i;
+				i = j;
+				continue;
+			}
+		}
 		w += out_byte(o, (unsigned char)in[i], out + w);
+		i++;
+	}
 	return w;
 }
 
