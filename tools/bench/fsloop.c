@@ -9,6 +9,15 @@
  *   fsloop time CMD ARGS...
  *       fork, exec and wait CMD once (its stdout to /dev/null); prints the
  *       wall time in nanoseconds.
+ *   fsloop calls N PATH...
+ *       the cost of single system calls: getppid (seccomp's per-call
+ *       entry), then stat (a path walk Landlock does not judge) and
+ *       open+close (the walk Landlock judges, up to the rule granting every
+ *       right asked) of each PATH; a line "OP PATH NS" each, the best of 25
+ *       batches of N in the thread's CPU time, so another load on the
+ *       machine (preemption) stays out of the figure.  docs/benchmarks.md
+ *       "Where the time goes in file-heavy work" compares it bare and in a
+ *       session.
  *
  * The clock runs inside the sandbox, so a sandbox's start and teardown are
  * not in the figure, only what it costs the work itself: path walks checked
@@ -35,6 +44,67 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+enum call { CALL_GETPPID, CALL_STAT, CALL_OPEN };
+
+/* One call of `c` on `path`: 0, or -1 with errno. */
+static int one_call(enum call c, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	switch (c) {
+	case CALL_GETPPID:
+		(void)getppid();
+		return 0;
+	case CALL_STAT:
+		return stat(path, &st);
+	case CALL_OPEN:
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		return close(fd);
+	}
+	return -1;
+}
+
+static int call_cost(enum call c, const char *name, const char *path, long n)
+{
+	double best = -1;
+
+	for (int batch = 0; batch < 25; batch++) {
+		double t0 = cpu_ns(), d;
+
+		for (long i = 0; i < n; i++)
+			if (one_call(c, path) < 0) {
+				fprintf(stderr, "fsloop: %s %s: %m\n", name, path);
+				return 1;
+			}
+		d = (cpu_ns() - t0) / n;
+		if (best < 0 || d < best)
+			best = d;
+	}
+	printf("%s %s %.0f\n", name, path, best);
+	return 0;
+}
+
+static int calls(long n, char **paths, int npaths)
+{
+	if (call_cost(CALL_GETPPID, "getppid", "-", n))
+		return 1;
+	for (int i = 0; i < npaths; i++)
+		if (call_cost(CALL_STAT, "stat", paths[i], n) || call_cost(CALL_OPEN, "open", paths[i], n))
+			return 1;
+	return 0;
 }
 
 static int stat_loop(const char *root, int ndirs, int nfiles, long iters)
@@ -110,6 +180,9 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "time"))
 		return time_cmd(argv + 2);
-	fprintf(stderr, "usage: fsloop stat ROOT NDIRS NFILES ITERS | fsloop time CMD ARGS...\n");
+	if (argc >= 3 && !strcmp(argv[1], "calls") && atol(argv[2]) > 0)
+		return calls(atol(argv[2]), argv + 3, argc - 3);
+	fprintf(stderr, "usage: fsloop stat ROOT NDIRS NFILES ITERS | fsloop time CMD ARGS... | "
+		"fsloop calls N PATH...\n");
 	return 2;
 }
