@@ -139,7 +139,7 @@ once() {
     case $w in
     start)
         wrap "$k" "start.$r.%n"
-        read -r med _ _ failed <<<"$("$startlat" "$K" "${pre[@]}" /bin/true 2>"$t/err")"
+        read -r med _ _ failed _ <<<"$("$startlat" "$K" "${pre[@]}" /bin/true 2>"$t/err")"
         if [ "${failed:-1}" = 0 ]; then
             echo "$med" >>"$t/$k.$w"
         else

@@ -94,7 +94,7 @@ row "start latency of \`true\`" "median" "p10 - p90" "over bare" "ratio" "target
 row "---" "---" "---" "---" "---" "---"
 read -r bare _ _ _ <<<"${res[0]}"
 for i in "${!names[@]}"; do
-    read -r med p10 p90 failed <<<"${res[$i]}"
+    read -r med p10 p90 failed _ <<<"${res[$i]}"
     target=
     case ${names[$i]} in
     "cordon run before"*) target="" ;;

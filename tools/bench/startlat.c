@@ -8,8 +8,12 @@
  * then round 2, ...) so that a host that gets busier or quieter during the
  * run moves every column alike, and prints one line per command:
  *
- *   MEDIAN_MS P10_MS P90_MS FAILED
+ *   MEDIAN_MS P10_MS P90_MS FAILED CPU_MS
  *
+ * CPU_MS is the mean CPU time (user + system) of a run: the command's and
+ * that of every process it waited for (wait4's resource usage), as the
+ * kernel accounts it (in ticks on some kernels: hence a mean, not a
+ * median).
  * A run is fork, execvp, waitpid, timed with CLOCK_MONOTONIC in this
  * process: no shell and no date(1) in the timed region, so what is measured
  * is the command and nothing of the harness.  In an argument, "%n" becomes
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +37,7 @@ struct cmd {
 	char **argv;
 	int argc;
 	double *ms;
+	double cpu_ms;          /* summed over the runs */
 	int failed;
 };
 
@@ -56,7 +62,7 @@ static char *subst(const char *arg, int run)
 	return out;
 }
 
-static int run_once(const struct cmd *c, int run, double *ms)
+static int run_once(struct cmd *c, int run, double *ms)
 {
 	char *argv[c->argc + 1];
 	int status = 0, devnull;
@@ -77,10 +83,14 @@ static int run_once(const struct cmd *c, int run, double *ms)
 		execvp(argv[0], argv);
 		_exit(127);
 	}
+	struct rusage ru = { 0 };
+
 	if (pid > 0)
-		while (waitpid(pid, &status, 0) < 0)
+		while (wait4(pid, &status, 0, &ru) < 0)
 			;
 	*ms = now_ms() - t0;
+	c->cpu_ms += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	close(devnull);
 	for (int i = 0; i < c->argc; i++)
 		free(argv[i]);
@@ -139,8 +149,9 @@ int main(int argc, char **argv)
 		}
 	for (int c = 0; c < ncmd; c++) {
 		qsort(cmds[c].ms, n, sizeof(double), cmp_double);
-		printf("%.3f %.3f %.3f %d\n", quantile(cmds[c].ms, n, 0.5),
-		       quantile(cmds[c].ms, n, 0.1), quantile(cmds[c].ms, n, 0.9), cmds[c].failed);
+		printf("%.3f %.3f %.3f %d %.3f\n", quantile(cmds[c].ms, n, 0.5),
+		       quantile(cmds[c].ms, n, 0.1), quantile(cmds[c].ms, n, 0.9), cmds[c].failed,
+		       cmds[c].cpu_ms / n);
 	}
 	return 0;
 }
