@@ -146,6 +146,15 @@ uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t 
  */
 int net_exec_expect(const struct net *n, bool at, int dirfd, const char *path, char *const *argv,
 		    const char *canon, struct cordon_exec_expect *e);
+/*
+ * The same, with canon's stat and statfs already taken (from the file the
+ * caller resolved canon from), or NULL to take them here.
+ */
+struct stat;
+struct statfs;
+int net_exec_expect_known(const struct net *n, bool at, int dirfd, const char *path,
+			  char *const *argv, const char *canon, const struct stat *st,
+			  const struct statfs *sf, struct cordon_exec_expect *e);
 int net_exec_arm(struct net *n, uint32_t tid, const struct cordon_exec_expect *e);
 int net_exec_killed(struct net *n, uint32_t tid);
 void net_exec_disarm(struct net *n, uint32_t tid);

@@ -63,6 +63,13 @@ uint64_t net_exec_hash(const struct cordon_exec_key *k, const void *buf, size_t 
 int net_exec_expect(const struct net *nt, bool at, int dirfd, const char *path, char *const *argv,
 		    const char *canon, struct cordon_exec_expect *e)
 {
+	return net_exec_expect_known(nt, at, dirfd, path, argv, canon, NULL, NULL, e);
+}
+
+int net_exec_expect_known(const struct net *nt, bool at, int dirfd, const char *path,
+			  char *const *argv, const char *canon, const struct stat *known,
+			  const struct statfs *known_fs, struct cordon_exec_expect *e)
+{
 	const struct cordon_exec_key *k = &nt->exec_key;
 	char name[PATH_MAX + 32];
 	_cleanup_free_ char *buf = NULL;
@@ -105,7 +112,11 @@ int net_exec_expect(const struct net *nt, bool at, int dirfd, const char *path, 
 	e->argv_hash = net_exec_hash(k, buf, len);
 	e->tail_len = (uint32_t)(len - len0);
 	e->tail_hash = net_exec_hash(k, buf + len0, len - len0);
-	if (stat(canon, &st) == 0 && statfs(canon, &sf) == 0) {
+	if (known && known_fs) {
+		st = *known;
+		sf = *known_fs;
+	}
+	if ((known && known_fs) || (stat(canon, &st) == 0 && statfs(canon, &sf) == 0)) {
 		switch ((unsigned long)sf.f_type) {
 		case EXT4_SUPER_MAGIC:
 		case XFS_SUPER_MAGIC:

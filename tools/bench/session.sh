@@ -4,7 +4,9 @@
 #     bubblewrap, firejail and runsc (gVisor): target <= 5 ms median over bare;
 #   - added latency per notified exec (fork+exec of /bin/true) and per
 #     notified TCP connect (to an allowed loopback listener), in a session
-#     versus the same loop outside: target <= 50 us median;
+#     versus the same loop outside, and the supervisor's hold of each (from
+#     the session's end record): target for an exec, a hold of <= 25 us
+#     median (issue 36); for a connect, <= 50 us median added;
 #   - the supervisor's RSS during a session: target <= 8 MiB; and that of
 #     the session's helpers, the egress broker / credential proxy (`cordon
 #     http-proxy`, which the default profile starts when an LLM key is in
@@ -161,7 +163,7 @@ read -r co_in co_held <<<"$(loop_in connect connect-loop "$port" 500)"
 row "notified operation" "outside" "in a session" "added in all" "the supervisor held it (median)" "target"
 row "---" "---" "---" "---" "---" "---"
 row "fork+exec of /bin/true" "$(us "$ex_out")" "$(us "$ex_in")" \
-    "$(awk -v a="$ex_in" -v b="$ex_out" 'BEGIN{printf "%.1f us", (a-b)/1000}')" "${ex_held} us" "<= 50 us"
+    "$(awk -v a="$ex_in" -v b="$ex_out" 'BEGIN{printf "%.1f us", (a-b)/1000}')" "${ex_held} us" "held <= 25 us"
 row "TCP connect to 127.0.0.1 (allowed)" "$(us "$co_out")" "$(us "$co_in")" \
     "$(awk -v a="$co_in" -v b="$co_out" 'BEGIN{printf "%.1f us", (a-b)/1000}')" "${co_held} us" "<= 50 us"
 echo

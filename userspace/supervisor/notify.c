@@ -181,10 +181,57 @@ static int grow(void *buf, size_t *cap, size_t need, size_t sz)
 	return 0;
 }
 
-int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes, char ***out)
+/*
+ * The first bytes of up to ARGV_BATCH strings in one system call (each
+ * read stops at its page's end, so one unmapped page fails only its own
+ * string, and process_vm_readv never splits an element: what it returns
+ * is whole elements).  An exec's arguments are mostly short: a string
+ * whose NUL is not among its first ARGV_PEEK bytes, or whose page could
+ * not be read, is read again the slow way, which gives the error.  Every
+ * read of the task's memory is racy whichever way it is made; the exec
+ * recheck compares what the kernel received with what was judged.
+ */
+#define ARGV_BATCH 32
+#define ARGV_PEEK 256
+
+struct argv_peek {
+	char b[ARGV_BATCH][ARGV_PEEK];
+	size_t len[ARGV_BATCH];
+	size_t n;               /* elements read whole */
+};
+
+static void peek_strings(pid_t pid, const uint64_t *addr, size_t n, struct argv_peek *pk)
+{
+	struct iovec local[ARGV_BATCH], remote[ARGV_BATCH];
+	size_t left;
+	ssize_t got;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t l = 4096 - (addr[i] & 4095);
+
+		pk->len[i] = l < ARGV_PEEK ? l : ARGV_PEEK;
+		local[i] = (struct iovec){ .iov_base = pk->b[i], .iov_len = pk->len[i] };
+		remote[i] = (struct iovec){ .iov_base = (void *)(uintptr_t)addr[i],
+					    .iov_len = pk->len[i] };
+	}
+	got = process_vm_readv(pid, local, n, remote, n, 0);
+	pk->n = 0;
+	for (left = got > 0 ? (size_t)got : 0; pk->n < n && left >= pk->len[pk->n]; pk->n++)
+		left -= pk->len[pk->n];
+}
+
+/* The pointer array's first page as already read (notify_read_exec), or none. */
+struct argv_first {
+	const uint64_t *p;
+	size_t n;               /* pointers in it */
+};
+
+static int read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes,
+		     const struct argv_first *first, char ***out)
 {
 	_cleanup_free_ uint64_t *ptrs = NULL;
 	_cleanup_free_ char *strs = NULL;
+	struct argv_peek pk = { .n = 0 };
 	size_t n = 0, used = 0, ncap = 0, scap = 0;
 	char **v;
 	int r;
@@ -197,13 +244,20 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
 	 */
 	for (bool done = !addr; !done;) {
 		uint64_t chunk[512];
+		const uint64_t *c = chunk;
 		size_t want = 4096 - ((addr + n * 8) & 4095);
-		ssize_t got = notify_read(pid, addr + n * 8, chunk, want < 8 ? 8 : want);
+		ssize_t got;
 
+		if (first && !n && first->n) {
+			c = first->p;
+			got = (ssize_t)(first->n * 8);
+		} else {
+			got = notify_read(pid, addr + n * 8, chunk, want < 8 ? 8 : want);
+		}
 		if (got < 8)
 			return -EFAULT;
 		for (size_t i = 0; i < (size_t)got / 8; i++) {
-			if (!chunk[i]) {
+			if (!c[i]) {
 				done = true;
 				break;
 			}
@@ -211,14 +265,29 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
 				return -E2BIG;
 			if (grow(&ptrs, &ncap, n + 1, sizeof(*ptrs)) < 0)
 				return -ENOMEM;
-			ptrs[n++] = chunk[i];
+			ptrs[n++] = c[i];
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		size_t room;
+		size_t room, k = i % ARGV_BATCH;
+		const char *nul;
 
 		if (used >= max_bytes)
 			return -E2BIG;
+		if (!k)
+			peek_strings(pid, ptrs + i, n - i < ARGV_BATCH ? n - i : ARGV_BATCH, &pk);
+		if (k < pk.n && (nul = memchr(pk.b[k], '\0', pk.len[k]))) {
+			size_t l = (size_t)(nul - pk.b[k]) + 1;
+
+			if (used + l > max_bytes)
+				return -E2BIG;
+			if (grow(&strs, &scap, used + l, 1) < 0)
+				return -ENOMEM;
+			memcpy(strs + used, pk.b[k], l);
+			ptrs[i] = used;
+			used += l;
+			continue;
+		}
 		/* Room for a page's worth more (or what is left), grown as a string needs. */
 		for (;;) {
 			room = max_bytes - used < 4096 ? max_bytes - used : 4096;
@@ -246,6 +315,46 @@ int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes
 	v[n] = NULL;
 	*out = v;
 	return (int)n;
+}
+
+int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes, char ***out)
+{
+	return read_argv(pid, addr, max_args, max_bytes, NULL, out);
+}
+
+int notify_read_exec(pid_t pid, uint64_t path_addr, char *path, size_t path_len,
+		     uint64_t argv_addr, size_t max_args, size_t max_bytes, char ***argv,
+		     bool *path_read)
+{
+	uint64_t ptrs[512];
+	size_t pl = 4096 - (path_addr & 4095), al = 4096 - (argv_addr & 4095);
+	struct iovec local[2], remote[2];
+	struct argv_first first = { ptrs, 0 };
+	ssize_t got;
+	int r;
+
+	/*
+	 * The path's page and the pointer array's in one system call; where
+	 * that falls short (an unmapped page, a path longer than its page, no
+	 * process_vm_readv), each is read on its own, which gives the error.
+	 */
+	if (pl > path_len)
+		pl = path_len;
+	local[0] = (struct iovec){ .iov_base = path, .iov_len = pl };
+	remote[0] = (struct iovec){ .iov_base = (void *)(uintptr_t)path_addr, .iov_len = pl };
+	local[1] = (struct iovec){ .iov_base = ptrs, .iov_len = al };
+	remote[1] = (struct iovec){ .iov_base = (void *)(uintptr_t)argv_addr, .iov_len = al };
+	got = argv_addr ? process_vm_readv(pid, local, 2, remote, 2, 0) : -1;
+	*path_read = false;
+	if (got == (ssize_t)(pl + al) && memchr(path, '\0', pl)) {
+		first.n = al / 8;
+	} else {
+		r = notify_read_string(pid, path_addr, path, path_len);
+		if (r < 0)
+			return r;
+	}
+	*path_read = true;
+	return read_argv(pid, argv_addr, max_args, max_bytes, first.n ? &first : NULL, argv);
 }
 
 static int status_field(pid_t pid, const char *field, long *out)

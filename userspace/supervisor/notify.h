@@ -62,6 +62,14 @@ int notify_read_string(pid_t pid, uint64_t addr, char *buf, size_t len);
  * max_bytes in total (-E2BIG beyond).  *out is one allocation (free()).
  */
 int notify_read_argv(pid_t pid, uint64_t addr, size_t max_args, size_t max_bytes, char ***out);
+/*
+ * An exec's path (as notify_read_string into path) and argv (as
+ * notify_read_argv), with as few system calls as it can.  *path_read says
+ * whether the path was read, whatever the return.
+ */
+int notify_read_exec(pid_t pid, uint64_t path_addr, char *path, size_t path_len,
+		     uint64_t argv_addr, size_t max_args, size_t max_bytes, char ***argv,
+		     bool *path_read);
 
 /*
  * Does another task share the address space of pid (a thread, or a

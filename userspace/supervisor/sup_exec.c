@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <openssl/evp.h>
 
@@ -250,6 +251,34 @@ static void push_destination(struct sup *s, const struct notify_req *req, char *
 	json_object_set_new(json_object_get(event, "arguments"), "destination", dest);
 }
 
+/* The binary as resolved once (task_path_canon_file), when that could be done. */
+struct exec_file {
+	bool known;
+	struct stat st;
+	struct statfs sf;
+};
+
+/*
+ * PATH (relative to BASE) canonical in CANON: a regular file there is
+ * resolved with one open (task_path_canon_file), and its stat kept for
+ * the rest of the exec's handling; anything else (absent, a directory, a
+ * name with no usable kernel path) the slow way, which says what it
+ * always said.  Both give the path with every symlink resolved.
+ */
+static int canon_exec(const char *path, const char *base, char *canon, size_t len,
+		      struct exec_file *f)
+{
+	char abs[PATH_MAX];
+
+	f->known = false;
+	if (path[0] == '/' ? snprintf(abs, sizeof(abs), "%s", path) < (int)sizeof(abs) :
+	    snprintf(abs, sizeof(abs), "%s/%s", base, path) < (int)sizeof(abs))
+		f->known = task_path_canon_file(abs, canon, len, &f->st, &f->sf) == 0;
+	if (f->known)
+		return 0;
+	return pol_canon_path(path, base, canon, len);
+}
+
 /* The session's side of an exec's decision (exec_decide.h): what it asks, answered here. */
 struct exec_io {
 	struct sup *s;
@@ -260,6 +289,7 @@ struct exec_io {
 	int dirfd;
 	const char *path, *canon;
 	char **dest_shown;
+	const struct exec_file *file;
 };
 
 static bool ask_session_approved(void *ctx, json_t *event, const char *binary)
@@ -287,8 +317,11 @@ static int ask_expect(void *ctx)
 {
 	struct exec_io *io = ctx;
 
-	return net_exec_expect(io->s->net, io->at, io->dirfd, io->path, io->argv, io->canon,
-			       &io->h->exec);
+	const struct exec_file *f = io->file;
+
+	return net_exec_expect_known(io->s->net, io->at, io->dirfd, io->path, io->argv, io->canon,
+				     f->known ? &f->st : NULL, f->known ? &f->sf : NULL,
+				     &io->h->exec);
 }
 
 static int ask_memory_shared(void *ctx)
@@ -303,6 +336,8 @@ static bool ask_missing(void *ctx)
 	struct exec_io *io = ctx;
 	struct stat st;
 
+	if (io->file->known)
+		return false;
 	return stat(io->canon, &st) < 0 && errno == ENOENT;
 }
 
@@ -322,15 +357,14 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	struct exec_verdict v;
 	struct pol_result res;
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
+	struct exec_file file = { .known = false };
 	json_t *raw = NULL, *event = NULL, *kept = NULL;
 	bool path_read;
 	int r;
 
 	memcpy(h.args, req->args, sizeof(h.args));
-	r = notify_read_string(req->pid, path_addr, path, sizeof(path));
-	path_read = r == 0;
-	if (r == 0)
-		r = notify_read_argv(req->pid, argv_addr, MAX_ARGS, MAX_ARG_BYTES, &argv);
+	r = notify_read_exec(req->pid, path_addr, path, sizeof(path), argv_addr, MAX_ARGS,
+			     MAX_ARG_BYTES, &argv, &path_read);
 	if (r >= 0)
 		r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
 	if (r >= 0) {
@@ -339,9 +373,9 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		if (at && (flags & AT_EMPTY_PATH) && !path[0])
 			r = task_path_fd(req->pid, dirfd, canon, sizeof(canon));
 		else if (path[0] == '/' && (r = task_path_own(req->pid, path, own, sizeof(own))) == 0)
-			r = pol_canon_path(own, "/", canon, sizeof(canon));
+			r = canon_exec(own, "/", canon, sizeof(canon), &file);
 		else if ((r = task_path_fd(req->pid, dirfd, base, sizeof(base))) == 0)
-			r = pol_canon_path(path, base, canon, sizeof(canon));
+			r = canon_exec(path, base, canon, sizeof(canon), &file);
 	}
 	if (r < 0) {
 		/*
@@ -375,7 +409,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	 * as ever, and this answer, not a CONTINUE, keeps a file made after
 	 * this look from running unjudged.
 	 */
-	if (task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
+	if (!file.known && task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
 		(void)notify_return(s->listener, req->id, 0, ENOENT);
 		sup_stats_answered(&s->stats);
 		sup_stats_absent(&s->stats, SUP_STATS_EXEC);
@@ -385,7 +419,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
 	{
-		struct exec_io io = { s, req, argv, &h, at, dirfd, path, canon, &dest_shown };
+		struct exec_io io = { s, req, argv, &h, at, dirfd, path, canon, &dest_shown, &file };
 		struct exec_ask ask = { &io, ask_session_approved, ask_human_denied, ask_destination,
 					ask_expect, ask_memory_shared, ask_missing };
 		struct exec_case ec = { canon, argv, cwd, s->opt->approve != APPROVE_DENY,

@@ -6,6 +6,7 @@
  * stops the session.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <time.h>
 
 #include "audit.h"
@@ -15,16 +16,23 @@
 
 void sup_record_comm(pid_t pid, char *out, size_t len)
 {
-	char path[64], *s = NULL;
+	char path[64], b[64];
+	int fd;
+	ssize_t n;
 
+	/* One read: a comm is at most 16 bytes (TASK_COMM_LEN), on the exec's answer path. */
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (read_file(path, &s, 64) < 0) {
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, b, sizeof(b) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
 		snprintf(out, len, "?");
 		return;
 	}
-	s[strcspn(s, "\n")] = '\0';
-	snprintf(out, len, "%s", s);
-	free(s);
+	b[n] = '\0';
+	b[strcspn(b, "\n")] = '\0';
+	snprintf(out, len, "%s", b);
 }
 
 /* The record on the session's event socket (approve_publish). */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "task_path.h"
 #include "util.h"
@@ -58,6 +59,48 @@ int task_path_own(pid_t pid, const char *path, char *out, size_t len)
 	}
 	n = snprintf(out, len, "%s", path);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * An exec's binary, resolved by the kernel once (O_PATH: nothing is
+ * opened for reading, no device or FIFO is touched) instead of readlink
+ * component by component (glibc's realpath: one system call a component),
+ * and its stat taken from the same open file, so the canonical name, the
+ * inode the exec recheck compares and "it exists" are of one object.  The
+ * name is the kernel's (d_path): a file unlinked since (" (deleted)"), or
+ * one outside the supervisor's root, has no usable name here, and is left
+ * to the slow way, which gives what it always gave.
+ */
+int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *st,
+			 struct statfs *sf)
+{
+	static const char deleted[] = " (deleted)";
+	char link[64];
+	ssize_t n;
+	int fd, r = 0;
+
+	if (abs[0] != '/')
+		return -EINVAL;
+	fd = open(abs, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (fstat(fd, st) < 0 || fstatfs(fd, sf) < 0)
+		r = -errno;
+	else if (!S_ISREG(st->st_mode))
+		r = -ENOENT;
+	else if ((n = readlink(link, canon, len - 1)) < 0)
+		r = -errno;
+	else if ((size_t)n >= len - 1)
+		r = -ENAMETOOLONG;
+	else {
+		canon[n] = '\0';
+		if (canon[0] != '/' || ((size_t)n >= sizeof(deleted) - 1 &&
+					!strcmp(canon + n - (sizeof(deleted) - 1), deleted)))
+			r = -ENOENT;
+	}
+	close(fd);
+	return r;
 }
 
 /*

@@ -27,4 +27,16 @@ int task_path_own(pid_t pid, const char *path, char *out, size_t len);
  */
 bool task_path_absent(const char *canon, uid_t uid, gid_t gid, const gid_t *groups, int n_groups);
 
+/*
+ * ABS (an absolute path as the task means it, task_path_own) canonical in
+ * CANON, with the stat and statfs of the regular file it names, in one
+ * open: 0.  -ENOENT (or another -errno) when that cannot be done (absent,
+ * not a regular file, a name the kernel cannot give): the caller
+ * canonicalises the slow way (pol_canon_path), which handles those.
+ */
+struct stat;
+struct statfs;
+int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *st,
+			 struct statfs *sf);
+
 #endif /* CORDON_TASK_PATH_H */
