@@ -33,3 +33,22 @@ row() {
     for c in "$@"; do out+=" $c |"; done
     echo "$out"
 }
+
+# bench_section TITLE: the section's heading, then its preconditions: root,
+# the build's cordon, an unprivileged agent user (AGENT, from
+# tests/lib_run.sh, which this loads with tests/lib.sh).  Short of one, the
+# section says "skipped: WHY" and the script exits 0 (make bench goes on).
+bench_section() {
+    local c=${cordon:-$BUILD/cordon}
+
+    echo "## $1"
+    echo
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "skipped: needs root"
+        exit 0
+    fi
+    [ -x "$c" ] || { echo "skipped: build $c first (make)"; exit 0; }
+    . "$here/tests/lib.sh" >/dev/null
+    . "$here/tests/lib_run.sh"
+    agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+}

@@ -19,16 +19,7 @@ cordon=${CORDON:-$BUILD/cordon}
 R=${PHASES_RUNS:-15}
 DIRS=${PHASES_DIRS:-1000}
 
-echo "## Where a start goes (section \`phases\`: \`cordon -v run\`, host)"
-echo
-if [ "$(id -u)" -ne 0 ]; then
-    echo "skipped: needs root"
-    exit 0
-fi
-[ -x "$cordon" ] || { echo "skipped: build $cordon first (make)"; exit 0; }
-. "$here/tests/lib.sh" >/dev/null
-. "$here/tests/lib_run.sh"
-agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+bench_section "Where a start goes (section \`phases\`: \`cordon -v run\`, host)"
 
 t=$(mktemp -d /var/cordon-bench-phases.XXXXXX)
 trap 'rm -rf "$t"' EXIT

@@ -17,14 +17,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/tests/lib.sh" >/dev/null
 cordon=$BUILD/cordon
 
-echo "## Scale: many sessions at once"
-echo
-if [ "$(id -u)" -ne 0 ]; then
-    echo "skipped: needs root"
-    exit 0
-fi
-. "$here/tests/lib_run.sh"
-agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+bench_section "Scale: many sessions at once"
 new_workspace
 work=$(mktemp -d /var/cordon-bench.XXXXXX)
 chmod 0755 "$work"

@@ -20,14 +20,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 cordon=$BUILD/cordon
 attack=$BUILD/tests/agents/attack
 
-echo "## cordon run (the supervisor)"
-echo
-if [ "$(id -u)" -ne 0 ]; then
-    echo "skipped: needs root"
-    exit 0
-fi
-. "$here/tests/lib_run.sh"
-agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+bench_section "cordon run (the supervisor)"
 new_workspace
 work=$(mktemp -d /var/cordon-bench.XXXXXX)
 chmod 0755 "$work"

@@ -22,14 +22,7 @@ cordon=$BUILD/cordon
 drain=$BUILD/tools/bench/drain
 ptyrun=$BUILD/tools/bench/ptyrun
 
-echo "## Streams (a pipe and a terminal through a session)"
-echo
-if [ "$(id -u)" -ne 0 ]; then
-    echo "skipped: needs root"
-    exit 0
-fi
-. "$here/tests/lib_run.sh"
-agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+bench_section "Streams (a pipe and a terminal through a session)"
 new_workspace
 work=$(mktemp -d /var/cordon-bench.XXXXXX)
 trap 'rm -rf "$WS" "$work"' EXIT

@@ -29,16 +29,7 @@ CFILES=${WORK_CFILES:-300}
 FILES=${WORK_FILES:-10000}
 umask 022
 
-echo "## Real work${WORK_WHERE:+ ($WORK_WHERE)}: whole tasks, bare, cordon and bubblewrap (same run)"
-echo
-if [ "$(id -u)" -ne 0 ]; then
-    echo "skipped: needs root"
-    exit 0
-fi
-[ -x "$cordon" ] || { echo "skipped: build $cordon first (make)"; exit 0; }
-. "$here/tests/lib.sh" >/dev/null
-. "$here/tests/lib_run.sh"
-agent_user || { echo "skipped: no unprivileged user"; exit 0; }
+bench_section "Real work${WORK_WHERE:+ ($WORK_WHERE)}: whole tasks, bare, cordon and bubblewrap (same run)"
 uid=$(id -u "$AGENT") gid=$(id -g "$AGENT")
 
 t=$(mktemp -d /var/cordon-bench-work.XXXXXX)
