@@ -45,7 +45,7 @@ static bool cache_key(char *out, size_t len)
 	return true;
 }
 
-bool posture_cached(struct sup *s)
+bool posture_cached(struct posture *p, char *floor_error, size_t len)
 {
 	char key[128], path[PATH_MAX];
 	json_t *o, *m;
@@ -62,16 +62,16 @@ bool posture_cached(struct sup *s)
 
 		if (!json_is_object(e))
 			goto out;
-		s->posture.mech[i].state = (enum mech_state)json_integer_value(json_object_get(e, "state"));
-		s->posture.mech[i].value = (int)json_integer_value(json_object_get(e, "value"));
-		snprintf(s->posture.mech[i].reason, sizeof(s->posture.mech[i].reason), "%s",
+		p->mech[i].state = (enum mech_state)json_integer_value(json_object_get(e, "state"));
+		p->mech[i].value = (int)json_integer_value(json_object_get(e, "value"));
+		snprintf(p->mech[i].reason, sizeof(p->mech[i].reason), "%s",
 			 json_string_value(json_object_get(e, "reason")) ?: "");
 	}
-	snprintf(s->floor_error, sizeof(s->floor_error), "%s",
+	snprintf(floor_error, len, "%s",
 		 json_string_value(json_object_get(o, "floor_error")) ?: "");
-	s->posture.root = true;
-	posture_compute(&s->posture);
-	ok = s->posture.level == POSTURE_FALLBACK;
+	p->root = true;
+	posture_compute(p);
+	ok = p->level == POSTURE_FALLBACK;
 out:
 	json_decref(o);
 	return ok;
@@ -127,7 +127,7 @@ int open_floor(struct sup *s)
 		log_err("run: %s/.floor.lock: %s", instance_run_dir(), strerror(-lock));
 		return -EIO;
 	}
-	if (posture_cached(s)) {
+	if (posture_cached(&s->posture, s->floor_error, sizeof(s->floor_error))) {
 		r = -EPERM;
 	} else {
 		r = floor_open(&s->floor);

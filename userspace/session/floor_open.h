@@ -14,11 +14,11 @@
 #include "sup_state.h"
 
 /*
- * The cached fallback posture for this boot and floor build, into
- * s->posture and s->floor_error: true when there is one (this host has no
- * BPF LSM).  Reads s->opt only; safe on a scratch struct sup.
+ * The cached fallback posture for this boot and floor build, into *p and
+ * floor_error (len bytes): true when there is one (this host has no BPF
+ * LSM).
  */
-bool posture_cached(struct sup *s);
+bool posture_cached(struct posture *p, char *floor_error, size_t len);
 /*
  * Open the floor and the network floor under the floor lock, reap dead
  * sessions, make and lock s->run_dir.  0, or negative errno, logged (an

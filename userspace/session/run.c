@@ -385,10 +385,12 @@ static int run_open_floor(struct run *run)
 	 * ruleset is dropped unused).
 	 */
 	{
-		struct sup probe = { .ops = &sup_ops, .opt = s->opt };
+		/* Scratch: the session's own posture is open_floor's to fill. */
+		struct posture probe = { 0 };
+		char why[sizeof(s->floor_error)];
 
 		s->main_cpu = sched_getcpu();
-		s->ll_wanted = posture_cached(&probe);
+		s->ll_wanted = posture_cached(&probe, why, sizeof(why));
 		r = pthread_create(&run->prep_thread, NULL, prepare_view, s);
 		if (r) {
 			log_err("run: a thread for the session's view: %s", strerror(r));
