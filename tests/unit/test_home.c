@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "home.h"
@@ -294,6 +295,95 @@ static void a_recreated_store_shows_only_itself(void **state)
 	assert_int_equal(lstat_errno(f->view, ".ssh/id_rsa"), ENOENT);
 }
 
+/*
+ * Mark the layer's mask directory; is the mark still there?  (A directory
+ * made anew may get the inode number of the one removed: the mark does
+ * not survive.)
+ */
+static void mark_mask(struct fx *f)
+{
+	char p[PATH_MAX];
+
+	path(p, sizeof(p), f->layer_dir, "mask");
+	assert_int_equal(setxattr(p, "user.cordon-test", "1", 1, 0), 0);
+}
+
+static bool mask_marked(struct fx *f)
+{
+	char p[PATH_MAX], v[4];
+
+	path(p, sizeof(p), f->layer_dir, "mask");
+	return getxattr(p, "user.cordon-test", v, sizeof(v)) == 1;
+}
+
+/*
+ * The mask is kept from one session to the next while it is exactly what
+ * the home as it is now needs, and made anew as soon as it is not: a
+ * store's missing parent that the home now has, a mirrored directory whose
+ * mode changed, an entry no build makes.  Each time the view hides every
+ * store and shows everything else.
+ */
+static void mask_kept_only_while_current(void **state)
+{
+	struct fx *f = *state;
+	char p[PATH_MAX];
+
+	start(f);
+	mark_mask(f);
+	unmount_view(f);
+	start(f);
+	assert_true(mask_marked(f));    /* kept: nothing changed */
+	assert_int_equal(lstat_errno(f->view, ".ssh"), ENOENT);
+	unmount_view(f);
+
+	/* ~/.docker, hidden whole while missing, now exists with a neighbour of the store. */
+	mkd(f->home, ".docker");
+	put(f->home, ".docker/config.json", "{\"auths\": \"SECRET\"}");
+	put(f->home, ".docker/daemon.json", "{}");
+	sh("chown -R 12345:12345", f->home);
+	start(f);
+	assert_false(mask_marked(f));   /* made anew */
+	mark_mask(f);
+	assert_true(listed(f->view, ".docker", "daemon.json"));
+	assert_int_equal(lstat_errno(f->view, ".docker/config.json"), ENOENT);
+	unmount_view(f);
+
+	/* A mirrored directory's mode changes in the home. */
+	path(p, sizeof(p), f->home, ".config");
+	assert_int_equal(chmod(p, 0700), 0);
+	start(f);
+	assert_false(mask_marked(f));
+	mark_mask(f);
+	path(p, sizeof(p), f->view, ".config");
+	{
+		struct stat st;
+
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0700);
+	}
+	assert_int_equal(lstat_errno(f->view, ".config/gh"), ENOENT);
+	unmount_view(f);
+
+	/* An entry no build makes (a whiteout over a file the agent should see). */
+	path(p, sizeof(p), f->layer_dir, "mask/notes.txt");
+	assert_int_equal(mknod(p, S_IFCHR | 0000, makedev(0, 0)), 0);
+	start(f);
+	assert_false(mask_marked(f));
+	assert_true(read_is(f->view, "notes.txt", "hello"));
+	assert_int_equal(lstat_errno(f->view, ".ssh/id_rsa"), ENOENT);
+	unmount_view(f);
+
+	/* A store's whiteout replaced by a directory: rebuilt, the store hidden again. */
+	mark_mask(f);
+	path(p, sizeof(p), f->layer_dir, "mask/.ssh");
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkdir(p, 0700), 0);
+	start(f);
+	assert_false(mask_marked(f));
+	assert_int_equal(lstat_errno(f->view, ".ssh"), ENOENT);
+	assert_false(listed(f->view, ".", ".ssh"));
+}
+
 static void one_session_per_layer(void **state)
 {
 	struct fx *f = *state;
@@ -546,6 +636,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reads_the_home_writes_the_layer, setup, teardown),
 		cmocka_unit_test_setup_teardown(stores_are_absent, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_recreated_store_shows_only_itself, setup, teardown),
+		cmocka_unit_test_setup_teardown(mask_kept_only_while_current, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_session_per_layer, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_lists_added_modified_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(apply_copies_and_refuses, setup, teardown),
