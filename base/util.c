@@ -30,33 +30,39 @@ int log_verbose(void)
 	return verbose;
 }
 
+/* The end of a line on F: "\r\n" on a terminal in raw mode (no output processing). */
+static const char *line_end(FILE *f)
+{
+	struct termios t;
+
+	return isatty(fileno(f)) && tcgetattr(fileno(f), &t) == 0 &&
+	       (!(t.c_oflag & OPOST) || !(t.c_oflag & ONLCR)) ? "\r\n" : "\n";
+}
+
 void log_msg(const char *level, const char *fmt, ...)
 {
-	int saved = errno;
+	char line[8192];
+	int saved = errno, n;
 	va_list ap;
 
-	/* One line whole: threads (the view's, the supervisor's) log at once. */
-	flockfile(stderr);
-	fputs("cordon: ", stderr);
-	if (level)
-		fprintf(stderr, "%s: ", level);
+	n = snprintf(line, sizeof(line), "cordon: %s%s", level ?: "", level ? ": " : "");
 	va_start(ap, fmt);
 	errno = saved;
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
-	log_newline(stderr);
-	funlockfile(stderr);
+	/*
+	 * The line in one call (stderr is unbuffered: one write), so that the
+	 * threads that log at once (the view's, the supervisor's) do not
+	 * interleave; never a lock held across calls, which a fork by another
+	 * thread would leave held in its child.
+	 */
+	fprintf(stderr, "%s%s", line, line_end(stderr));
 	errno = saved;
 }
 
 void log_newline(FILE *f)
 {
-	struct termios t;
-
-	if (isatty(fileno(f)) && tcgetattr(fileno(f), &t) == 0 &&
-	    (!(t.c_oflag & OPOST) || !(t.c_oflag & ONLCR)))
-		fputc('\r', f);
-	fputc('\n', f);
+	fputs(line_end(f), f);
 }
 
 void hex_encode(const unsigned char *b, size_t n, char *out)
