@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/netlink.h>
@@ -214,33 +215,24 @@ int unix_listen(const char *path, unsigned owner)
 	return fd;
 }
 
-/* What the helper's child needs, on the parent's stack (spawn_helper). */
-struct spawn_req {
-	const char *path;
-	const char *const *argv;
-	const int *hi;
-	int n;
-	pid_t parent;
-	sigset_t mask;          /* the parent's, restored before the exec */
+/* A child of spawn_shared(): what it runs, and the mask it restores. */
+struct shared_child {
+	int (*fn)(void *);
+	void *arg;
+	sigset_t mask;
 };
 
 /*
- * The child, in the parent's memory until its exec (CLONE_VM | CLONE_VFORK):
- * system calls only, no allocation, nothing written the parent reads but
- * errno (the parent's is not read after a success).  _exit(125) on any
- * failure, as the fork it replaces did.
+ * The child, in the parent's memory until it execs or exits: no handler
+ * of the parent's may run here, on this stack in its memory, so every
+ * caught signal goes back to its default (this process has a table of its
+ * own: no CLONE_SIGHAND), then the parent's mask is restored and FN runs.
  */
-static int spawn_child(void *arg)
+static int shared_trampoline(void *p)
 {
-	const struct spawn_req *q = arg;
+	const struct shared_child *c = p;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	int nul;
 
-	/*
-	 * No handler of the parent's may run here, on this stack in its
-	 * memory: every caught signal back to its default (this process has
-	 * its own table: no CLONE_SIGHAND), then the parent's mask.
-	 */
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction old;
 
@@ -248,32 +240,74 @@ static int spawn_child(void *arg)
 		    old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)
 			(void)sigaction(sig, &dfl, NULL);
 	}
-	if (sigprocmask(SIG_SETMASK, &q->mask, NULL) < 0)
+	if (sigprocmask(SIG_SETMASK, &c->mask, NULL) < 0)
 		_exit(125);
+	_exit(c->fn(c->arg));
+}
+
+pid_t spawn_shared(int (*fn)(void *), void *arg, size_t stack_size)
+{
+	struct shared_child c = { .fn = fn, .arg = arg };
+	sigset_t all;
+	void *stack;
+	pid_t pid;
+	int e = 0;
+
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -errno;
+	/*
+	 * Every signal blocked while the child shares this memory (the parent
+	 * waits in the clone until the child's exec or exit: CLONE_VFORK).
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &c.mask);
+	pid = clone(shared_trampoline, (char *)stack + stack_size,
+		    CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+	if (pid < 0)
+		e = -errno;
+	pthread_sigmask(SIG_SETMASK, &c.mask, NULL);
+	munmap(stack, stack_size);
+	return pid < 0 ? e : pid;
+}
+
+/* What the helper's child needs (spawn_helper). */
+struct spawn_req {
+	const char *path;
+	const char *const *argv;
+	const int *hi;
+	int n;
+	pid_t parent;
+};
+
+/* The helper's child (spawn_shared): system calls only, then the exec; 125 on any failure. */
+static int spawn_child(void *arg)
+{
+	const struct spawn_req *q = arg;
+	int nul;
+
 	/*
 	 * It dies with this process.  A parent that died before the prctl
 	 * sent no signal: the child sees itself reparented, and goes too.
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != q->parent)
-		_exit(125);
+		return 125;
 	(void)setpgid(0, 0);
 	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0)
-		_exit(125);
+		return 125;
 	for (int i = 0; i < q->n; i++)
 		if (dup2(q->hi[i], 3 + i) < 0)
-			_exit(125);
+			return 125;
 	execv(q->path, (char *const *)q->argv);
-	_exit(125);
+	return 125;
 }
 
 pid_t spawn_helper(const char *path, const char *const argv[], const int *fds, int n)
 {
-	/* The child's stack, unused again once it has exec'd (CLONE_VFORK). */
-	_Alignas(16) char stack[16384];
 	struct spawn_req q = { .path = path, .argv = argv, .n = n, .parent = getpid() };
 	int hi[8], e = 0;
-	sigset_t all;
 	pid_t pid;
 
 	if (n > (int)ARRAY_SIZE(hi))
@@ -291,21 +325,14 @@ pid_t spawn_helper(const char *path, const char *const argv[], const int *fds, i
 	q.hi = hi;
 	/*
 	 * Not fork(): a fork copies this process's page tables and makes every
-	 * page it writes afterwards a copy-on-write fault (about 20 us each on
+	 * page it writes afterwards a copy-on-write fault (about 25 us each on
 	 * a virtualised host: a fork of the supervisor cost more CPU than the
-	 * helper's own start).  The child shares this memory until its exec,
-	 * which the parent waits for; every signal is blocked meanwhile, so
-	 * that none of the parent's handlers runs on the child's stack.
+	 * helper's own start).
 	 */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &q.mask);
-	pid = clone(spawn_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &q);
-	if (pid < 0)
-		e = -errno;
-	pthread_sigmask(SIG_SETMASK, &q.mask, NULL);
+	pid = spawn_shared(spawn_child, &q, 64 * 1024);
 	for (int i = 0; i < n; i++)
 		close(hi[i]);
-	return pid < 0 ? e : pid;
+	return pid;
 }
 
 int mkdir_p(const char *path, mode_t mode)

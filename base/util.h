@@ -97,6 +97,17 @@ struct ucred;
 int peer_read(int fd, struct ucred *cr, char **cg);
 
 /*
+ * Run fn(arg) in a child process that shares this one's memory until it
+ * execs or exits (clone with CLONE_VM | CLONE_VFORK, as posix_spawn does:
+ * no page tables copied, no copy-on-write faults after), on a stack of
+ * stack_size bytes; the caller waits meanwhile.  FN may make system calls
+ * and must end in an exec or return (its value is the exit status); it
+ * must not allocate, take a lock or change memory the parent reads (errno
+ * aside).  The child starts with the parent's signal mask and none of its
+ * handlers.  The pid, or -errno.
+ */
+pid_t spawn_shared(int (*fn)(void *), void *arg, size_t stack_size);
+/*
  * Start one of cordon's own helpers (the MCP proxy, the egress broker) from
  * the supervisor: `path` with `argv`, the descriptors fds[0..n) as 3, 4...,
  * stdin and stdout on /dev/null, its own process group (the terminal's ^C

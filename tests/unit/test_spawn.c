@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * spawn_helper (base/util.c), which starts the egress broker and the MCP
- * proxy sharing the supervisor's memory until their exec: real helpers
+ * proxy sharing the supervisor's memory until their exec (spawn_shared,
+ * which also starts the agent's process): real helpers
  * (/bin/sh), real descriptors, a real death of the parent.  What the
  * helper gets is what the fork it replaced gave: the given descriptors as
  * 3, 4..., and nothing else open but stdin and stdout on /dev/null and
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -264,6 +266,39 @@ static void dies_with_parent(void **state)
 	assert_false(alive(helper));
 }
 
+/* What shared_fn saw: written by the child into the memory it shares (for this test only). */
+static volatile pid_t shared_seen_pid;
+
+static int shared_fn(void *arg)
+{
+	char deep[32 * 1024];           /* a deep stack: the size given is the child's */
+
+	memset(deep, (int)(long)arg, sizeof(deep));
+	shared_seen_pid = (pid_t)syscall(SYS_getpid);
+	return deep[sizeof(deep) - 1];
+}
+
+/*
+ * spawn_shared: the child is a process of its own (its pid, its exit
+ * status FN's value), runs in the caller's memory (what it wrote is seen
+ * after it ends), and the caller waits until it has exited or exec'd.
+ */
+static void shared_child(void **state)
+{
+	pid_t pid;
+
+	(void)state;
+	shared_seen_pid = 0;
+	pid = spawn_shared(shared_fn, (void *)7L, 64 * 1024);
+	assert_true(pid > 0);
+	/* CLONE_VFORK: the child is done before spawn_shared returns. */
+	assert_int_equal(shared_seen_pid, pid);
+	assert_true(pid != getpid());
+	assert_int_equal(exit_status(pid), 7);
+	/* No stack for it: refused, nothing started. */
+	assert_int_equal(spawn_shared(shared_fn, (void *)7L, (size_t)1 << 62), -ENOMEM);
+}
+
 int main(void)
 {
 	/* Nothing of the test runner's: the helper's descriptors are counted. */
@@ -273,6 +308,7 @@ int main(void)
 		cmocka_unit_test(mask_not_handlers),
 		cmocka_unit_test(exec_fails),
 		cmocka_unit_test(dies_with_parent),
+		cmocka_unit_test(shared_child),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,6 +183,41 @@ static void init_forward(int sig)
 	}
 }
 
+/* What the agent's process needs from its parent (agent_exec). */
+struct agent_exec {
+	const struct sup *s;
+	int sock, pty_slave;
+	char **env;
+};
+
+/*
+ * The agent's process, from its parent's spawn to its exec, in its
+ * parent's memory (spawn_shared): system calls only, and child_fail's one
+ * line on stderr if the exec fails.
+ */
+static int agent_exec(void *p)
+{
+	const struct agent_exec *a = p;
+	int r;
+
+	close(a->sock);
+	if (a->pty_slave >= 0) {
+		/* As a shell does: its own group, then the terminal's foreground. */
+		signal(SIGTTOU, SIG_IGN);
+		if (setpgid(0, 0) < 0 || tcsetpgrp(a->pty_slave, getpid()) < 0)
+			child_fail(EXIT_CORDON, "the agent's job on its terminal: %m");
+		signal(SIGTTOU, SIG_DFL);
+		if (a->pty_slave > 2)
+			close(a->pty_slave);
+	} else if (setsid() < 0) {
+		child_fail(EXIT_CORDON, "setsid: %m");
+	}
+	keep_only_fds(a->s->opt);
+	execvpe(a->s->opt->argv[0], a->s->opt->argv, a->env);
+	r = errno;
+	child_fail(r == ENOENT ? 127 : 126, "cannot run %s: %s", a->s->opt->argv[0], strerror(r));
+}
+
 static void __attribute__((noreturn)) session_init(pid_t agent, int chan)
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
@@ -353,26 +388,22 @@ void agent_child(struct sup *s, int sock, int pty_slave)
 	 */
 	if (pty_slave >= 0 && ioctl(pty_slave, TIOCSCTTY, 0) < 0)
 		child_fail(EXIT_CORDON, "TIOCSCTTY: %m");
-	agent = fork();
-	if (agent < 0)
-		child_fail(EXIT_CORDON, "fork: %m");
-	if (agent == 0) {
-		close(sock);
-		if (pty_slave >= 0) {
-			/* As a shell does: its own group, then the terminal's foreground. */
-			signal(SIGTTOU, SIG_IGN);
-			if (setpgid(0, 0) < 0 || tcsetpgrp(pty_slave, getpid()) < 0)
-				child_fail(EXIT_CORDON, "the agent's job on its terminal: %m");
-			signal(SIGTTOU, SIG_DFL);
-			if (pty_slave > 2)
-				close(pty_slave);
-		} else if (setsid() < 0) {
-			child_fail(EXIT_CORDON, "setsid: %m");
-		}
-		keep_only_fds(s->opt);
-		execvpe(s->opt->argv[0], s->opt->argv, env);
-		r = errno;
-		child_fail(r == ENOENT ? 127 : 126, "cannot run %s: %s", s->opt->argv[0], strerror(r));
+	{
+		/*
+		 * The agent's process shares this one's memory until its exec
+		 * (spawn_shared): a fork made every page either wrote afterwards
+		 * a copy-on-write fault, ~20 of them in the agent before its exec
+		 * and more here.  The stack holds execvpe's PATH search and, for
+		 * a script, its argv once more.
+		 */
+		struct agent_exec a = { .s = s, .sock = sock, .pty_slave = pty_slave, .env = env };
+		size_t argc = 0;
+
+		while (s->opt->argv[argc])
+			argc++;
+		agent = spawn_shared(agent_exec, &a, 64 * 1024 + (argc + 2) * sizeof(char *));
+		if (agent < 0)
+			child_fail(EXIT_CORDON, "the agent's process: %s", strerror(-agent));
 	}
 	if (pty_slave >= 0)
 		(void)setpgid(agent, agent);    /* no race with the child's own */
