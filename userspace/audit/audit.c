@@ -186,12 +186,27 @@ static bool closing_type(const char *type)
 	return !strcmp(type, "lifecycle") || !strcmp(type, "budget") || !strcmp(type, "seal");
 }
 
+/*
+ * fallocate, again when a signal interrupted it: tmpfs (and ext4 on a
+ * fatal signal) returns EINTR, not restarted even under SA_RESTART, and a
+ * SIGTERM caught during `cordon run`'s start (run.c) failed the log's
+ * opening with it instead of stopping the start.
+ */
+static int reserve(int fd, off_t off, off_t len)
+{
+	int r;
+
+	while ((r = fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
 /* Renew the reserve when less than half of it is left; a failure puts the log down. */
 static void keep_reserve(struct audit *a)
 {
 	if (!a->reserved || a->down || a->reserved - a->end >= AUDIT_RESERVE / 2)
 		return;
-	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, a->end, AUDIT_RESERVE) == 0)
+	if (reserve(a->fd, a->end, AUDIT_RESERVE) == 0)
 		a->reserved = a->end + AUDIT_RESERVE;
 	else
 		a->down = -errno;
@@ -749,7 +764,7 @@ int audit_open(const char *path, const char *session, const char *key_dir, json_
 	a->key_fd = r;
 	a->key_dfd = TAKE_FD(dfd);
 	/* The reserve (above), before record 0: no room for it, no session. */
-	if (fallocate(a->fd, FALLOC_FL_KEEP_SIZE, 0, AUDIT_RESERVE) == 0) {
+	if (reserve(a->fd, 0, AUDIT_RESERVE) == 0) {
 		a->reserved = AUDIT_RESERVE;
 	} else if (errno != EOPNOTSUPP) {
 		r = -errno;

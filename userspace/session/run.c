@@ -811,5 +811,12 @@ int run_session(struct run_options *opt)
 	    !start_stopped(&run) && run_make_session(&run) == 0 && !start_stopped(&run) &&
 	    run_fork_agent(&run) == 0 && run_start_agent(&run) == 0)
 		run_supervise(&run);
+	else
+		/*
+		 * A step that failed with a start signal noted: the signal's
+		 * status, as a stop between steps gives (a call the signal
+		 * interrupted is the likeliest cause; the step said what failed).
+		 */
+		(void)start_stopped(&run);
 	return run_teardown(&run);
 }
