@@ -2037,6 +2037,58 @@ int main(int argc, char **argv)
 		printf("%.0f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
 		return 0;
 	}
+	if (!strcmp(a, "exec-killed")) {
+		/*
+		 * exec-killed N: N children exec /bin/true.  Four in five are
+		 * killed by this process while the supervisor holds their exec:
+		 * once /proc/CHILD/syscall shows it blocked in execve (the
+		 * notification), after a delay sweeping 0-195 us, so that the
+		 * kill lands at every point of the hold (before the
+		 * supervisor's reads, between its arm and its answer, after).
+		 * The fifth runs.  Prints "ran=R killed=K".
+		 */
+		int n = atoi(x), ran = 0, killed = 0;
+
+		for (int i = 0; i < n; i++) {
+			long d = (long)(i % 40) * 5000;
+			char sp[64], sc[32];
+			struct timespec t, u;
+			int st;
+			pid_t p = fork();
+
+			if (p == 0) {
+				execl("/bin/true", "true", (char *)NULL);
+				_exit(127);
+			}
+			if (p < 0)
+				return 2;
+			snprintf(sp, sizeof(sp), "/proc/%d/syscall", (int)p);
+			for (int k = 0; i % 5 != 4 && k < 20000; k++) {
+				int f = open(sp, O_RDONLY | O_CLOEXEC);
+				ssize_t m = f < 0 ? -1 : read(f, sc, sizeof(sc) - 1);
+
+				if (f >= 0)
+					close(f);
+				if (m <= 0)
+					break;          /* gone, or not ours to read */
+				sc[m] = '\0';
+				if (!strncmp(sc, "59 ", 3) || !strncmp(sc, "322 ", 4))
+					break;          /* in execve or execveat: held */
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &u);
+			while ((u.tv_sec - t.tv_sec) * 1000000000L + (u.tv_nsec - t.tv_nsec) < d);
+			if (i % 5 != 4)
+				kill(p, SIGKILL);
+			if (waitpid(p, &st, 0) == p) {
+				ran += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+				killed += WIFSIGNALED(st);
+			}
+		}
+		printf("ran=%d killed=%d\n", ran, killed);
+		return 0;
+	}
 	if (!strcmp(a, "alloc")) {     /* alloc MIB: touch that much memory */
 		size_t n = (size_t)atoi(x) << 20;
 		char *p = malloc(n);

@@ -58,4 +58,47 @@ ok "git push (judged on argv) is refused under --approve deny" \
 ok "  and recorded as git.push" audited deny git push
 held=$(grep '"event":"end"' "$audit" | sed -n 's/.*"exec":{"count":\([0-9]*\).*/\1/p')
 ok "the end record counts the execs held by the supervisor (${held:-none})" test "${held:-0}" -ge 7
+
+# A task killed while its exec is held leaves nothing behind.  The
+# supervisor arms the exec recheck's expectation (a map entry for the
+# task, taken at its exit) before it answers; a task that died before the
+# arm would leave it for good, and enough such entries fill the map, after
+# which every session's execs are refused.  The answer itself says whether
+# the task was still there (sup_exec.c); a failed one disarms.  The agent
+# kills 320 of 400 children while their exec is held, at delays sweeping
+# the hold (attack exec-killed), then waits while the map is read from outside: no entry may name a thread that no longer
+# exists.  Negative control: such an entry, put in the map here, is found.
+expect_map=$CORDON_PINS/net/exec_expect
+# stale_entries: the map's keys (thread ids) with no such thread on the host.
+stale_entries() {
+    bpftool -j map dump pinned "$expect_map" 2>/dev/null |
+        grep -o '"formatted":{"key":[0-9]*' | sed 's/.*://' |
+        while read -r tid; do [ -d "/proc/$tid" ] || echo "$tid"; done | wc -l | tr -d ' '
+}
+if ! command -v bpftool >/dev/null || ! bpftool map show pinned "$expect_map" >/dev/null 2>&1; then
+    for _ in 1 2 3; do skip "the exec recheck's map ($expect_map): bpftool or the recheck (tp_btf) missing"; done
+else
+    ek_audit=$(mktemp -u /var/cordon-audit.XXXXXX).jsonl
+    "$cordon" run --user "$AGENT" --workspace "$WS" --audit "$ek_audit" --approve deny -- \
+        /bin/sh -c "\"$attack\" exec-killed 400 >\"$WS/ek.out\"; while [ ! -e \"$WS/ek.go\" ]; do sleep 0.05; done" \
+        </dev/null >/dev/null 2>"$scratch/ek.err" &
+    ek=$!
+    i=0
+    while [ ! -s "$WS/ek.out" ] && [ $i -lt 1200 ] && kill -0 $ek 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+    stale=$(stale_entries)
+    : >"$WS/ek.go"
+    wait $ek
+    ek_rc=$?
+    ek_out=$(cat "$WS/ek.out" 2>/dev/null)
+    ok "400 execs, 320 killed while held at delays sweeping the hold: some ran, some were killed ($ek_out, rc $ek_rc)" \
+        sh -c 'case "$1" in "ran=0 "*|*" killed=0") exit 1 ;; ran=*" killed="*) ;; *) exit 1 ;; esac' - "$ek_out"
+    ok "  no expectation left for a thread that is gone ($stale stale)" test "$stale" = 0
+    # The control: an entry for a thread that does not exist (pid_max is at most 2^22).
+    tid=4194309
+    bpftool map update pinned "$expect_map" key 0x05 0x00 0x40 0x00 value $(printf '0 %.0s' $(seq 72)) \
+        >/dev/null 2>&1
+    ok "  control: an entry for a thread that does not exist is found" test "$(stale_entries)" = 1
+    bpftool map delete pinned "$expect_map" key 0x05 0x00 0x40 0x00 >/dev/null 2>&1
+    rm -f "$ek_audit"
+fi
 done_testing

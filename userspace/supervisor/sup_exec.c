@@ -46,11 +46,11 @@
 #define MAX_ARG_BYTES (6u << 20)
 #define MAX_ARGS (MAX_ARG_BYTES / (sizeof(char *) + 1))
 
-int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why)
+/* H's expectation in the recheck's map; that the task is still in the call is the caller's to check. */
+static int arm(struct sup *s, const struct held *h, const char *comm, const char **why)
 {
 	struct cordon_exec_expect e;
 	char own[16];
-	int r;
 
 	if (!exec_recheck_enabled(&s->recheck))
 		return 0;
@@ -60,8 +60,14 @@ int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const ch
 		sup_record_comm(h->pid, own, sizeof(own));
 		comm = own;
 	}
-	r = exec_recheck_arm(&s->recheck, h->pid, &e, comm, h->summary, why);
-	if (r < 0)
+	return exec_recheck_arm(&s->recheck, h->pid, &e, comm, h->summary, why);
+}
+
+int sup_exec_arm(struct sup *s, const struct held *h, const char *comm, const char **why)
+{
+	int r = arm(s, h, comm, why);
+
+	if (r < 0 || !exec_recheck_enabled(&s->recheck))
 		return r;
 	/*
 	 * A task that died before the arm (its exit cleared nothing yet to
@@ -266,14 +272,14 @@ struct exec_file {
  * always said.  Both give the path with every symlink resolved.
  */
 static int canon_exec(const char *path, const char *base, char *canon, size_t len,
-		      struct exec_file *f)
+		      struct exec_file *f, int *keep)
 {
 	char abs[PATH_MAX];
 
 	f->known = false;
 	if (path[0] == '/' ? snprintf(abs, sizeof(abs), "%s", path) < (int)sizeof(abs) :
 	    snprintf(abs, sizeof(abs), "%s/%s", base, path) < (int)sizeof(abs))
-		f->known = task_path_canon_file(abs, canon, len, &f->st, &f->sf) == 0;
+		f->known = task_path_canon_file(abs, canon, len, &f->st, &f->sf, keep) == 0;
 	if (f->known)
 		return 0;
 	return pol_canon_path(path, base, canon, len);
@@ -359,7 +365,8 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	struct held h = { .notif = req->id, .pid = req->pid, .nr = req->nr };
 	struct exec_file file = { .known = false };
 	json_t *raw = NULL, *event = NULL, *kept = NULL;
-	bool path_read;
+	_cleanup_close_ int bin_fd = -1, comm_fd = -1;     /* closed after the answer */
+	bool path_read, armed = false;
 	int r;
 
 	memcpy(h.args, req->args, sizeof(h.args));
@@ -373,9 +380,9 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		if (at && (flags & AT_EMPTY_PATH) && !path[0])
 			r = task_path_fd(req->pid, dirfd, canon, sizeof(canon));
 		else if (path[0] == '/' && (r = task_path_own(req->pid, path, own, sizeof(own))) == 0)
-			r = canon_exec(own, "/", canon, sizeof(canon), &file);
+			r = canon_exec(own, "/", canon, sizeof(canon), &file, &bin_fd);
 		else if ((r = task_path_fd(req->pid, dirfd, base, sizeof(base))) == 0)
-			r = canon_exec(path, base, canon, sizeof(canon), &file);
+			r = canon_exec(path, base, canon, sizeof(canon), &file, &bin_fd);
 	}
 	if (r < 0) {
 		/*
@@ -397,8 +404,17 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		json_decref(raw);
 		return;
 	}
-	if (!notify_valid(s->listener, req->id))
-		return;
+	/*
+	 * What was read (the memory, the working directory, the binary, the
+	 * comm) is the task's own only if it was still in the call, its pid
+	 * not yet another's, after the last read.  An answer that the kernel
+	 * takes says exactly that (SECCOMP_IOCTL_NOTIF_SEND fails with ENOENT
+	 * once the task has left the call), so an exec answered here needs no
+	 * separate check: a failed answer leaves no record and no expectation.
+	 * Only what acts before the answer (asking a human, granting a push's
+	 * destination, telling the task) checks first (ID_VALID).  Two system
+	 * calls off every exec's hold.
+	 */
 	sup_record_step(s);
 	/*
 	 * No file there (in the session's view): answered as the kernel
@@ -410,12 +426,14 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	 * this look from running unjudged.
 	 */
 	if (!file.known && task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
-		(void)notify_return(s->listener, req->id, 0, ENOENT);
-		sup_stats_answered(&s->stats);
-		sup_stats_absent(&s->stats, SUP_STATS_EXEC);
+		if (notify_return(s->listener, req->id, 0, ENOENT) == 0) {
+			sup_stats_answered(&s->stats);
+			sup_stats_absent(&s->stats, SUP_STATS_EXEC);
+		}
 		return;
 	}
-	sup_record_comm(req->pid, comm, sizeof(comm));  /* the caller, before it becomes the program */
+	/* The caller, before it becomes the program. */
+	sup_record_comm_keep(req->pid, comm, sizeof(comm), &comm_fd);
 	summary = summary_argv(argv);
 	pol_printable(h.summary, sizeof(h.summary), summary ? summary : "(no memory)");
 	{
@@ -431,7 +449,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 	event = v.event;
 	why = v.why;
 	session_ok = v.session_ok;
-	if (v.refused_again)
+	if (v.refused_again && notify_valid(s->listener, req->id))
 		sup_held_tell_refused(s, req->pid, h.summary);
 	if (summary && dest_shown && dest_shown[0]) {
 		char *both = NULL;
@@ -441,9 +459,15 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 			summary = both;
 		}
 	}
-	if (res.decision == CORDON_ALLOW && sup_exec_arm(s, &h, comm, &why) < 0)
-		res.decision = CORDON_DENY;
+	if (res.decision == CORDON_ALLOW) {
+		if (arm(s, &h, comm, &why) < 0)
+			res.decision = CORDON_DENY;
+		else
+			armed = exec_recheck_enabled(&s->recheck);
+	}
 	if (res.decision == CORDON_ESCALATE && s->opt->approve != APPROVE_DENY) {
+		if (!notify_valid(s->listener, req->id))
+			goto out;       /* no human is asked about a task gone (its pid another's) */
 		exec_records(canon, argv, event, &raw, &kept);
 		sup_record(s, req->pid, at ? "execveat" : "execve", raw, kept, "escalate",
 			   sup_record_rule(&res), res.reason, NULL);
@@ -451,6 +475,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 				  summary ? summary : "(no memory)", &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
+		int ans;
 
 		/*
 		 * Answer first, then write the record: the task does not wait
@@ -461,12 +486,29 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 		 * judged by any floor).
 		 */
 		if (v.missing) {
-			(void)notify_return(s->listener, req->id, 0, ENOENT);
+			ans = notify_return(s->listener, req->id, 0, ENOENT);
 		} else {
 			/* A push approved for this session: its destination, granted first. */
-			if (allow && session_ok && push_event(event))
+			if (allow && session_ok && push_event(event)) {
+				if (!notify_valid(s->listener, req->id)) {
+					ans = -ENOENT;
+					goto answered;
+				}
 				push_grant(s, req->pid, event, "approved for this session");
-			sup_apply(s, &h, allow, false, NULL);
+			}
+			/*
+			 * As sup_apply answers an exec: the floor re-checks the
+			 * binary, the exec recheck (armed above) the rest.
+			 */
+			ans = allow ? notify_continue(s->listener, req->id) :
+				      notify_return(s->listener, req->id, 0, EACCES);
+		}
+answered:
+		if (ans == -ENOENT) {
+			/* The task left the call before its answer: nothing ran, nothing to record. */
+			if (armed)
+				exec_recheck_disarm(&s->recheck, h.pid);
+			goto out;
 		}
 		sup_stats_answered(&s->stats);
 		exec_records(canon, argv, event, &raw, &kept);
@@ -475,6 +517,7 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 			      why ? why : res.decision == CORDON_ESCALATE ?
 			      "escalation with --approve deny" : res.reason, NULL);
 	}
+out:
 	json_decref(raw);
 	json_decref(kept);
 	json_decref(event);

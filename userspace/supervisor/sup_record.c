@@ -16,6 +16,11 @@
 
 void sup_record_comm(pid_t pid, char *out, size_t len)
 {
+	sup_record_comm_keep(pid, out, len, NULL);
+}
+
+void sup_record_comm_keep(pid_t pid, char *out, size_t len, int *keep)
+{
 	char path[64], b[64];
 	int fd;
 	ssize_t n;
@@ -24,7 +29,9 @@ void sup_record_comm(pid_t pid, char *out, size_t len)
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	n = fd < 0 ? -1 : read(fd, b, sizeof(b) - 1);
-	if (fd >= 0)
+	if (fd >= 0 && keep)
+		*keep = fd;     /* closed by the caller after its answer */
+	else if (fd >= 0)
 		close(fd);
 	if (n <= 0) {
 		snprintf(out, len, "?");

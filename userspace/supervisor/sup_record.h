@@ -48,5 +48,7 @@ void sup_record_risk(const struct pol_result *r, char *out, size_t len);
 
 /* The comm of task PID, or "?" if it cannot be read. */
 void sup_record_comm(pid_t pid, char *out, size_t len);
+/* The same; KEEP, if not NULL, receives the open file (or stays as it was) to close later. */
+void sup_record_comm_keep(pid_t pid, char *out, size_t len, int *keep);
 
 #endif /* CORDON_SUP_RECORD_H */

@@ -72,7 +72,7 @@ int task_path_own(pid_t pid, const char *path, char *out, size_t len)
  * to the slow way, which gives what it always gave.
  */
 int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *st,
-			 struct statfs *sf)
+			 struct statfs *sf, int *keep)
 {
 	static const char deleted[] = " (deleted)";
 	char link[64];
@@ -99,7 +99,10 @@ int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *
 					!strcmp(canon + n - (sizeof(deleted) - 1), deleted)))
 			r = -ENOENT;
 	}
-	close(fd);
+	if (r == 0 && keep)
+		*keep = fd;     /* the caller's to close, after its answer */
+	else
+		close(fd);
 	return r;
 }
 

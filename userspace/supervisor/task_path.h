@@ -33,10 +33,12 @@ bool task_path_absent(const char *canon, uid_t uid, gid_t gid, const gid_t *grou
  * open: 0.  -ENOENT (or another -errno) when that cannot be done (absent,
  * not a regular file, a name the kernel cannot give): the caller
  * canonicalises the slow way (pol_canon_path), which handles those.
+ * KEEP, if not NULL, receives on success the open file for the caller to
+ * close: after its answer, so the task does not wait for the close.
  */
 struct stat;
 struct statfs;
 int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *st,
-			 struct statfs *sf);
+			 struct statfs *sf, int *keep);
 
 #endif /* CORDON_TASK_PATH_H */
