@@ -732,6 +732,15 @@ static int run_teardown(struct run *run)
 	ssh_session_stop(s);
 	if (s->listener >= 0)
 		git_quarantine(s);       /* only after an agent ran, and is gone */
+	/*
+	 * Nothing more is done in the view: this thread goes back to the
+	 * host's mount namespace and the view's teardown (world_leave: 4-5 ms
+	 * of waiting for grace periods, at the process's exit before) runs
+	 * beside the rest.  Every name from here on is the host's, as the
+	 * steps below mean them (the log, the run directory, the layer).
+	 */
+	if (world_leave(&s->world) < 0)
+		log_warn("run: leaving the session's view: %m (it goes at exit)");
 	phase("teardown starts");
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a
@@ -759,6 +768,13 @@ static int run_teardown(struct run *run)
 	if (sealing)
 		pthread_join(seal_thread, NULL);
 	phase("audit sealed");
+	/*
+	 * The view's mounts, the home layer's overlay with them, gone before
+	 * the layer's lock is let go: the next session to take the layer
+	 * mounts it on the same upper and work directories.
+	 */
+	world_leave_wait(&s->world);
+	phase("the view's mounts gone");
 	home_summary(s);
 	close_home_layer(s);
 	/*
@@ -792,7 +808,7 @@ int run_session(struct run_options *opt)
 		       .term.pty_master = -1, .init_chan = -1, .term.pty_out = STDOUT_FILENO,
 		       .term.term_fd = -1, .ap.approve_sock = -1, .ap.events_sock = -1,
 		       .watchdog_fd = -1, .ll_fd = -1, .run_lock = -1,
-		       .world = { .ns_fd = -1, .host_fd = -1 }, .home_layer = { .lock_fd = -1 },
+		       .world = { .ns_fd = -1, .host_fd = -1, .drop_fd = -1 }, .home_layer = { .lock_fd = -1 },
 		       .mcp_listen = -1, .egress_listen = -1, .ssh_agent_listen = -1,
 		       .egress_ca = -1, .conn.chan = -1,
 		       .mcp = { .what = "MCP proxy", .raw_name = "tools/call", .record_type = "mcp",

@@ -373,8 +373,38 @@ int world_child_proc(char *why, size_t wlen)
 	return 0;
 }
 
+static void *drop_view(void *arg)
+{
+	struct world *w = arg;
+
+	close(w->drop_fd);
+	return NULL;
+}
+
+int world_leave(struct world *w)
+{
+	if (w->ns_fd < 0 || w->host_fd < 0)
+		return 0;
+	if (setns(w->host_fd, CLONE_NEWNS) < 0)
+		return -errno;
+	w->drop_fd = w->ns_fd;
+	w->ns_fd = -1;
+	w->dropping = pthread_create(&w->dropper, NULL, drop_view, w) == 0;
+	if (!w->dropping)
+		close(w->drop_fd);      /* no thread: let go here */
+	return 0;
+}
+
+void world_leave_wait(struct world *w)
+{
+	if (w->dropping)
+		pthread_join(w->dropper, NULL);
+	w->dropping = false;
+}
+
 void world_close(struct world *w)
 {
+	world_leave_wait(w);
 	if (w->ns_fd >= 0)
 		close(w->ns_fd);
 	if (w->host_fd >= 0)

@@ -32,6 +32,7 @@
 #ifndef CORDON_WORLD_H
 #define CORDON_WORLD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -62,6 +63,9 @@ struct world_plan {
 struct world {
 	int ns_fd;                      /* the view's mount namespace, or -1 */
 	int host_fd;                    /* the host's, where the view was built from, or -1 */
+	int drop_fd;                    /* the view's, being let go by *dropper (world_leave) */
+	bool dropping;
+	pthread_t dropper;
 };
 
 /*
@@ -105,6 +109,18 @@ pid_t world_clone(const char *cgroup, bool *in_cgroup);
  * with WHY.
  */
 int world_child_proc(char *why, size_t wlen);
+
+/*
+ * The calling thread back in the host's mount namespace, and the view let
+ * go on a thread of its own: the last reference to a mount namespace takes
+ * its mounts down (the home layer's overlay, the tmpfs of /tmp, /dev...)
+ * and waits for RCU grace periods, 4-5 ms of wall here (and up to 100 ms
+ * seen on a busy host), which the rest of the teardown no longer waits
+ * for.  world_leave_wait: that is done.  Call when no task of the
+ * session is left and nothing more is done in the view.
+ */
+int world_leave(struct world *w);
+void world_leave_wait(struct world *w);
 
 void world_close(struct world *w);
 
