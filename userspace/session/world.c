@@ -381,11 +381,21 @@ static void *drop_view(void *arg)
 	return NULL;
 }
 
+/* The calling thread is in the mount namespace NS_FD names. */
+static bool in_ns(int ns_fd)
+{
+	struct stat a, b;
+
+	return fstat(ns_fd, &a) == 0 && stat("/proc/thread-self/ns/mnt", &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int world_leave(struct world *w)
 {
 	if (w->ns_fd < 0 || w->host_fd < 0)
 		return 0;
-	if (setns(w->host_fd, CLONE_NEWNS) < 0)
+	/* A start that failed before this thread joined the view: only the view to let go. */
+	if (in_ns(w->ns_fd) && setns(w->host_fd, CLONE_NEWNS) < 0)
 		return -errno;
 	w->drop_fd = w->ns_fd;
 	w->ns_fd = -1;
