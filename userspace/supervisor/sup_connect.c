@@ -277,8 +277,6 @@ void sup_connect_handle(struct sup *s, const struct notify_req *req)
 		(void)notify_continue(s->listener, req->id);
 		return;
 	}
-	if (!notify_valid(s->listener, req->id))
-		return;
 	sup_record_step(s);
 	pr.host = host;
 	pr.port = port;
@@ -286,6 +284,16 @@ void sup_connect_handle(struct sup *s, const struct notify_req *req)
 	raw = json_pack("{s:i,s:s,s:i}", "fd", (int)req->args[0], "addr", host, "port", port);
 	snprintf(summary, sizeof(summary), "connect to %s%s%s port %u",
 		 strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+	/*
+	 * The address read is the task's own only if it was still in the call
+	 * after the read.  As for an exec (sup_exec.c), a plain answer is its
+	 * own check: the kernel refuses it (ENOENT) once the task has left the
+	 * call, and then nothing is recorded.  An escalated connect acts before
+	 * its answer (a grant, a word to the task, a human asked): it checks
+	 * first (ID_VALID).
+	 */
+	if (res.decision == CORDON_ESCALATE && !notify_valid(s->listener, req->id))
+		goto out;
 	if (res.decision == CORDON_ESCALATE && sup_session_approved(s, event, NULL)) {
 		sup_record(s, req->pid, "connect", raw, event, "allow", sup_record_rule(&res),
 			   "approved for this session", NULL);
@@ -301,16 +309,22 @@ void sup_connect_handle(struct sup *s, const struct notify_req *req)
 		sup_held_escalate(s, &h, "connect", event, NULL, NULL, summary, &res);
 	} else {
 		bool allow = res.decision == CORDON_ALLOW;
-
+		_cleanup_close_ int comm_fd = -1;       /* closed after the answer */
 		char comm[32];
+		int ans;
 
-		sup_record_comm(req->pid, comm, sizeof(comm));
-		sup_apply(s, &h, allow, false, NULL);   /* answer first, as for exec */
+		sup_record_comm_keep(req->pid, comm, sizeof(comm), &comm_fd);
+		/* Answer first, as for exec; as sup_apply answers a connect (the network floor re-checks). */
+		ans = allow ? notify_continue(s->listener, req->id) :
+			      notify_return(s->listener, req->id, 0, EPERM);
+		if (ans == -ENOENT)
+			goto out;       /* the task left the call: nothing done, nothing to record */
 		sup_stats_answered(&s->stats);
 		sup_record_as(s, req->pid, comm, "connect", raw, event, allow ? "allow" : "deny",
 			      sup_record_rule(&res), res.decision == CORDON_ESCALATE ?
 			      "escalation with --approve deny" : res.reason, NULL);
 	}
+out:
 	json_decref(raw);
 	json_decref(event);
 }
