@@ -394,8 +394,17 @@ int world_leave(struct world *w)
 {
 	if (w->ns_fd < 0 || w->host_fd < 0)
 		return 0;
-	/* A start that failed before this thread joined the view: only the view to let go. */
-	if (in_ns(w->ns_fd) && setns(w->host_fd, CLONE_NEWNS) < 0)
+	/*
+	 * A start that failed before this thread joined the view: only the
+	 * view to let go.  Otherwise this thread's filesystem context first
+	 * becomes its own, as in enter(): setns refuses (EINVAL) a mount
+	 * namespace to a thread whose context another thread shares, and a
+	 * thread just joined may not have let go of it yet (the kernel
+	 * wakes pthread_join when the thread's memory is released, before
+	 * its filesystem context is): about one session in a hundred kept
+	 * the view to the end.
+	 */
+	if (in_ns(w->ns_fd) && (unshare(CLONE_FS) < 0 || setns(w->host_fd, CLONE_NEWNS) < 0))
 		return -errno;
 	w->drop_fd = w->ns_fd;
 	w->ns_fd = -1;
