@@ -724,10 +724,9 @@ int floor_session_create_at(struct floor *f, const struct policy *p, const char 
 		}
 		free(vals);
 	}
-	s->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cordon_sess_rb", 0, 0,
-				  CORDON_SESSION_RINGBUF, NULL);
+	s->rb_fd = pin_ring_create("cordon_sess_rb", CORDON_SESSION_RINGBUF);
 	if (s->rb_fd < 0) {
-		r = -errno;
+		r = s->rb_fd;
 		goto fail_rules;
 	}
 	if (bpf_map_update_elem(f->fd_sess_events, &s->id, &s->rb_fd, BPF_ANY)) {

@@ -50,10 +50,9 @@ int net_ring_open(struct net *n, uint64_t cgroup_id, struct net_ring **out)
 		return -ENOMEM;
 	g->n = n;
 	g->id = cgroup_id;
-	g->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cordon_net_rb", 0, 0,
-				  CORDON_NET_SESSION_RINGBUF, NULL);
+	g->rb_fd = pin_ring_create("cordon_net_rb", CORDON_NET_SESSION_RINGBUF);
 	if (g->rb_fd < 0) {
-		r = -errno;
+		r = g->rb_fd;
 		free(g);
 		return r;
 	}

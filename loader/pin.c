@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,6 +22,19 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	if (level == LIBBPF_WARN && (log_verbose() > 0 || getenv("CORDON_BPF_LOG")))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
+}
+
+int pin_ring_create(const char *name, uint32_t bytes)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_RINGBUF;
+	a.max_entries = bytes;
+	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
+	fd = (int)syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
 }
 
 void pin_quiet_libbpf(void)

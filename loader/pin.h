@@ -13,6 +13,16 @@
 /* libbpf's warnings (the verifier log among them) only with -v or CORDON_BPF_LOG=1. */
 void pin_quiet_libbpf(void);
 
+/*
+ * A ring buffer map of `bytes` named `name`, by the bpf system call itself:
+ * libbpf's bpf_map_create probes the kernel first (two small programs
+ * loaded and verified, once a process: ~0.5 ms of a session's start, on
+ * its critical path), for features every kernel cordon runs on has (map
+ * names, memory cgroup accounting).  The descriptor is close-on-exec.
+ * Returns it, or -errno.
+ */
+int pin_ring_create(const char *name, uint32_t bytes);
+
 /* A hash of an object's ELF bytes: a pinned object from another build is stale. */
 uint64_t pin_build_id(const void *elf, size_t len);
 
