@@ -34,6 +34,13 @@ int pin_ring_create(const char *name, uint32_t bytes)
 	a.max_entries = bytes;
 	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
 	fd = (int)syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+	if (fd >= 0 && fd < 3) {
+		/* Never a standard stream's number (a caller started without one), as libbpf. */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		fd = hi;
+	}
 	return fd < 0 ? -errno : fd;
 }
 

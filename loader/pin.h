@@ -18,8 +18,8 @@ void pin_quiet_libbpf(void);
  * libbpf's bpf_map_create probes the kernel first (two small programs
  * loaded and verified, once a process: ~0.5 ms of a session's start, on
  * its critical path), for features every kernel cordon runs on has (map
- * names, memory cgroup accounting).  The descriptor is close-on-exec.
- * Returns it, or -errno.
+ * names, memory cgroup accounting).  The descriptor is close-on-exec and
+ * above 2.  Returns it, or -errno.
  */
 int pin_ring_create(const char *name, uint32_t bytes);
 
