@@ -296,12 +296,29 @@ done
 
 cred_start w
 ok "another runs ($name), its CA bundle there" test -n "$name" -a -f "/run/cordon-ca/$name.pem"
+# The floors' entries of the session, named by its cgroup's id: there while
+# it runs (so that the checks after its end can fail), gone after.  The
+# watchdog, forked before the session existed, holds no copy of them: it
+# finds them as a reaper does (reap.c, reap_watchdog).
+cgid_w=$(stat -c %i "$cg_root/$CORDON_CG/$name" 2>/dev/null)
+lsm_has() { "$cordon" floor status --json 2>/dev/null | grep -Eq "\"id\": *$1([^0-9]|\$)"; }
+if [ $have_bpftool = 1 ]; then
+    ok "  its network floor entry is there while it runs" drops_entry "$cgid_w"
+fi
+if [ "${CORDON_IN_VM:-}" = 1 ]; then
+    ok "  its LSM floor entry too (the full posture)" lsm_has "$cgid_w"
+fi
 kill -KILL "$sup"
 wait "$sup" 2>/dev/null
 gone_all w
 ok "  SIGKILL of its cordon alone: the watchdog leaves nothing: '$(leftovers "$name")'" \
     test -z "$(leftovers "$name")"
 ok "  and sealed its log, saying so" sh -c 'tail -n 2 "$1" | head -n 1 | grep -q "\"event\":\"supervisor-died\""' _ "$t/w.jsonl"
+if [ $have_bpftool = 1 ]; then
+    ok "  its network floor entry gone" no_drops_entry "$cgid_w"
+fi
+ok "  no LSM floor entry of it" sh -c '! "$1" floor status --json 2>/dev/null | grep -Eq "\"id\": *$2([^0-9]|\$)"' \
+    _ "$cordon" "$cgid_w"
 
 orphan k "--policy $t/cred.json"
 ok "a session with a credential left behind ($name): cordon and watchdog SIGKILLed, its CA bundle kept" \

@@ -287,7 +287,7 @@ int reap_seal_log(const char *log, const char *key, json_t *fields, char *why, s
  * dropped whatever came of it (a log that could not be closed now never
  * will be).  WHY says what became of the log ("" when there is no note).
  */
-static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
+static void seal_reaped(const char *name, int tasks, json_t *record, char *why, size_t wlen)
 {
 	char p[PATH_MAX], *buf = NULL, *key;
 	json_t *fields;
@@ -302,7 +302,7 @@ static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
 	if (key && buf[n - 1] == '\n') {
 		*key++ = '\0';
 		buf[n - 1] = '\0';
-		fields = tasks >= 0 ?
+		fields = record ? json_incref(record) : tasks >= 0 ?
 			 json_pack("{s:s,s:i,s:s}", "event", "reaped", "tasks_killed", tasks,
 				   "reason", "its cordon and watchdog were gone") :
 			 json_pack("{s:s,s:s}", "event", "reaped", "reason",
@@ -323,11 +323,14 @@ static void seal_reaped(const char *name, int tasks, char *why, size_t wlen)
  * Undo one session: its tasks killed with its cgroups first, then its
  * network floor entries (no task runs without them), then its files.  A
  * cgroup that will not go (a task stuck in the kernel) keeps the run
- * directory, so that the next reaper tries again.
+ * directory, so that the next reaper tries again.  The log's last record
+ * is RECORD (borrowed), or the reaper's own when NULL; *TASKS how many
+ * tasks were killed, WHY what became of the log.
  */
-static int reap_one(const char *name, const char *parent, struct net *net)
+static int reap_one(const char *name, const char *parent, struct net *net, json_t *record,
+		    int *tasks_out, char *why, size_t wlen)
 {
-	char cg[PATH_MAX * 2], p[PATH_MAX + 64], why[PATH_MAX + 160];
+	char cg[PATH_MAX * 2], p[PATH_MAX + 64];
 	uint64_t id = 0;
 	int tasks = 0, r;
 
@@ -348,12 +351,52 @@ static int reap_one(const char *name, const char *parent, struct net *net)
 		log_warn("reap: session %s: cannot remove %s: %s", name, cg, strerror(-r));
 	budget_reap(name);
 	reap_session_files(name);
-	seal_reaped(name, tasks, why, sizeof(why));
+	seal_reaped(name, tasks, record, why, wlen);
 	snprintf(p, sizeof(p), "%s/%s", instance_run_dir(), name);
 	(void)rmdir(p);
-	log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)%s%s",
-		 name, tasks, tasks == 1 ? "" : "s", why[0] ? "; " : "", why);
+	*tasks_out = tasks;
 	return 0;
+}
+
+/* A session no live cordon holds, reaped and said so. */
+static int reap_dead(const char *name, const char *parent, struct net *net)
+{
+	char why[PATH_MAX + 160];
+	int tasks = 0, r = reap_one(name, parent, net, NULL, &tasks, why, sizeof(why));
+
+	if (r == 0)
+		log_warn("reaped session %s: its cordon and watchdog were gone (%d task%s killed)%s%s",
+			 name, tasks, tasks == 1 ? "" : "s", why[0] ? "; " : "", why);
+	return r;
+}
+
+int reap_watchdog(const char *name, json_t *record, char *why, size_t wlen)
+{
+	char parent[PATH_MAX], cfg[PATH_MAX];
+	struct net *net = NULL;
+	int lock, tasks = 0, r;
+
+	why[0] = '\0';
+	if (!reap_session_name(name))
+		return -EINVAL;
+	lock = reap_floor_lock();
+	if (lock < 0)
+		return lock;
+	r = floor_cgroup_parent(parent, sizeof(parent));
+	if (r == 0) {
+		/* The network floor as pinned (as `cordon floor gc`): never loaded here. */
+		snprintf(cfg, sizeof(cfg), "%s/config", instance_net_pin_dir());
+		if (access(cfg, F_OK) == 0)
+			(void)net_open(&net);
+		r = reap_one(name, parent, net, record, &tasks, why, wlen);
+		if (net)
+			(void)net_gc(net);
+		/* The LSM floor's entries of every session whose cgroup is gone, this one's among them. */
+		(void)floor_gc();
+		net_close(net);
+	}
+	close(lock);
+	return r;
 }
 
 int reap_stale(struct net *net)
@@ -376,7 +419,7 @@ int reap_stale(struct net *net)
 		if (fd < 0)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && parent[0] &&
-		    reap_one(de->d_name, parent, net) == 0)
+		    reap_dead(de->d_name, parent, net) == 0)
 			reaped++;
 		close(fd);
 	}
@@ -396,7 +439,7 @@ int reap_stale(struct net *net)
 				continue;
 			snprintf(run, sizeof(run), "%s/%s", instance_run_dir(), de->d_name);
 			if (access(run, F_OK) < 0 && errno == ENOENT &&
-			    reap_one(de->d_name, parent, net) == 0)
+			    reap_dead(de->d_name, parent, net) == 0)
 				reaped++;
 		}
 		if (d)
@@ -418,7 +461,7 @@ int reap_stale(struct net *net)
 			continue;
 		budget_reap(de->d_name);
 		reap_session_files(de->d_name);
-		seal_reaped(de->d_name, -1, why, sizeof(why));
+		seal_reaped(de->d_name, -1, NULL, why, sizeof(why));
 		log_warn("reaped session %s: it was gone before its cordon closed its log%s%s",
 			 de->d_name, why[0] ? "; " : "", why);
 		reaped++;

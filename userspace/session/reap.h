@@ -125,6 +125,16 @@ void reap_session_files(const char *name);
  */
 int reap_session_live(const char *name);
 
+/*
+ * The watchdog's end of session NAME, whose supervisor died (watchdog.c):
+ * the caller holds NAME's run directory lock (it shares the supervisor's).
+ * Under the floor lock, as a reaper: the session's tasks killed with its
+ * cgroups, its network and LSM floor entries removed, its files, its log
+ * closed with RECORD (borrowed) and sealed, its run directory removed.  WHY
+ * says what became of the log.  0 or -errno (a cgroup that will not go: the
+ * run directory stays for the next reaper).
+ */
+int reap_watchdog(const char *name, json_t *record, char *why, size_t wlen);
 /* A session's name as run.c makes them: "s" and 16 hex digits. */
 bool reap_session_name(const char *n);
 

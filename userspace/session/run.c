@@ -464,11 +464,12 @@ static int run_make_session(struct run *run)
 	if (r < 0)
 		return r;
 	phase("session created");
-	if (start_watchdog(s) < 0) {
-		log_err("run: cannot start the watchdog: %m");
+	r = watchdog_arm(s);
+	if (r < 0) {
+		log_err("run: cannot arm the watchdog: %s", strerror(-r));
 		return -EIO;
 	}
-	phase("watchdog started");
+	phase("watchdog armed");
 	if (s->opt->mcp && mcp_session_start(s) < 0)
 		return -EIO;
 	if (s->egress_port && egress_session_tell(s) < 0)
@@ -819,9 +820,20 @@ int run_session(struct run_options *opt)
 		.sp = { -1, -1 }, .slave = -1, .ret = EXIT_CORDON,
 	};
 
+	/* Before anything else, while this process is small (watchdog.c). */
+	{
+		int r = watchdog_start(&run.s);
+
+		if (r < 0) {
+			log_err("run: cannot start the watchdog: %s", strerror(-r));
+			return EXIT_CORDON;
+		}
+	}
 	pthread_mutex_init(&run.s.lock, NULL);
-	if (run_check(&run) < 0)
+	if (run_check(&run) < 0) {
+		close(run.s.watchdog_fd);       /* unarmed: it just exits */
 		return EXIT_CORDON;     /* nothing made yet: nothing to undo */
+	}
 	catch_start_signals();
 	if (run_plan(&run) == 0 && !start_stopped(&run) && run_open_floor(&run) == 0 &&
 	    !start_stopped(&run) && run_make_session(&run) == 0 && !start_stopped(&run) &&

@@ -11,11 +11,20 @@
 #include "sup_state.h"
 
 /*
- * Fork the watchdog once the session's cgroup and rules exist (it acts on
- * the copy of *s it was forked with).  s->watchdog_fd is the supervisor's
- * end of its pipe: write 'D' and close it at a clean end.  0, or negative
- * errno (not logged).
+ * Fork the watchdog, first of all (before anything of the session
+ * exists).  s->watchdog_fd is the supervisor's end of its socket: send 'D'
+ * and close it at a clean end; closed without 'D' (the supervisor died),
+ * the watchdog ends the session it was armed with.  0, or negative errno
+ * (not logged).
  */
-int start_watchdog(struct sup *s);
+int watchdog_start(struct sup *s);
+
+/*
+ * Tell the watchdog its session, once the session's cgroup and rules
+ * exist: its name, and the run directory's lock (s->run_lock), which the
+ * watchdog then shares.  0, or negative errno (not logged): a session
+ * whose watchdog cannot be armed must not start.
+ */
+int watchdog_arm(const struct sup *s);
 
 #endif
