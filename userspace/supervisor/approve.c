@@ -154,6 +154,18 @@ static void tty_print(const char *fmt, ...)
 }
 
 /*
+ * Whole seconds left until DEADLINE, rounded up: a prompt asked in the
+ * millisecond after its hold said "59 s" of a 60 s wait (and a unit test
+ * that expects 60 failed now and then).
+ */
+static unsigned long long secs_left(uint64_t deadline)
+{
+	uint64_t now = mono_ms();
+
+	return deadline > now ? (deadline - now + 999) / 1000 : 0;
+}
+
+/*
  * The question, on a terminal the agent can neither answer nor paint over:
  * its output waits from here until the last prompt is answered (the loop
  * stops reading its pty), and the terminal is first put back in a state
@@ -178,7 +190,7 @@ static void prompt(struct approvals *ap, struct pending *p)
 		  "state an intent [i]? ",
 		  p->summary, p->rule[0] ? p->rule : "(none)", p->risk, p->n_held,
 		  p->n_held == 1 ? "" : "s",
-		  (unsigned long long)((p->deadline_ms - mono_ms()) / 1000),
+		  secs_left(p->deadline_ms),
 		  ap->ctx.pol->approval_on_timeout == CORDON_ALLOW ? "allow" : "deny");
 }
 
