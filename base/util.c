@@ -123,6 +123,53 @@ int write_file(const char *path, const char *s)
 	return 0;
 }
 
+int fd_send(int sock, const void *buf, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} c = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (fd >= 0) {
+		m.msg_control = c.b;
+		m.msg_controllen = sizeof(c.b);
+		c.h.cmsg_level = SOL_SOCKET;
+		c.h.cmsg_type = SCM_RIGHTS;
+		c.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&c.h), &fd, sizeof(int));
+	}
+	n = sendmsg(sock, &m, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+ssize_t fd_recv(int sock, void *buf, size_t len, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} c;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.b,
+			    .msg_controllen = sizeof(c.b) };
+	struct cmsghdr *h;
+	ssize_t n;
+
+	*fd = -1;
+	n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	h = CMSG_FIRSTHDR(&m);
+	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+	    h->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(h), sizeof(int));
+	return n;
+}
+
 int write_all(int fd, const void *buf, size_t n)
 {
 	const char *b = buf;

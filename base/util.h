@@ -79,6 +79,18 @@ int mkdir_p(const char *path, mode_t mode);
 int write_all(int fd, const void *buf, size_t n);
 
 /*
+ * One message of LEN bytes on Unix socket SOCK with descriptor FD beside it
+ * (SCM_RIGHTS; none when FD < 0): 0, or -errno (-EIO when cut short).
+ */
+int fd_send(int sock, const void *buf, size_t len, int fd);
+/*
+ * One message into BUF (at most LEN bytes) and the one descriptor beside
+ * it, if any, close-on-exec, in *FD (-1 when none, or not exactly one):
+ * the message's length (0 at EOF), or -errno.
+ */
+ssize_t fd_recv(int sock, void *buf, size_t len, int *fd);
+
+/*
  * A listening Unix stream socket at PATH (replacing what is there), mode
  * 0600, owned by OWNER, non-blocking and close-on-exec: -errno on failure.
  */

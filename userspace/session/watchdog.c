@@ -8,10 +8,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "reap.h"
+#include "util.h"
 #include "watchdog.h"
 
 /*
@@ -49,27 +49,21 @@ static void __attribute__((noreturn)) watch(int fd)
 	(void)setpgid(0, 0);
 	for (;;) {
 		char buf[64];
-		union {
-			struct cmsghdr h;
-			char b[CMSG_SPACE(sizeof(int))];
-		} c;
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.b,
-				    .msg_controllen = sizeof(c.b) };
-		struct cmsghdr *h;
-		ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+		int got;
+		ssize_t n = fd_recv(fd, buf, sizeof(buf) - 1, &got);
 
-		if (n < 0 && errno == EINTR)
+		if (n == -EINTR)
 			continue;
 		if (n <= 0)
 			break;          /* EOF: the supervisor is gone */
 		if (buf[0] == 'D')
 			_exit(0);       /* a clean end: the supervisor undid the session */
-		h = CMSG_FIRSTHDR(&m);
-		if (buf[0] != 'N' || lock >= 0 || !h || h->cmsg_level != SOL_SOCKET ||
-		    h->cmsg_type != SCM_RIGHTS || h->cmsg_len != CMSG_LEN(sizeof(int)))
+		if (buf[0] != 'N' || lock >= 0 || got < 0) {
+			if (got >= 0)
+				close(got);
 			continue;
-		memcpy(&lock, CMSG_DATA(h), sizeof(int));
+		}
+		lock = got;
 		buf[n] = '\0';
 		snprintf(name, sizeof(name), "%s", buf + 1);
 	}
@@ -116,21 +110,9 @@ int watchdog_start(struct sup *s)
 int watchdog_arm(const struct sup *s)
 {
 	char msg[40];
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} c;
 	int n = snprintf(msg, sizeof(msg), "N%s", s->name);
-	struct iovec iov = { .iov_base = msg, .iov_len = (size_t)n };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.b,
-			    .msg_controllen = sizeof(c.b) };
-	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
 
 	if (s->watchdog_fd < 0 || s->run_lock < 0 || n <= 1 || (size_t)n >= sizeof(msg))
 		return -EINVAL;
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(h), &s->run_lock, sizeof(int));
-	return sendmsg(s->watchdog_fd, &m, MSG_NOSIGNAL) == n ? 0 : -errno;
+	return fd_send(s->watchdog_fd, msg, (size_t)n, s->run_lock);
 }

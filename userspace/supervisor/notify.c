@@ -55,36 +55,20 @@ int notify_install(unsigned what)
 
 int notify_send_fd(int sock, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	return fd_send(sock, "F", 1, fd);
 }
 
 int notify_recv_fd(int sock)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
 	int fd;
+	ssize_t n = fd_recv(sock, &byte, 1, &fd);
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return errno ? -errno : -EPROTO;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EPROTO;
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (n != 1 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return n < 0 ? (int)n : -EPROTO;
+	}
 	return fd;
 }
 
