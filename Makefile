@@ -40,7 +40,13 @@ CFLAGS ?= -O2 -g
 # No include path here: each layer gets its own (layers, below).
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(HARDEN) -std=gnu11 -MMD -MP
 LDFLAGS ?=
-ALL_LDFLAGS := $(LDFLAGS) -pie -Wl,-z,relro,-z,now -Wl,--as-needed
+# pack-relative-relocs (DT_RELR, glibc >= 2.36): the loader's table of
+# cordon's ~22,700 relative relocations shrinks from 545 KB to 7 KB, read at
+# every exec of cordon (two a session: the supervisor and the broker).
+# Measured: `cordon --version` 0.2-0.3 ms less CPU an exec (startlat, 200-300
+# interleaved runs, three runs).  The pages they write are the same: PIE and
+# its ASLR stay.
+ALL_LDFLAGS := $(LDFLAGS) -pie -Wl,-z,relro,-z,now,-z,pack-relative-relocs -Wl,--as-needed
 LIBS := -lbpf -lelf -lz -lseccomp -ljansson -lssl -lcrypto
 # The shipped binary links Debian's static archives of its libraries (glibc
 # stays shared, for NSS): the dynamic loader's symbol relocations across
