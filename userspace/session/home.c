@@ -139,15 +139,18 @@ static int whiteout_at(int dirfd, const char *name, bool check)
 	return mknodat(dirfd, name, S_IFCHR | 0000, makedev(0, 0)) < 0 ? -errno : 0;
 }
 
-/* A mask directory mirroring the home's HST at NAME: made, or (check) as made. */
-static int mirror_dir(int m, const char *name, const struct stat *hst, bool check)
+/*
+ * A mask directory mirroring the home's HST at NAME: made, or (check) as
+ * made.  MST is what the mask holds at NAME (NULL: nothing), as the caller
+ * just read it.
+ */
+static int mirror_dir(int m, const char *name, const struct stat *hst, const struct stat *mst,
+		      bool check)
 {
-	struct stat st;
-
 	if (check)
-		return fstatat(m, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-		       st.st_uid == hst->st_uid && st.st_gid == hst->st_gid &&
-		       (st.st_mode & 07777) == (hst->st_mode & 07777) ? 0 : -ESTALE;
+		return mst && S_ISDIR(mst->st_mode) && mst->st_uid == hst->st_uid &&
+		       mst->st_gid == hst->st_gid &&
+		       (mst->st_mode & 07777) == (hst->st_mode & 07777) ? 0 : -ESTALE;
 	if (mkdirat(m, name, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	if (fchownat(m, name, hst->st_uid, hst->st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -167,17 +170,18 @@ static int mirror_dir(int m, const char *name, const struct stat *hst, bool chec
  */
 static int mask_store(int homefd, int maskfd, const char *store, struct mask_seen *check)
 {
-	_cleanup_close_ int h = dup(homefd), m = dup(maskfd);
+	/* The directories walked into (the caller's two are only borrowed). */
+	_cleanup_close_ int oh = -1, om = -1;
+	int h = homefd, m = maskfd;
 	char comp[NAME_MAX + 1];
 	const char *p = store;
 	struct stat st, hst;
 	size_t len;
 	int r;
 
-	if (h < 0 || m < 0)
-		return -errno;
 	for (;;) {
 		size_t n = strcspn(p, "/");
+		bool in_mask;
 		int nh, nm;
 
 		if (n == 0 || n > NAME_MAX)
@@ -192,8 +196,8 @@ static int mask_store(int homefd, int maskfd, const char *store, struct mask_see
 		}
 		p++;
 		/* A whiteout an earlier store of this build made covers this one. */
-		if (fstatat(m, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && home_fs_is_whiteout(&st) &&
-		    (!check || seen_has(check, store, len)))
+		in_mask = fstatat(m, comp, &st, AT_SYMLINK_NOFOLLOW) == 0;
+		if (in_mask && home_fs_is_whiteout(&st) && (!check || seen_has(check, store, len)))
 			return 0;
 		if (fstatat(h, comp, &hst, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
@@ -203,7 +207,7 @@ static int mask_store(int homefd, int maskfd, const char *store, struct mask_see
 		}
 		if (!S_ISDIR(hst.st_mode))
 			return 0;
-		if ((r = mirror_dir(m, comp, &hst, check)) < 0 ||
+		if ((r = mirror_dir(m, comp, &hst, in_mask ? &st : NULL, check)) < 0 ||
 		    (check && (r = seen_add(check, store, len)) < 0))
 			return r;
 		nh = openat(h, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -216,10 +220,12 @@ static int mask_store(int homefd, int maskfd, const char *store, struct mask_see
 				close(nm);
 			return r;
 		}
-		close(h);
-		close(m);
-		h = nh;
-		m = nm;
+		if (oh >= 0)
+			close(oh);
+		if (om >= 0)
+			close(om);
+		h = oh = nh;
+		m = om = nm;
 	}
 }
 
