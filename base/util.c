@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -8,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
@@ -442,4 +445,105 @@ unsigned unix_peer(unsigned ino)
 	}
 	close(nl);
 	return peer;
+}
+
+int caps_bound_to(uint64_t keep)
+{
+	for (int cap = 0; cap <= 63; cap++)
+		if (!(keep & (1ull << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+		    errno != EINVAL)
+			return -errno;
+	return 0;
+}
+
+int caps_set(uint64_t keep)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {
+		{ .permitted = (uint32_t)keep, .effective = (uint32_t)keep },
+		{ .permitted = (uint32_t)(keep >> 32), .effective = (uint32_t)(keep >> 32) },
+	};
+
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+int drop_identity(uid_t u, gid_t g, const gid_t *groups, size_t n, uint64_t keep,
+		  pid_t parent)
+{
+	uid_t ru, eu, su;
+	int r;
+
+	if (u == 0)
+		return -EINVAL;
+	if ((r = caps_bound_to(keep)) < 0)
+		return r;
+	/* Without KEEPCAPS the move to a non-zero uid clears every capability. */
+	if (keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (setgroups(n, groups) < 0 || setresgid(g, g, g) < 0 || setresuid(u, u, u) < 0)
+		return -errno;
+	if (getresuid(&ru, &eu, &su) < 0 || ru != u || eu != u || su != u)
+		return -EPERM;
+	if ((r = caps_set(keep)) < 0)
+		return r;
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
+		return -errno;
+	return getppid() == parent ? 0 : -ESRCH;
+}
+
+int socket_holders_scan(uint64_t ino, pid_t self, pid_t *out, int cap)
+{
+	char want[64], p[320], l[64];
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!proc)
+		return -errno;
+	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	while ((de = readdir(proc))) {
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		DIR *tasks;
+		struct dirent *te;
+		bool found = false;
+
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+		tasks = opendir(p);
+		while (tasks && !found && (te = readdir(tasks))) {
+			DIR *fds;
+			struct dirent *fe;
+
+			if (te->d_name[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "/proc/%d/task/%s/fd", (int)pid, te->d_name);
+			fds = opendir(p);
+			while (fds && !found && (fe = readdir(fds))) {
+				ssize_t k;
+
+				if (fe->d_name[0] == '.')
+					continue;
+				k = readlinkat(dirfd(fds), fe->d_name, l, sizeof(l) - 1);
+				if (k > 0) {
+					l[k] = '\0';
+					found = !strcmp(l, want);
+				}
+			}
+			if (fds)
+				closedir(fds);
+		}
+		if (tasks)
+			closedir(tasks);
+		if (found) {
+			if (n == cap) {
+				n = -E2BIG;
+				break;
+			}
+			out[n++] = pid;
+		}
+	}
+	closedir(proc);
+	return n;
 }

@@ -91,6 +91,33 @@ int fd_send(int sock, const void *buf, size_t len, int fd);
 ssize_t fd_recv(int sock, void *buf, size_t len, int *fd);
 
 /*
+ * The capability bounding set emptied but for KEEP (a mask of CAP_* bits;
+ * needs CAP_SETPCAP), and the permitted and effective sets made exactly
+ * KEEP (the inheritable empty): 0 or -errno.
+ */
+int caps_bound_to(uint64_t keep);
+int caps_set(uint64_t keep);
+
+/*
+ * A root helper's identity changed for good to U:G with supplementary
+ * groups GROUPS[N]: the capability bounding set emptied first but for the
+ * capabilities in KEEP (a mask of CAP_* bits), then the ids, checked; no
+ * capability but those is left, no_new_privs is set, the process is not
+ * dumpable, and it still dies with PARENT (the change clears the
+ * parent-death signal: set again, then the parent checked).  U must not be
+ * 0.  glibc's wrappers: every thread of the process changes.  0 or -errno.
+ */
+int drop_identity(uid_t u, gid_t g, const gid_t *groups, size_t n, uint64_t keep,
+		  pid_t parent);
+
+/*
+ * Every process (thread group) but SELF one of whose tasks holds socket
+ * inode INO, from every task's descriptor table (which needs root for other
+ * users' tasks): how many (at most CAP, else -E2BIG), or -errno.
+ */
+int socket_holders_scan(uint64_t ino, pid_t self, pid_t *out, int cap);
+
+/*
  * A listening Unix stream socket at PATH (replacing what is there), mode
  * 0600, owned by OWNER, non-blocking and close-on-exec: -errno on failure.
  */

@@ -436,6 +436,42 @@ ok "the supervisor's environment no longer holds the real key" \
     sh -c "[ -r /proc/$sup/environ ] && ! tr '\\0' '\\n' </proc/$sup/environ | grep -qF '$REAL'"
 ok "  nor the broker's (pid ${brk:-none})" \
     sh -c "[ -n '$brk' ] && ! tr '\\0' '\\n' </proc/$brk/environ | grep -qF '$REAL'"
+
+# --- the broker gives root up (http_proxy.c drop_root) ------------------------------
+# Once started, the broker of a session runs as an identity of its own
+# (0x7f000000 + its pid), with CAP_IPC_LOCK alone (its memory is locked for
+# the secrets), no_new_privs; who holds a socket it asks the supervisor
+# (the push tests: push_remote.sh, push_ssh.sh).
+st() { sed -n "s/^$2:[[:space:]]*//p" "/proc/$1/status" 2>/dev/null; }
+bu=$(st "$brk" Uid | cut -f1)
+ids="$(st "$brk" Uid) / $(st "$brk" Gid) / $(st "$brk" Groups | tr -d ' ')"
+ok "the session's broker runs as an identity of its own (uid ${bu:-none})" \
+    sh -c "[ -n '$bu' ] && [ '$bu' -ge 2130706432 ] && [ '$bu' -lt 2134900736 ] &&
+           [ '$ids' = '$bu	$bu	$bu	$bu / $bu	$bu	$bu	$bu / ' ]"
+ok "  with CAP_IPC_LOCK alone, none to regain, no_new_privs" \
+    sh -c "[ '$(st "$brk" CapEff)' = 0000000000004000 ] && [ '$(st "$brk" CapPrm)' = 0000000000004000 ] &&
+           [ '$(st "$brk" CapBnd)' = 0000000000004000 ] && [ '$(st "$brk" NoNewPrivs)' = 1 ]"
+# What code run in the broker could do: its identity, without capabilities
+# (CAP_IPC_LOCK reaches nothing here).  Each must fail; as root each works
+# (the negative control: the same commands can succeed).
+as_broker() { setpriv --reuid="$bu" --regid="$bu" --clear-groups --inh-caps=-all \
+                  --bounding-set=-all --no-new-privs -- "$@"; }
+attempts() {
+    kill -0 "$sup" 2>/dev/null && echo "signals the supervisor"
+    head -c1 "/proc/$sup/environ" >/dev/null 2>&1 && echo "reads the supervisor's environment"
+    (: <"/proc/$sup/mem") 2>/dev/null && echo "opens the supervisor's memory"
+    ls "/proc/$sup/fd" >/dev/null 2>&1 && echo "lists the supervisor's descriptors"
+    head -c1 /etc/shadow >/dev/null 2>&1 && echo "reads /etc/shadow"
+    ls /var/lib/cordon/home >/dev/null 2>&1 && echo "lists the home layers"
+    touch /root/.cordon-broker-probe 2>/dev/null && rm -f /root/.cordon-broker-probe && echo "writes root's home"
+    return 0
+}
+export -f attempts
+export sup
+as_root=$(bash -c attempts | wc -l)
+got=$(if [ -n "$bu" ]; then as_broker bash -c attempts; else echo "no broker identity"; fi)
+ok "  as the broker's identity: nothing of the host's root reaches it (${got:-none}; as root: $as_root of 7)" \
+    sh -c "[ -z '$got' ] && [ '$as_root' = 7 ]"
 wait $sup
 
 # --- a slow client inside a tunnel --------------------------------------------------
@@ -469,6 +505,10 @@ ok "while a client stalls inside its tunnel, another is served" grep -q '"usage"
 wait $slow
 ok "the stalled client gets 408 after the head timeout ($(cat "$t/slow.out"))" grep -q ' 408 ' "$t/slow.out"
 ok "the proxy is still up" kill -0 $sp
+# The control of the identity checks above: run by hand (no session), the
+# proxy keeps its caller's identity, and the same reading says so.
+ok "  run by hand, it keeps its caller's uid 0 (the identity check can fail)" \
+    sh -c "[ '$(st "$sp" Uid | cut -f1)' = 0 ] && [ '$(st "$sp" NoNewPrivs)' = 0 ]"
 kill $sp; wait $sp 2>/dev/null
 
 # --- the byte budget -------------------------------------------------------------

@@ -76,6 +76,31 @@ static void round_trip(void **state)
 	assert_true(json_equal(m.dests, dests));
 	json_decref(w);
 
+	w = wire(proto_holders_ask(5, 123456));
+	assert_int_equal(proto_read(w, &m), 0);
+	assert_int_equal(m.op, PROTO_HOLDERS);
+	assert_int_equal(m.query, 5);
+	assert_int_equal(m.inode, 123456);
+	assert_null(m.pids);
+	json_decref(w);
+
+	{
+		const pid_t pids[] = { 42, 4242 };
+
+		w = wire(proto_holders(5, pids, 2));
+		assert_int_equal(proto_read(w, &m), 0);
+		assert_int_equal(m.query, 5);
+		assert_int_equal(json_array_size(m.pids), 2);
+		assert_int_equal(json_integer_value(json_array_get(m.pids, 1)), 4242);
+		assert_int_equal(m.error, 0);
+		json_decref(w);
+		w = wire(proto_holders(6, pids, -E2BIG));
+		assert_int_equal(proto_read(w, &m), 0);
+		assert_int_equal(json_array_size(m.pids), 0);
+		assert_int_equal(m.error, E2BIG);
+		json_decref(w);
+	}
+
 	w = wire(proto_ready(json_pack("{s:i}", "servers", 2)));
 	assert_int_equal(proto_op(w), PROTO_READY);
 	assert_int_equal(json_integer_value(json_object_get(w, "servers")), 2);
@@ -98,6 +123,10 @@ static void breaches(void **state)
 		"{\"op\":\"grant\",\"grant\":1,\"start\":2,\"ttl_ms\":3,\"dests\":[]}", /* no pid */
 		"{\"op\":\"grant\",\"grant\":1,\"pid\":1,\"start\":2,\"ttl_ms\":3,\"dests\":{}}",
 		"{\"op\":\"grant\",\"grant\":1,\"pid\":4294967296,\"start\":2,\"ttl_ms\":3,\"dests\":[]}",
+		"{\"op\":\"holders\",\"inode\":1}",                            /* no query */
+		"{\"op\":\"holders\",\"query\":1}",                            /* neither */
+		"{\"op\":\"holders\",\"query\":1,\"pids\":{},\"error\":0}",
+		"{\"op\":\"holders\",\"query\":1,\"pids\":[]}",              /* no error */
 		"{\"op\":\"nonsense\"}",
 		"{\"hold\":1}",
 	};

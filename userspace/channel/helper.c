@@ -253,6 +253,19 @@ static void on_message(struct helper *h, json_t *msg)
 		return;
 	}
 	/*
+	 * Which processes hold a socket: the broker, which gave root up, cannot
+	 * list other users' descriptors (grants.c).  Answered at once, in or
+	 * out of a session; the helper itself is left out, as it would be.
+	 */
+	if (m.op == PROTO_HOLDERS) {
+		pid_t pids[64];
+		int n = m.pids ? 0 : socket_holders_scan(m.inode, h->pid, pids, 64);
+
+		if (!m.pids)
+			(void)helper_send(h, proto_holders(m.query, pids, n));
+		return;
+	}
+	/*
 	 * A helper started outside any session (`cordon policy draft`'s
 	 * credential proxy, whose policy escalates nothing): no log to keep
 	 * its records, which are dropped, and no human to hold for, so an
@@ -280,6 +293,7 @@ static void on_message(struct helper *h, json_t *msg)
 	case PROTO_DECISION:
 	case PROTO_SESSION:
 	case PROTO_GRANT:
+	case PROTO_HOLDERS:
 	case PROTO_UNKNOWN:
 		break;
 	}

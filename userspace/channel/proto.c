@@ -9,7 +9,7 @@
 static const char *const names[] = {
 	[PROTO_READY] = "ready",       [PROTO_RECORD] = "record",     [PROTO_ESCALATE] = "escalate",
 	[PROTO_WITHDRAW] = "withdraw", [PROTO_DECISION] = "decision", [PROTO_SESSION] = "session",
-	[PROTO_GRANT] = "grant",
+	[PROTO_GRANT] = "grant",       [PROTO_HOLDERS] = "holders",
 };
 
 enum proto_op proto_op(const json_t *msg)
@@ -69,6 +69,22 @@ json_t *proto_grant(uint64_t grant, pid_t pid, uint64_t start, uint64_t ttl_ms, 
 			 (json_int_t)ttl_ms, "dests", dests);
 }
 
+json_t *proto_holders_ask(uint64_t query, uint64_t inode)
+{
+	return json_pack("{s:s,s:I,s:I}", "op", names[PROTO_HOLDERS], "query", (json_int_t)query,
+			 "inode", (json_int_t)inode);
+}
+
+json_t *proto_holders(uint64_t query, const pid_t *pids, int n)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; a && i < n; i++)
+		json_array_append_new(a, json_integer(pids[i]));
+	return a ? json_pack("{s:s,s:I,s:o,s:i}", "op", names[PROTO_HOLDERS], "query",
+			     (json_int_t)query, "pids", a, "error", n < 0 ? -n : 0) : NULL;
+}
+
 /* An unsigned integer field, or -EINVAL. */
 static int get_u64(const json_t *msg, const char *key, uint64_t *out)
 {
@@ -121,6 +137,20 @@ int proto_read(const json_t *msg, struct proto_msg *m)
 		return get_u64(msg, "hold", &m->hold);
 	case PROTO_SESSION:
 		return get_u64(msg, "cgroup_id", &m->cgroup_id);
+	case PROTO_HOLDERS: {   /* a question (inode) or an answer (pids, error) */
+		json_t *pids = json_object_get(msg, "pids");
+		uint64_t err = 0;
+
+		if (get_u64(msg, "query", &m->query) < 0)
+			return -EINVAL;
+		if (!pids)
+			return get_u64(msg, "inode", &m->inode);
+		if (!json_is_array(pids) || get_u64(msg, "error", &err) < 0 || err > INT_MAX)
+			return -EINVAL;
+		m->pids = pids;
+		m->error = (int)err;
+		return 0;
+	}
 	case PROTO_UNKNOWN:
 		break;
 	}

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <pthread.h>
@@ -22,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -217,7 +215,6 @@ static int drop_to(uid_t u, gid_t g, const char *list, pid_t parent)
 {
 	gid_t groups[64];
 	size_t n = 0;
-	uid_t ru, eu, su;
 	char *end;
 
 	for (const char *p = list; *p; p = *end ? end + 1 : end) {
@@ -227,14 +224,7 @@ static int drop_to(uid_t u, gid_t g, const char *list, pid_t parent)
 			return -EINVAL;
 		groups[n++] = (gid_t)v;
 	}
-	if (u == 0 || setgroups(n, groups) < 0 || setresgid(g, g, g) < 0 || setresuid(u, u, u) < 0 ||
-	    getresuid(&ru, &eu, &su) < 0 || ru != u || eu != u || su != u)
-		return -EPERM;
-	/* A change of identity clears the parent-death signal: set it again, then check. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0)
-		return -EPERM;
-	return 0;
+	return drop_identity(u, g, groups, n, 0, parent);
 }
 
 int cmd_unix_connector(int argc, char **argv)

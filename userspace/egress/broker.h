@@ -55,13 +55,18 @@ struct hp {
 	struct grant *grants;           /* approved pushes' destinations (grants.h); chan_lock */
 };
 
-/* A request held for the session's human. */
+/*
+ * A request held for the session's human; or (pids set) a question for the
+ * supervisor, which processes hold a socket (grants.c), under the same id.
+ */
 struct waiter {
 	struct waiter *next;
 	uint64_t hold;
 	pthread_cond_t cond;
 	bool decided, allow;
 	char why[256];
+	pid_t *pids;                    /* the answer: n_pids of them (or -errno), at most cap_pids */
+	int n_pids, cap_pids;
 };
 
 struct conn {

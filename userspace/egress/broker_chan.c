@@ -45,10 +45,25 @@ void *chan_reader(void *arg)
 				pthread_mutex_lock(&hp->chan_lock);
 				grant_add(hp, &m);
 				pthread_mutex_unlock(&hp->chan_lock);
+			} else if (m.op == PROTO_HOLDERS && m.pids) {
+				pthread_mutex_lock(&hp->chan_lock);
+				for (struct waiter *w = hp->waiters; w; w = w->next)
+					if (w->hold == m.query && w->pids && !w->decided) {
+						size_t np = json_array_size(m.pids);
+
+						w->n_pids = m.error ? -m.error : np > (size_t)w->cap_pids ?
+							    -E2BIG : (int)np;
+						for (int k = 0; k < w->n_pids; k++)
+							w->pids[k] = (pid_t)json_integer_value(
+								json_array_get(m.pids, (size_t)k));
+						w->decided = true;
+						pthread_cond_signal(&w->cond);
+					}
+				pthread_mutex_unlock(&hp->chan_lock);
 			} else if (m.op == PROTO_DECISION) {
 				pthread_mutex_lock(&hp->chan_lock);
 				for (struct waiter *w = hp->waiters; w; w = w->next)
-					if (w->hold == m.hold) {
+					if (w->hold == m.hold && !w->pids) {
 						w->decided = true;
 						w->allow = m.allow;
 						snprintf(w->why, sizeof(w->why), "%s", m.why ?: "");

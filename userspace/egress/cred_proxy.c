@@ -81,6 +81,12 @@ struct creds {
 	SSL_CTX *up;            /* toward the upstream, verifying */
 	bool store_pending;     /* the system's CAs: loaded at the first upstream connection */
 	int store_err;
+	/*
+	 * SSL_CERT_FILE's bundle, opened at the start: the broker gives root up
+	 * once started (http_proxy.c), and the file may be readable by root
+	 * only.  -1: not named, or (store_open_err) not opened.
+	 */
+	int store_fd, store_open_err;
 	pthread_mutex_t lock;   /* leaves, the store */
 	struct leaf leaves[MAX_LEAVES];
 	size_t n_leaves;
@@ -333,23 +339,49 @@ static SSL_CTX *leaf_ctx(struct creds *c, const char *host)
 	return ctx;
 }
 
+/* The certificates (and CRLs) of the PEM file open at FD into STORE: 0, or -EINVAL (none). */
+static int load_pem_fd(X509_STORE *store, int fd)
+{
+	BIO *b = lseek(fd, 0, SEEK_SET) == 0 ? BIO_new_fd(fd, BIO_NOCLOSE) : NULL;
+	STACK_OF(X509_INFO) *v = b ? PEM_X509_INFO_read_bio(b, NULL, NULL, NULL) : NULL;
+	int n = 0;
+
+	for (int i = 0; v && i < sk_X509_INFO_num(v); i++) {
+		X509_INFO *x = sk_X509_INFO_value(v, i);
+
+		n += x->x509 && X509_STORE_add_cert(store, x->x509) == 1;
+		if (x->crl)
+			(void)X509_STORE_add_crl(store, x->crl);
+	}
+	sk_X509_INFO_pop_free(v, X509_INFO_free);
+	BIO_free(b);
+	return n ? 0 : -EINVAL;
+}
+
 /*
  * The system's CAs, to verify upstreams with, as OpenSSL's defaults name
  * them (SSL_CERT_FILE, SSL_CERT_DIR honoured).  The hashed directory is
  * preferred to the bundle file: a directory lookup reads a CA when a chain
  * needs it, where the file is parsed whole (some 140 certificates, tens of
  * milliseconds).  Without the directory: the defaults, file included.
+ * SSL_CERT_FILE is read from the descriptor opened at the start; a
+ * directory is read after the broker gave root up, so SSL_CERT_DIR must be
+ * one every user may read (the system's is).
  */
-static int load_system_store(SSL_CTX *ctx)
+static int load_system_store(const struct creds *c)
 {
 	const char *file = getenv(X509_get_default_cert_file_env());
 	const char *dir = getenv(X509_get_default_cert_dir_env()) ?: X509_get_default_cert_dir();
 
-	if (file && *file)
-		return SSL_CTX_load_verify_locations(ctx, file, NULL) == 1 ? 0 : -EINVAL;
-	if (access(dir, R_OK | X_OK) == 0 && SSL_CTX_load_verify_locations(ctx, NULL, dir) == 1)
+	if (file && *file) {
+		if (c->store_fd < 0)
+			ERR_raise_data(ERR_LIB_SYS, c->store_open_err, "%s", file);
+		return c->store_fd >= 0 ? load_pem_fd(SSL_CTX_get_cert_store(c->up), c->store_fd) :
+		       -c->store_open_err;
+	}
+	if (access(dir, R_OK | X_OK) == 0 && SSL_CTX_load_verify_locations(c->up, NULL, dir) == 1)
 		return 0;
-	return SSL_CTX_set_default_verify_paths(ctx) == 1 ? 0 : -EINVAL;
+	return SSL_CTX_set_default_verify_paths(c->up) == 1 ? 0 : -EINVAL;
 }
 
 /* --- setup --------------------------------------------------------------------- */
@@ -365,6 +397,7 @@ int creds_init(struct creds **out, const struct policy *pol, const char *upstrea
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
+	c->store_fd = -1;
 	c->v = calloc(pol->n_creds + 1, sizeof(*c->v));
 	if (!c->v) {
 		creds_free(c);
@@ -396,7 +429,11 @@ int creds_init(struct creds **out, const struct policy *pol, const char *upstrea
 		 * does not wait for a bundle to be parsed.
 		 */
 		if (!upstream_ca) {
+			const char *file = getenv(X509_get_default_cert_file_env());
+
 			c->store_pending = true;
+			if (file && *file && (c->store_fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+				c->store_open_err = errno;
 		} else if (SSL_CTX_load_verify_locations(c->up, upstream_ca, NULL) != 1) {
 			log_err("%s: cannot load the CAs to verify upstreams with: %s", who, upstream_ca);
 			r = -EINVAL;
@@ -444,6 +481,8 @@ void creds_free(struct creds *c)
 	for (size_t i = 0; i < c->n_leaves; i++)
 		SSL_CTX_free(c->leaves[i].ctx);
 	SSL_CTX_free(c->up);
+	if (c->store_fd >= 0)
+		close(c->store_fd);
 	X509_free(c->ca);
 	EVP_PKEY_free(c->ca_key);
 	EVP_PKEY_free(c->leaf_key);
@@ -592,7 +631,7 @@ SSL *creds_connect(struct creds *c, size_t i, const char *host, int fd, char *wh
 	/* Before any SSL_new() from the context: its store is complete when used. */
 	pthread_mutex_lock(&c->lock);
 	if (!sl->up && c->store_pending) {
-		c->store_err = load_system_store(c->up);
+		c->store_err = load_system_store(c);
 		c->store_pending = false;
 	}
 	err = sl->up ? 0 : c->store_err;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "grants.h"
+#include "proto.h"
 #include "util.h"
 
 /*
@@ -166,61 +167,35 @@ void grants_sweep(struct hp *hp)
 	}
 }
 
-/* Every process (thread group) one of whose tasks holds socket inode ino. */
-static int socket_holders(uint64_t ino, pid_t *out, int cap)
+/*
+ * Every process but this one holding socket inode INO: found by the
+ * supervisor in a session (listing other users' tasks' descriptors needs
+ * root, which the broker gave up: http_proxy.c), here otherwise.
+ */
+static int socket_holders(struct hp *hp, uint64_t ino, pid_t *out, int cap)
 {
-	char want[64], p[320], l[64];
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
+	struct waiter w = { .hold = atomic_fetch_add(&hp->next_hold, 1) + 1, .pids = out,
+			    .n_pids = -EIO, .cap_pids = cap };
 
-	if (!proc)
-		return -errno;
-	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
-	while ((de = readdir(proc))) {
-		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-		DIR *tasks;
-		struct dirent *te;
-		bool found = false;
-
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
-		tasks = opendir(p);
-		while (tasks && !found && (te = readdir(tasks))) {
-			DIR *fds;
-			struct dirent *fe;
-
-			if (te->d_name[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "/proc/%d/task/%s/fd", (int)pid, te->d_name);
-			fds = opendir(p);
-			while (fds && !found && (fe = readdir(fds))) {
-				ssize_t k;
-
-				if (fe->d_name[0] == '.')
-					continue;
-				k = readlinkat(dirfd(fds), fe->d_name, l, sizeof(l) - 1);
-				if (k > 0) {
-					l[k] = '\0';
-					found = !strcmp(l, want);
-				}
-			}
-			if (fds)
-				closedir(fds);
+	if (hp->chan_fd < 0)
+		return socket_holders_scan(ino, getpid(), out, cap);
+	pthread_cond_init(&w.cond, NULL);
+	pthread_mutex_lock(&hp->chan_lock);
+	w.next = hp->waiters;
+	hp->waiters = &w;
+	pthread_mutex_unlock(&hp->chan_lock);
+	w.decided = chan_send(hp, proto_holders_ask(w.hold, ino)) < 0;
+	pthread_mutex_lock(&hp->chan_lock);
+	while (!w.decided && !hp->chan_gone)
+		pthread_cond_wait(&w.cond, &hp->chan_lock);
+	for (struct waiter **pp = &hp->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == &w) {
+			*pp = w.next;
+			break;
 		}
-		if (tasks)
-			closedir(tasks);
-		if (found) {
-			if (n == cap) {
-				n = -E2BIG;
-				break;
-			}
-			out[n++] = pid;
-		}
-	}
-	closedir(proc);
-	return n;
+	pthread_mutex_unlock(&hp->chan_lock);
+	pthread_cond_destroy(&w.cond);
+	return w.n_pids;
 }
 
 /* Is pid the process (root, start) or one of its descendants? */
@@ -266,7 +241,7 @@ int grant_admits(struct conn *c, const char *host, uint16_t port, uint64_t *gid,
 	pthread_mutex_unlock(&hp->chan_lock);
 	if (!n_cand)
 		return -ENOENT;
-	n_hold = c->inode ? socket_holders(c->inode, holders, HOLDERS_MAX) : -ENOENT;
+	n_hold = c->inode ? socket_holders(hp, c->inode, holders, HOLDERS_MAX) : -ENOENT;
 	if (n_hold <= 0) {
 		snprintf(why, wlen, "a push to %s:%u is approved, and no process could be found "
 			 "holding this client's socket", host, port);
@@ -323,7 +298,7 @@ int grants_agent_may_sign(void *ctx, uint64_t peer, uint64_t *gid, char *why, si
 		snprintf(why, wlen, "no ssh push is approved now");
 		return -ENOENT;
 	}
-	n_hold = peer ? socket_holders(peer, holders, HOLDERS_MAX) : -ENOENT;
+	n_hold = peer ? socket_holders(hp, peer, holders, HOLDERS_MAX) : -ENOENT;
 	if (n_hold <= 0) {
 		snprintf(why, wlen, "no process could be found holding the client's socket");
 		return -EACCES;

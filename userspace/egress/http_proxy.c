@@ -34,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -179,6 +180,36 @@ static int listen_on(const char *spec, char *portfile)
 		}
 	}
 	return fd;
+}
+
+/*
+ * The broker reads what the agent sends (HTTP heads, TLS hellos, request
+ * bodies with tool calls): of cordon's processes, the one most exposed to
+ * the agent.  Once its start is done (the policy, the secrets, the session
+ * CA, its sockets, the session's cgroup) it needs no privilege, so in a
+ * session it gives root up for an identity of its own: BROKER_UID_BASE
+ * plus its pid (unique among live brokers, above the ranges SSSD and
+ * systemd hand out; no file is ever owned by it), no capability,
+ * no_new_privs.  A flaw exploited in it then yields an unprivileged
+ * process holding what it must (its session's secrets, the network), not
+ * root on the host: it cannot trace or signal the supervisor, the watchdog,
+ * another session's broker or the human's processes, nor read what only
+ * root or the human may.  Kept root: a broker that relays the human's
+ * ssh-agent (it reaches the human's socket at each connection), and
+ * `cordon http-proxy` run by hand.
+ */
+#define BROKER_UID_BASE 0x7f000000u
+
+static int drop_root(bool locked)
+{
+	uid_t u = BROKER_UID_BASE + (uid_t)getpid();
+
+	/*
+	 * Its memory is locked for the secrets (mlockall, MCL_FUTURE): without
+	 * CAP_IPC_LOCK every new mapping would count against RLIMIT_MEMLOCK
+	 * (8 MiB here, and a thread's stack alone is that) and fail.
+	 */
+	return drop_identity(u, (gid_t)u, NULL, 0, locked ? 1ull << CAP_IPC_LOCK : 0, getppid());
 }
 
 int cmd_http_proxy(int argc, char **argv)
@@ -368,6 +399,10 @@ int cmd_http_proxy(int argc, char **argv)
 			log_err("http-proxy: the supervisor's first message is not the session's cgroup");
 		if (r < 0)
 			goto out;     /* -EPIPE: the supervisor gave up, and said why */
+	}
+	if (hp.chan_fd >= 0 && agent_fd < 0 && getuid() == 0 && (r = drop_root(hp.creds)) < 0) {
+		log_err("http-proxy: cannot give up root: %s", strerror(-r));
+		goto out;
 	}
 	if (hp.cgroup_id && (r = conn_peer_check(hp.listen_fd)) < 0) {
 		log_err("http-proxy: cannot tell which cgroup a client's socket belongs to (sock_diag: "

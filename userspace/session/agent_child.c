@@ -2,7 +2,6 @@
 /* The agent's side of a session, from its fork to its exec (agent_child.h). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/capability.h>
 #include <linux/securebits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -48,12 +47,10 @@ static void child_fail(int code, const char *fmt, ...)
  */
 static void drop_privileges(const struct sup *s)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
+	int r = caps_bound_to(0);
 
-	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			child_fail(EXIT_CORDON, "dropping capability %d from the bounding set: %m", cap);
+	if (r < 0)
+		child_fail(EXIT_CORDON, "emptying the capability bounding set: %s", strerror(-r));
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		child_fail(EXIT_CORDON, "clearing ambient capabilities: %m");
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
@@ -77,8 +74,8 @@ static void drop_privileges(const struct sup *s)
 	if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) < 0)
 		child_fail(EXIT_CORDON, "setresuid(%u): %m", (unsigned)s->uid);
 	/* With NO_SETUID_FIXUP, a move to a non-zero uid keeps the sets: clear them. */
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		child_fail(EXIT_CORDON, "clearing capabilities: %m");
+	if ((r = caps_set(0)) < 0)
+		child_fail(EXIT_CORDON, "clearing capabilities: %s", strerror(-r));
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(EXIT_CORDON, "no_new_privs: %m");
 }
