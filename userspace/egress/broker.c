@@ -29,6 +29,30 @@ int chan_send(struct hp *hp, json_t *msg)
 	return r;
 }
 
+bool chan_wait(struct hp *hp, struct waiter *w, json_t *msg)
+{
+	bool sent, answered;
+
+	pthread_cond_init(&w->cond, NULL);
+	pthread_mutex_lock(&hp->chan_lock);
+	w->next = hp->waiters;
+	hp->waiters = w;
+	pthread_mutex_unlock(&hp->chan_lock);
+	sent = chan_send(hp, msg) == 0;
+	pthread_mutex_lock(&hp->chan_lock);
+	while (sent && !w->decided && !hp->chan_gone)
+		pthread_cond_wait(&w->cond, &hp->chan_lock);
+	for (struct waiter **pp = &hp->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	answered = w->decided;
+	pthread_mutex_unlock(&hp->chan_lock);
+	pthread_cond_destroy(&w->cond);
+	return answered;
+}
+
 bool broker_recording(const struct hp *hp)
 {
 	return hp->chan_fd >= 0 || hp->audit;

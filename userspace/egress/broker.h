@@ -91,6 +91,12 @@ struct conn {
 
 /* Send a message (stolen; NULL: a failed send) to the supervisor: 0, or -errno (-EPIPE: gone). */
 int chan_send(struct hp *hp, json_t *msg);
+/*
+ * Send MSG (stolen) and wait for the supervisor's answer to waiter W (its
+ * hold set, the rest of it what the answer fills): true when it came, false
+ * when the channel failed or is gone (nothing was answered).
+ */
+bool chan_wait(struct hp *hp, struct waiter *w, json_t *msg);
 
 /* Are records kept (a session's channel or --audit)? */
 bool broker_recording(const struct hp *hp);

@@ -23,38 +23,18 @@ static bool wait_for_human(struct conn *c, json_t *event, const char *rule, cons
 	json_t *args = json_object_get(event, "arguments");
 	struct waiter w = { .hold = atomic_fetch_add(&hp->next_hold, 1) + 1 };
 	char summary[600];
-	bool allow;
 
 	snprintf(summary, sizeof(summary), "http.request %s %s:%d%s",
 		 json_string_value(json_object_get(args, "method")) ?: "?",
 		 json_string_value(json_object_get(args, "host")) ?: "?",
 		 (int)json_integer_value(json_object_get(args, "port")),
 		 json_string_value(json_object_get(args, "path")) ?: "");
-	pthread_cond_init(&w.cond, NULL);
-	pthread_mutex_lock(&hp->chan_lock);
-	w.next = hp->waiters;
-	hp->waiters = &w;
-	pthread_mutex_unlock(&hp->chan_lock);
-	if (chan_send(hp, proto_escalate(w.hold, event, summary, rule, reason)) < 0) {
-		w.decided = true;
+	if (!chan_wait(hp, &w, proto_escalate(w.hold, event, summary, rule, reason)))
 		snprintf(w.why, sizeof(w.why), "the approval channel is gone");
-	}
-	pthread_mutex_lock(&hp->chan_lock);
-	while (!w.decided && !hp->chan_gone)
-		pthread_cond_wait(&w.cond, &hp->chan_lock);
-	for (struct waiter **pp = &hp->waiters; *pp; pp = &(*pp)->next)
-		if (*pp == &w) {
-			*pp = w.next;
-			break;
-		}
-	allow = w.decided && w.allow;
-	if (!w.decided)
-		snprintf(w.why, sizeof(w.why), "the approval channel is gone");
-	pthread_mutex_unlock(&hp->chan_lock);
-	pthread_cond_destroy(&w.cond);
-	if (!allow)
-		snprintf(why, wlen, "not approved: %s", w.why);
-	return allow;
+	else if (w.allow)
+		return true;
+	snprintf(why, wlen, "not approved: %s", w.why);
+	return false;
 }
 
 /*

@@ -179,23 +179,7 @@ static int socket_holders(struct hp *hp, uint64_t ino, pid_t *out, int cap)
 
 	if (hp->chan_fd < 0)
 		return socket_holders_scan(ino, getpid(), out, cap);
-	pthread_cond_init(&w.cond, NULL);
-	pthread_mutex_lock(&hp->chan_lock);
-	w.next = hp->waiters;
-	hp->waiters = &w;
-	pthread_mutex_unlock(&hp->chan_lock);
-	w.decided = chan_send(hp, proto_holders_ask(w.hold, ino)) < 0;
-	pthread_mutex_lock(&hp->chan_lock);
-	while (!w.decided && !hp->chan_gone)
-		pthread_cond_wait(&w.cond, &hp->chan_lock);
-	for (struct waiter **pp = &hp->waiters; *pp; pp = &(*pp)->next)
-		if (*pp == &w) {
-			*pp = w.next;
-			break;
-		}
-	pthread_mutex_unlock(&hp->chan_lock);
-	pthread_cond_destroy(&w.cond);
-	return w.n_pids;
+	return chan_wait(hp, &w, proto_holders_ask(w.hold, ino)) ? w.n_pids : -EIO;
 }
 
 /* Is pid the process (root, start) or one of its descendants? */
