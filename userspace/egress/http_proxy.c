@@ -34,11 +34,11 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <linux/capability.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -189,8 +189,8 @@ static int listen_on(const char *spec, char *portfile)
  * CA, its sockets, the session's cgroup) it needs no privilege, so in a
  * session it gives root up for an identity of its own: BROKER_UID_BASE
  * plus its pid (unique among live brokers, above the ranges SSSD and
- * systemd hand out; no file is ever owned by it), no capability,
- * no_new_privs.  A flaw exploited in it then yields an unprivileged
+ * systemd hand out; no file is ever owned by it), no capability but
+ * CAP_IPC_LOCK where it holds secrets, no_new_privs.  A flaw exploited in it then yields an unprivileged
  * process holding what it must (its session's secrets, the network), not
  * root on the host: it cannot trace or signal the supervisor, the watchdog,
  * another session's broker or the human's processes, nor read what only
