@@ -71,6 +71,7 @@ struct fb_ctx {
 	struct fallback_report *rep;
 	const char *layer;              /* fallback_options.layer */
 	bool cover;                     /* fallback_options.cover_denied_dirs */
+	const struct fallback_options *opt;
 };
 
 static void fb_ctx_free(struct fb_ctx *c)
@@ -174,6 +175,11 @@ static int collect(void *ctx, const struct pol_fs_entry *e)
 	struct stat st;
 	int r;
 
+	if (c->opt->tap) {
+		r = c->opt->tap(c->opt->tap_ctx, e);
+		if (r < 0)
+			return r;
+	}
 	if (left_to_dac(e))
 		return 0;
 	/* The agent's layer (fallback_options.layer): see there. */
@@ -580,7 +586,7 @@ static int landlock_build(const struct policy *p, const struct fallback_options 
 			  struct fallback_report *rep)
 {
 	struct fb_ctx c = { .ruleset_fd = -1, .rep = rep, .layer = opt->layer,
-			    .cover = opt->cover_denied_dirs };
+			    .cover = opt->cover_denied_dirs, .opt = opt };
 	struct cordon_landlock_ruleset_attr attr = { 0 };
 	int abi, r;
 

@@ -56,6 +56,15 @@ struct fallback_options {
 	 * unlistable.  See grant() in fallback.c.
 	 */
 	bool cover_denied_dirs;
+	/*
+	 * Called with every entry of the policy's compiled filesystem table
+	 * as the ruleset is built, when not NULL: a caller that needs another
+	 * reading of the same table (userspace/session/view_prep.c, the
+	 * agent's /proc) takes it from this compile instead of a second one.
+	 * A negative return fails the build.
+	 */
+	pol_fs_entry_fn tap;
+	void *tap_ctx;
 };
 
 #define FALLBACK_MAX_COVERS 32

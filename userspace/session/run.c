@@ -434,7 +434,6 @@ static int run_open_floor(struct run *run)
 		}
 		run->prep_started = true;
 	}
-	s->proc_rights = proc_rights(s->pol);
 	if (s->opt->user && s->uid == 0 && s->posture.level != POSTURE_FULL) {
 		log_err("run: --user root needs the full posture: in the fallback posture an "
 			"agent with uid 0 can write /proc/sysrq-trigger (Landlock cannot deny "

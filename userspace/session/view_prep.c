@@ -39,6 +39,32 @@ static void move_off_cpu(int busy)
 }
 
 /*
+ * The fallback's rights on the agent's own /proc, which exists only once
+ * its PID namespace does (the child adds the rule): what the policy allows
+ * on /proc, read only, or nothing when the policy refuses reading something
+ * below it that world_child_proc does not already hide.  Read off the
+ * ruleset's own compile (fallback_options.tap): rights[0] the rights,
+ * rights[1] set when something below is refused.
+ */
+static int proc_entry(void *ctx, const struct pol_fs_entry *e)
+{
+	static const char *const hidden[] = { "/proc/kcore", "/proc/sysrq-trigger" };
+	uint32_t *rights = ctx;
+	bool masked = false;
+
+	if (!strcmp(e->path, "/proc")) {
+		rights[0] |= e->allow & ~(e->deny | e->escalate) & CORDON_FS_READ;
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
+		masked |= !strcmp(e->path, hidden[i]);
+	if (!masked && pol_path_within(e->path, "/proc") &&
+	    ((e->deny | e->escalate) & CORDON_FS_READ))
+		rights[1] = 1;
+	return 0;
+}
+
+/*
  * The view's thread: it builds the session's private world (world.h), and
  * then, where the fallback is wanted, the Landlock ruleset inside it, so
  * that each rule names the object the agent will reach (its /tmp is not
@@ -100,9 +126,12 @@ void *prepare_view(void *arg)
 	}
 	{
 		/* The agent's own mount namespace covers what its listing rights count on. */
-		struct fallback_options o = { .layer = s->home, .cover_denied_dirs = true };
+		uint32_t proc[2] = { 0, 0 };
+		struct fallback_options o = { .layer = s->home, .cover_denied_dirs = true,
+					      .tap = proc_entry, .tap_ctx = proc };
 
 		s->ll_fd = fallback_prepare(s->pol, &o, rep);
+		s->proc_rights = proc[1] ? 0 : proc[0];
 	}
 	phase("view thread: ruleset built");
 	log_debug("run: view thread: the ruleset has %d path rules, %d directories split, %d covered",
@@ -114,35 +143,3 @@ void *prepare_view(void *arg)
 	return NULL;
 }
 
-/*
- * The fallback's rights on the agent's own /proc, which exists only once
- * its PID namespace does (the child adds the rule): what the policy allows
- * on /proc, read only, or nothing when the policy refuses reading something
- * below it that world_child_proc does not already hide.
- */
-static int proc_entry(void *ctx, const struct pol_fs_entry *e)
-{
-	static const char *const hidden[] = { "/proc/kcore", "/proc/sysrq-trigger" };
-	uint32_t *rights = ctx;
-	bool masked = false;
-
-	if (!strcmp(e->path, "/proc")) {
-		rights[0] |= e->allow & ~(e->deny | e->escalate) & CORDON_FS_READ;
-		return 0;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
-		masked |= !strcmp(e->path, hidden[i]);
-	if (!masked && pol_path_within(e->path, "/proc") &&
-	    ((e->deny | e->escalate) & CORDON_FS_READ))
-		rights[1] = 1;
-	return 0;
-}
-
-uint32_t proc_rights(const struct policy *p)
-{
-	uint32_t r[2] = { 0, 0 };
-
-	if (pol_compile_fs(p, proc_entry, r) < 0 || r[1])
-		return 0;
-	return r[0];
-}

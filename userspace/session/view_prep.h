@@ -8,7 +8,6 @@
 #ifndef CORDON_VIEW_PREP_H
 #define CORDON_VIEW_PREP_H
 
-#include <stdint.h>
 
 #include "sup_state.h"
 
@@ -16,16 +15,13 @@
  * The thread's function (ARG is the struct sup).  Without a view
  * (s->world.ns_fd < 0) it builds one (failure: s->world_error, ns_fd still
  * < 0); with one it joins it.  Then, when s->ll_wanted, the ruleset:
- * s->ll_fd and s->ll_rep (or s->ll_fd < 0 and s->ll_error).  Reads the
+ * s->ll_fd, s->ll_rep and s->proc_rights (the fallback's rights on the
+ * agent's own /proc, CORDON_FS_READ or 0, which its first process adds
+ * once its PID namespace exists), or s->ll_fd < 0 and s->ll_error.  Reads the
  * policy only; join it before the agent is forked (a raw clone3 child must
  * not inherit a lock another thread holds).  s->main_cpu: the starting
  * thread's CPU, which this one leaves if it can.
  */
 void *prepare_view(void *arg);
-/*
- * The fallback's rights on the agent's own /proc (CORDON_FS_READ or 0),
- * added by the agent's first process once its PID namespace exists.
- */
-uint32_t proc_rights(const struct policy *p);
 
 #endif
