@@ -138,7 +138,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	const char *why = "judged by the kernel floor";
 	bool abstract = plen && un->sun_path[0] == '\0';
 	json_t *raw, *event;
-	int r;
+	int r, resolved = -EINVAL;
 
 	if (abstract)
 		snprintf(name, sizeof(name), "@%.*s", (int)(plen - 1), un->sun_path + 1);
@@ -162,7 +162,8 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 	 */
 	if (!abstract && name[0]) {
 		r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
-		r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
+		r = r ?: task_path_canon(name, cwd, canon, sizeof(canon));
+		resolved = r;
 		if (r == 0 && task_path_absent(canon, s->uid, s->gid, s->groups, s->n_groups)) {
 			(void)notify_return(s->listener, req->id, 0, ENOENT);
 			sup_stats_absent(&s->stats, SUP_STATS_CONNECT);
@@ -183,8 +184,7 @@ static void handle_unix(struct sup *s, const struct notify_req *req, struct held
 		(void)notify_continue(s->listener, req->id);
 		goto out;
 	}
-	r = task_path_fd(req->pid, AT_FDCWD, cwd, sizeof(cwd));
-	r = r ?: pol_canon_path(name, cwd, canon, sizeof(canon));
+	r = resolved;           /* a pathname socket here: resolved above */
 	if (r < 0) {
 		sup_record(s, req->pid, "connect", raw, event, "deny", NULL,
 			   "the socket path cannot be resolved", NULL);

@@ -267,9 +267,10 @@ struct exec_file {
 /*
  * PATH (relative to BASE) canonical in CANON: a regular file there is
  * resolved with one open (task_path_canon_file), and its stat kept for
- * the rest of the exec's handling; anything else (absent, a directory, a
- * name with no usable kernel path) the slow way, which says what it
- * always said.  Both give the path with every symlink resolved.
+ * the rest of the exec's handling; anything else (absent: a PATH
+ * search's miss, a directory, a name with no usable kernel path) by
+ * task_path_canon, which says what pol_canon_path always said.  Both give
+ * the path with every symlink resolved.
  */
 static int canon_exec(const char *path, const char *base, char *canon, size_t len,
 		      struct exec_file *f, int *keep)
@@ -282,7 +283,7 @@ static int canon_exec(const char *path, const char *base, char *canon, size_t le
 		f->known = task_path_canon_file(abs, canon, len, &f->st, &f->sf, keep) == 0;
 	if (f->known)
 		return 0;
-	return pol_canon_path(path, base, canon, len);
+	return task_path_canon(path, base, canon, len);
 }
 
 /* The session's side of an exec's decision (exec_decide.h): what it asks, answered here. */
@@ -381,6 +382,8 @@ void sup_exec_handle(struct sup *s, const struct notify_req *req)
 			r = task_path_fd(req->pid, dirfd, canon, sizeof(canon));
 		else if (path[0] == '/' && (r = task_path_own(req->pid, path, own, sizeof(own))) == 0)
 			r = canon_exec(own, "/", canon, sizeof(canon), &file, &bin_fd);
+		else if (dirfd == AT_FDCWD)     /* relative to the directory just read */
+			r = canon_exec(path, cwd, canon, sizeof(canon), &file, &bin_fd);
 		else if ((r = task_path_fd(req->pid, dirfd, base, sizeof(base))) == 0)
 			r = canon_exec(path, base, canon, sizeof(canon), &file, &bin_fd);
 	}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
+#include "policy.h"
 #include "task_path.h"
 #include "util.h"
 
@@ -62,6 +63,30 @@ int task_path_own(pid_t pid, const char *path, char *out, size_t len)
 }
 
 /*
+ * The name of what FD holds, as the kernel gives it (d_path), into OUT: 0,
+ * or -ENOENT when it has no usable name (unlinked since: " (deleted)"; not
+ * an absolute path), or another -errno.
+ */
+static int fd_name(int fd, char *out, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, len - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	if (out[0] != '/' || ((size_t)n >= sizeof(deleted) - 1 &&
+			      !strcmp(out + n - (sizeof(deleted) - 1), deleted)))
+		return -ENOENT;
+	return 0;
+}
+
+/*
  * An exec's binary, resolved by the kernel once (O_PATH: nothing is
  * opened for reading, no device or FIFO is touched) instead of readlink
  * component by component (glibc's realpath: one system call a component),
@@ -74,9 +99,6 @@ int task_path_own(pid_t pid, const char *path, char *out, size_t len)
 int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *st,
 			 struct statfs *sf, int *keep)
 {
-	static const char deleted[] = " (deleted)";
-	char link[64];
-	ssize_t n;
 	int fd, r = 0;
 
 	if (abs[0] != '/')
@@ -84,26 +106,76 @@ int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *
 	fd = open(abs, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	if (fstat(fd, st) < 0 || fstatfs(fd, sf) < 0)
 		r = -errno;
 	else if (!S_ISREG(st->st_mode))
-		r = -ENOENT;
-	else if ((n = readlink(link, canon, len - 1)) < 0)
-		r = -errno;
-	else if ((size_t)n >= len - 1)
-		r = -ENAMETOOLONG;
-	else {
-		canon[n] = '\0';
-		if (canon[0] != '/' || ((size_t)n >= sizeof(deleted) - 1 &&
-					!strcmp(canon + n - (sizeof(deleted) - 1), deleted)))
-			r = -ENOENT;
-	}
+		r = -EINVAL;
+	else
+		r = fd_name(fd, canon, len);
 	if (r == 0 && keep)
 		*keep = fd;     /* the caller's to close, after its answer */
 	else
 		close(fd);
 	return r;
+}
+
+/*
+ * A name that is no symlink (absent, or any other kind of file) in a
+ * directory that exists, canonical: the directory resolved by the kernel
+ * in one open, as above, and the name appended, which is what
+ * pol_canon_path gives for it.  That one asks realpath of the whole path (a
+ * readlink per component, failing at an absent name) and then of the
+ * directory again: some twenty system calls for every directory of PATH an
+ * execvp tries before it finds its program, each a miss the agent waits
+ * for (48-67 us a miss here, against 1.8 us bare).
+ */
+static int canon_name(const char *abs, char *canon, size_t len)
+{
+	const char *slash = strrchr(abs, '/'), *name = slash ? slash + 1 : NULL;
+	char dir[PATH_MAX];
+	struct stat st;
+	size_t dl, nl;
+	int fd, r;
+
+	if (abs[0] != '/' || !*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
+	dl = (size_t)(slash - abs);
+	if (dl >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, abs, dl);
+	dir[dl] = '\0';
+	fd = open(dl ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		r = S_ISLNK(st.st_mode) ? -ELOOP : 0;  /* where a link leads: pol_canon_path's */
+	else
+		r = errno == ENOENT ? 0 : -errno;
+	if (r == 0)
+		r = fd_name(fd, canon, len);
+	close(fd);
+	if (r < 0)
+		return r;
+	dl = strlen(canon);
+	nl = strlen(name);
+	if (dl == 1)
+		dl = 0;         /* the root: "/" and the name */
+	if (dl + 1 + nl >= len)
+		return -ENAMETOOLONG;
+	canon[dl] = '/';
+	memcpy(canon + dl + 1, name, nl + 1);
+	return 0;
+}
+
+int task_path_canon(const char *path, const char *base, char *canon, size_t len)
+{
+	char abs[PATH_MAX];
+	int n = path[0] == '/' ? snprintf(abs, sizeof(abs), "%s", path) :
+		snprintf(abs, sizeof(abs), "%s/%s", base ? base : "", path);
+
+	if (n > 0 && (size_t)n < sizeof(abs) && canon_name(abs, canon, len) == 0)
+		return 0;
+	return pol_canon_path(path, base, canon, len);
 }
 
 /*

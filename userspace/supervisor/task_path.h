@@ -30,8 +30,8 @@ bool task_path_absent(const char *canon, uid_t uid, gid_t gid, const gid_t *grou
 /*
  * ABS (an absolute path as the task means it, task_path_own) canonical in
  * CANON, with the stat and statfs of the regular file it names, in one
- * open: 0.  -ENOENT (or another -errno) when that cannot be done (absent,
- * not a regular file, a name the kernel cannot give): the caller
+ * open: 0.  -errno when that cannot be done (absent, not a regular file:
+ * -EINVAL, a name the kernel cannot give): the caller
  * canonicalises the slow way (pol_canon_path), which handles those.
  * KEEP, if not NULL, receives on success the open file for the caller to
  * close: after its answer, so the task does not wait for the close.
@@ -40,5 +40,14 @@ struct stat;
 struct statfs;
 int task_path_canon_file(const char *abs, char *canon, size_t len, struct stat *st,
 			 struct statfs *sf, int *keep);
+
+/*
+ * PATH (relative to BASE when not absolute) canonical in CANON, every
+ * symlink resolved, as pol_canon_path gives it: 0 or -errno.  A name that
+ * is no symlink (absent, or any other kind of file) in a directory that
+ * exists takes one open of that directory (task_path.c), the rest
+ * pol_canon_path itself.
+ */
+int task_path_canon(const char *path, const char *base, char *canon, size_t len);
 
 #endif /* CORDON_TASK_PATH_H */
