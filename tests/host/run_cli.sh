@@ -173,8 +173,13 @@ ok "  cordon says so at the end, and home diff lists both ($(printf '%s' "$hd" |
     sh -c 'printf "%s\n" "$1" | grep -q "home layer differs" &&
         printf "%s\n" "$2" | grep -q "^A.*cordon-state.json" && printf "%s\n" "$2" | grep -q "^M.*cordon-existing"' \
     _ "$err" "$hd"
-in_session -- /bin/sh -c 'cat "$HOME/.cordon-state.json"'
+n_diff=$(printf '%s\n' "$hd" | grep -c .)
+ok "  the end's count is home diff's ($n_diff paths)" \
+    sh -c 'printf "%s\n" "$1" | grep -q "home layer differs from your home in $2 path"' _ "$err" "$n_diff"
+in_session -q -- /bin/sh -c 'cat "$HOME/.cordon-state.json"'
 ok "  the next session finds its state (the layer persists)" sh -c 'printf "%s\n" "$1" | grep -qx "{}"' _ "$out"
+ok "  and under -q nothing is said at the end ($(printf '%s' "$err" | head -c 60))" \
+    sh -c '! printf "%s\n" "$1" | grep -q "home layer"' _ "$err"
 "$cordon" home apply --user "$AGENT" --profile coding-agent .cordon-state.json >/dev/null 2>&1
 ok "  home apply takes a chosen file into the real home" test -e "$AGENT_HOME/.cordon-state.json"
 "$cordon" home discard --user "$AGENT" --profile coding-agent >/dev/null 2>&1

@@ -492,6 +492,41 @@ static void diff_lists_added_modified_deleted(void **state)
 	assert_int_equal(home_diff("/nonexistent/layer", f->home, collect, &s), -ENOENT);
 }
 
+/*
+ * The session's end counts without a stat where the home has no such
+ * directory (home_diff_count): the same number as home_diff reports, over
+ * added, modified and deleted files, stores, a new tree with a
+ * subdirectory and a symlink, and a whiteout inside it.
+ */
+static void count_is_the_diffs(void **state)
+{
+	struct fx *f = *state;
+	struct seen s = { 0 };
+	char p[PATH_MAX];
+	size_t n = 99;
+
+	start(f);
+	agent_changes(f);
+	as_agent(true);
+	mkd(f->view, "tree");
+	mkd(f->view, "tree/sub");
+	put(f->view, "tree/a", "a");
+	put(f->view, "tree/sub/b", "b");
+	put(f->view, "tree/sub/gone", "c");
+	path(p, sizeof(p), f->view, "tree/sub/gone");
+	assert_int_equal(unlink(p), 0);
+	path(p, sizeof(p), f->view, "tree/link");
+	assert_int_equal(symlink("a", p), 0);
+	as_agent(false);
+	assert_int_equal(home_diff(f->layer_dir, f->home, collect, &s), 0);
+	assert_true(find(&s, "tree/sub/b") >= 0);
+	assert_true(find(&s, "tree/link") >= 0);
+	assert_int_equal(find(&s, "tree/sub/gone"), -1);
+	assert_int_equal(home_diff_count(f->layer_dir, f->home, &n), 0);
+	assert_int_equal(n, (size_t)s.n);
+	assert_int_equal(home_diff_count("/nonexistent/layer", f->home, &n), -ENOENT);
+}
+
 static void apply_copies_and_refuses(void **state)
 {
 	struct fx *f = *state;
@@ -639,6 +674,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(mask_kept_only_while_current, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_session_per_layer, setup, teardown),
 		cmocka_unit_test_setup_teardown(diff_lists_added_modified_deleted, setup, teardown),
+		cmocka_unit_test_setup_teardown(count_is_the_diffs, setup, teardown),
 		cmocka_unit_test_setup_teardown(apply_copies_and_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(discard_empties_the_layer, setup, teardown),
 		cmocka_unit_test_setup_teardown(discard_a_tree_deeper_than_the_fd_limit, setup, teardown),

@@ -39,4 +39,7 @@ struct home_change {
 int home_diff(const char *layer_dir, const char *home,
 	      int (*fn)(void *ctx, const struct home_change *c), void *ctx);
 
+/* How many changes home_diff would report, into *N: the same walk, fewer stats. */
+int home_diff_count(const char *layer_dir, const char *home, size_t *n);
+
 #endif /* CORDON_HOME_DIFF_H */

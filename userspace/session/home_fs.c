@@ -247,16 +247,16 @@ int home_fs_lock_layer(int layerfd)
 
 static int cmp_names(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct home_name *)a)->name, ((const struct home_name *)b)->name);
 }
 
-/* The names in directory FD (not . and ..), sorted; *N of them.  Free with home_fs_free_names. */
-int home_fs_list_names(int fd, char ***out, size_t *n)
+/* The entries of directory FD (not . and ..), sorted by name; *N of them. */
+int home_fs_list(int fd, struct home_name **out, size_t *n)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	char **v = NULL;
-	size_t cnt = 0;
+	struct home_name *v = NULL;
+	size_t cnt = 0, cap = 0;
 	int dfd = dup(fd);
 
 	*out = NULL;
@@ -269,22 +269,59 @@ int home_fs_list_names(int fd, char ***out, size_t *n)
 	}
 	rewinddir(d);
 	while ((errno = 0, de = readdir(d))) {
-		char **nv;
-
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv || !(nv[cnt] = strdup(de->d_name))) {
-			free(nv ? nv : v);
-			return -ENOMEM;
+		if (cnt == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct home_name *nv = realloc(v, nc * sizeof(*v));
+
+			if (!nv)
+				goto enomem;
+			v = nv;
+			cap = nc;
 		}
-		v = nv;
+		v[cnt].type = de->d_type;
+		if (!(v[cnt].name = strdup(de->d_name)))
+			goto enomem;
 		cnt++;
 	}
 	if (cnt)
 		qsort(v, cnt, sizeof(*v), cmp_names);
 	*out = v;
 	*n = cnt;
+	return 0;
+enomem:
+	home_fs_free_list(v, cnt);
+	return -ENOMEM;
+}
+
+void home_fs_free_list(struct home_name *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* The names in directory FD (not . and ..), sorted; *N of them.  Free with home_fs_free_names. */
+int home_fs_list_names(int fd, char ***out, size_t *n)
+{
+	struct home_name *v;
+	char **names;
+	int r = home_fs_list(fd, &v, n);
+
+	*out = NULL;
+	if (r < 0)
+		return r;
+	names = malloc((*n ? *n : 1) * sizeof(*names));
+	if (!names) {
+		home_fs_free_list(v, *n);
+		*n = 0;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < *n; i++)
+		names[i] = v[i].name;
+	free(v);
+	*out = names;
 	return 0;
 }
 

@@ -50,6 +50,14 @@ bool home_fs_path_within(const char *path, const char *prefix);
 int home_fs_list_names(int fd, char ***out, size_t *n);
 void home_fs_free_names(char **v, size_t n);
 
+/* The same with each entry's type from the directory (DT_*, DT_UNKNOWN where it gives none). */
+struct home_name {
+	char *name;
+	unsigned char type;
+};
+int home_fs_list(int fd, struct home_name **out, size_t *n);
+void home_fs_free_list(struct home_name *v, size_t n);
+
 /* Is the directory FD opaque in its layer (trusted.overlay.opaque "y")? */
 bool home_fs_is_opaque(int fd);
 

@@ -50,38 +50,32 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 	return (type == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-static int count_change(void *ctx, const struct home_change *c)
-{
-	(void)c;
-	(*(size_t *)ctx)++;
-	return 0;
-}
-
-struct home_count {
-	const struct sup *s;
-	size_t n;
-};
-
 static int count_changes(void *arg)
 {
-	struct home_count *c = arg;
+	struct home_tally *t = arg;
 
-	return home_diff(c->s->home_layer.dir, c->s->home, count_change, &c->n);
+	return home_diff_count(t->s->home_layer.dir, t->s->home, &t->n);
 }
 
 /*
  * What the agent changed outside the workspace: said when the session ends.
- * Compared with the real home, seen from the host's namespace (this thread
- * is in the view, where the home is the layer itself).
+ * Compared with the real home, seen from the host's namespace (in the
+ * view, the home is the layer itself).
  */
-void home_summary(const struct sup *s)
+void home_summary_start(const struct sup *s, struct home_tally *t)
 {
-	struct home_count c = { .s = s };
+	*t = (struct home_tally){ .s = s };
+	if (s->home_layer.lock_fd >= 0 && !s->opt->quiet)
+		(void)world_call_host_start(&s->world, &t->call, count_changes, t);
+}
+
+void home_summary(struct home_tally *t)
+{
+	const struct sup *s = t->s;
 	size_t n;
 
-	if (s->home_layer.lock_fd < 0 || world_call_host(&s->world, count_changes, &c) < 0 || !c.n)
+	if (world_call_join(&t->call) < 0 || !(n = t->n))
 		return;
-	n = c.n;
 	if (s->home_tmp[0])
 		say(s->opt->quiet, "the agent changed %zu path%s in its home, in a layer of this "
 		    "session's own, now discarded (another session held the layer)", n,

@@ -708,6 +708,7 @@ static void run_supervise(struct run *run)
 static int run_teardown(struct run *run)
 {
 	struct sup *s = &run->s;
+	struct home_tally tally;
 	pthread_t seal_thread;
 	bool sealing;
 
@@ -742,6 +743,7 @@ static int run_teardown(struct run *run)
 	if (world_leave(&s->world) < 0)
 		log_warn("run: leaving the session's view: %m (it goes at exit)");
 	phase("teardown starts");
+	home_summary_start(s, &tally);
 	/*
 	 * The last records and the seal's fsync (a journal commit) on a
 	 * thread while the session is taken down: nothing in the teardown
@@ -775,7 +777,7 @@ static int run_teardown(struct run *run)
 	 */
 	world_leave_wait(&s->world);
 	phase("the view's mounts gone");
-	home_summary(s);
+	home_summary(&tally);
 	close_home_layer(s);
 	/*
 	 * Only now, with the log sealed and its note gone: a reaper that found

@@ -269,16 +269,9 @@ int world_enter(const struct world *w)
 	return enter(w->ns_fd);
 }
 
-struct call {
-	int ns_fd;
-	int (*fn)(void *);
-	void *arg;
-	int r;
-};
-
 static void *call_thread(void *arg)
 {
-	struct call *c = arg;
+	struct world_call *c = arg;
 
 	c->r = enter(c->ns_fd);
 	if (c->r == 0)
@@ -286,16 +279,39 @@ static void *call_thread(void *arg)
 	return NULL;
 }
 
-static int call_in(int ns_fd, int (*fn)(void *arg), void *arg)
+static int call_start(int ns_fd, struct world_call *c, int (*fn)(void *arg), void *arg)
 {
-	struct call c = { .ns_fd = ns_fd, .fn = fn, .arg = arg };
-	pthread_t t;
-	int r = pthread_create(&t, NULL, call_thread, &c);
+	int r;
 
+	*c = (struct world_call){ .ns_fd = ns_fd, .fn = fn, .arg = arg };
+	r = pthread_create(&c->t, NULL, call_thread, c);
 	if (r)
 		return -r;
-	pthread_join(t, NULL);
-	return c.r;
+	c->started = true;
+	return 0;
+}
+
+int world_call_host_start(const struct world *w, struct world_call *c, int (*fn)(void *arg),
+			  void *arg)
+{
+	return call_start(w->host_fd, c, fn, arg);
+}
+
+int world_call_join(struct world_call *c)
+{
+	if (!c->started)
+		return -ECHILD;
+	pthread_join(c->t, NULL);
+	c->started = false;
+	return c->r;
+}
+
+static int call_in(int ns_fd, int (*fn)(void *arg), void *arg)
+{
+	struct world_call c;
+	int r = call_start(ns_fd, &c, fn, arg);
+
+	return r < 0 ? r : world_call_join(&c);
 }
 
 int world_call(const struct world *w, int (*fn)(void *arg), void *arg)

@@ -93,6 +93,22 @@ int world_call(const struct world *w, int (*fn)(void *arg), void *arg);
 int world_call_host(const struct world *w, int (*fn)(void *arg), void *arg);
 
 /*
+ * world_call_host begun and left running (0, or -errno: nothing started),
+ * and its thread joined (FN's result, or -errno; -ECHILD if none started).
+ */
+struct world_call {
+	pthread_t t;
+	bool started;
+	int ns_fd;
+	int (*fn)(void *arg);
+	void *arg;
+	int r;
+};
+int world_call_host_start(const struct world *w, struct world_call *c, int (*fn)(void *arg),
+			  void *arg);
+int world_call_join(struct world_call *c);
+
+/*
  * Fork the agent's first process into CGROUP (a v2 directory, or NULL: the
  * child joins it itself; a kernel that refuses is retried without it and
  * *in_cgroup says which) with new PID, IPC and mount namespaces: the child
