@@ -259,7 +259,14 @@ int sup_loop(struct sup *s, int *status)
 	int sfd, ffd = -1, nfd = -1, bfd;
 	bool agent_done = false;
 	uint64_t wall = s->pol->budgets.wall_time_s * 1000;
-	uint64_t last_budget = 0;
+	/*
+	 * The counters' look on the timer (every second; the only one where a
+	 * budget has no notification, v1 pids) starts a second in: from a
+	 * clock at 0 it came at the loop's first wake-up, reading the budget
+	 * files (ten system calls) while the agent's first exec waited, when
+	 * nothing can have been spent yet.
+	 */
+	uint64_t last_budget = mono_ms();
 	bool audit_stop = false;        /* stop_reason is the log's, said by its own record */
 	/*
 	 * The listener hangs up when no task holds the filter any more (the
