@@ -177,6 +177,25 @@ static int parse_args(int argc, char **argv, struct run_options *o)
 				return -E2BIG;
 			}
 			o->keep_fd[o->n_keep_fd++] = (int)fd;
+		} else if (!strcmp(a, "--stop-fd")) {
+			/*
+			 * Not in the usage: for cordon mcp-proxy, which holds the
+			 * other end and may not signal this root process once it
+			 * has given root up.  The session stops as on SIGTERM when
+			 * N reads end of file; N reaches no one else (close-on-exec,
+			 * and the agent gets 0, 1, 2 and --keep-fd only).
+			 */
+			char *end;
+			long fd;
+
+			NEEDV();
+			fd = strtol(v, &end, 10);
+			if (!*v || *end || fd < 3 || fd > INT_MAX || o->stop_fd ||
+			    fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+				log_err("run: --stop-fd %s: not an open descriptor above 2, or given twice", v);
+				return -EINVAL;
+			}
+			o->stop_fd = (int)fd;
 		} else if (!strcmp(a, "--upstream")) {
 			NEEDV();
 			if (o->n_upstreams >= RUN_MAX_ENV) {

@@ -137,7 +137,7 @@ int mcp_config_load_servers(struct proxy *p, const char *file, const char *ws)
 				goto out;
 			}
 		memset(s, 0, sizeof(*s));
-		s->rfd = s->wfd = -1;
+		s->rfd = s->wfd = s->stop_fd = -1;
 		snprintf(s->name, sizeof(s->name), "%s", name);
 		p->n_srv++;
 		cmd = json_object_get(v, "command");

@@ -24,13 +24,15 @@
 /*
  * Start a server in a session of its own: `cordon run` with the entry's
  * profile, its first root as the workspace, approvals denied (a server has
- * no human), the proxy's user.  Its stdio are the proxy's pipes; it dies
- * with the proxy (PDEATHSIG on the session's supervisor, which takes its
- * session down with it).
+ * no human), the proxy's user.  Its stdio are the proxy's pipes; it is
+ * stopped through its --stop-fd (mcp_state_srv_kill closes our end: the
+ * proxy may no longer signal that root process once it has given root up,
+ * mcp_proxy.c) and it dies with the proxy (PDEATHSIG on the session's
+ * supervisor, which takes its session down with it).
  */
 int mcp_server_start(struct proxy *p, struct srv *s)
 {
-	int in[2], out[2];
+	int in[2], out[2], stop[2];
 	char **argv;
 	size_t n = 0, na = 0;
 	char audit[PATH_MAX + 80];
@@ -39,7 +41,7 @@ int mcp_server_start(struct proxy *p, struct srv *s)
 		na++;
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		n++;
-	argv = calloc(16 + 2 * n + na + 1, sizeof(char *));
+	argv = calloc(18 + 2 * n + na + 1, sizeof(char *));
 	if (!argv)
 		return -ENOMEM;
 	n = 0;
@@ -65,18 +67,22 @@ int mcp_server_start(struct proxy *p, struct srv *s)
 		argv[n++] = "--env";
 		argv[n++] = s->env[i];
 	}
+	argv[n++] = "--stop-fd";
+	argv[n++] = "3";
 	argv[n++] = "--";
 	for (size_t i = 0; i < na; i++)
 		argv[n++] = s->argv[i];
 	argv[n] = NULL;
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(stop, O_CLOEXEC) < 0) {
 		free(argv);
 		return -errno;
 	}
 	s->pid = fork();
 	if (s->pid == 0) {
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+		/* dup2 onto itself keeps close-on-exec: the flag is cleared by hand there. */
+		if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
+		    (stop[0] == 3 ? fcntl(3, F_SETFD, 0) : dup2(stop[0], 3)) < 0)
 			_exit(125);
 		execv(p->self, argv);
 		_exit(125);
@@ -84,13 +90,16 @@ int mcp_server_start(struct proxy *p, struct srv *s)
 	free(argv);
 	close(in[0]);
 	close(out[1]);
+	close(stop[0]);
 	if (s->pid < 0) {
 		close(in[1]);
 		close(out[0]);
+		close(stop[1]);
 		return -errno;
 	}
 	s->wfd = in[1];
 	s->rfd = out[0];
+	s->stop_fd = stop[1];
 	(void)mcp_state_set_nonblock(s->wfd);
 	(void)mcp_state_set_nonblock(s->rfd);
 	linebuf_init(&s->in, SERVER_MAX_MSG);

@@ -226,6 +226,13 @@ json_t *mcp_state_request(uint64_t id, const char *method, json_t *params)
 			 method, "params", params ? params : json_object());
 }
 
+void mcp_state_srv_stop(struct srv *s)
+{
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	s->stop_fd = -1;
+}
+
 /* Fail every call waiting on a server that stopped, and mark it dead. */
 void mcp_state_srv_kill(struct proxy *p, struct srv *s, const char *why)
 {
@@ -234,11 +241,11 @@ void mcp_state_srv_kill(struct proxy *p, struct srv *s, const char *why)
 	s->state = SRV_DEAD;
 	snprintf(s->dead, sizeof(s->dead), "%s", why);
 	/*
-	 * SIGTERM to the session's supervisor: it kills its whole session
-	 * (cgroup) and seals its audit log; it is reaped when the proxy ends.
+	 * The session's supervisor stops it as on SIGTERM (its --stop-fd at
+	 * end of file): it kills its whole session (cgroup) and seals its
+	 * audit log; it is reaped when the proxy ends.
 	 */
-	if (s->pid > 0)
-		(void)kill(s->pid, SIGTERM);
+	mcp_state_srv_stop(s);
 	mcp_state_record(p, "mcp", json_pack("{s:s,s:s,s:s}", "what", "server stopped", "server", s->name,
 					     "reason", why));
 	for (struct call *k = p->calls, *next; k; k = next) {

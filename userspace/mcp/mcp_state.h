@@ -53,6 +53,7 @@ struct srv {
 	uint32_t timeout_s;
 	pid_t pid;
 	int wfd, rfd;
+	int stop_fd;                    /* its session's --stop-fd, our end: closed, it stops */
 	struct linebuf in;
 	struct outq out;
 	enum srv_state state;
@@ -184,6 +185,8 @@ json_t *mcp_state_request(uint64_t id, const char *method, json_t *params);
 /* Tell the server a call is abandoned (it then sends no answer). */
 void mcp_state_cancel_down(struct proxy *p, struct call *k, const char *reason);
 
+/* Stop a server's session (its --stop-fd closed); the caller reaps it. */
+void mcp_state_srv_stop(struct srv *s);
 /* Fail every call waiting on a server that stopped, and mark it dead (its session is ended). */
 void mcp_state_srv_kill(struct proxy *p, struct srv *s, const char *why);
 

@@ -73,6 +73,7 @@ struct run_options {
 	const char *upstream_ca;        /* --upstream-ca FILE: verifies those upstreams */
 	int keep_fd[RUN_MAX_ENV];       /* --keep-fd N: descriptors the agent inherits */
 	int n_keep_fd;
+	int stop_fd;                    /* --stop-fd N (> 2 when given): the session stops at its end of file */
 	char **argv;                    /* the agent's command */
 };
 

@@ -158,6 +158,16 @@ void sup_stop(struct sup *s, int sig, const char *by)
 	(void)kill(s->agent, sig);      /* cordon-init: to its whole namespace */
 }
 
+/* --stop-fd: its end of file (or an error) stops the session as SIGTERM does; bytes are read away. */
+static void stop_fd_input(struct sup *s)
+{
+	char buf[64];
+	ssize_t r = read(s->opt->stop_fd, buf, sizeof(buf));
+
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+		sup_stop(s, SIGTERM, "its --stop-fd closed (the MCP proxy stopped its server)");
+}
+
 static void stop_tick(struct sup *s, uint64_t now)
 {
 	if (!s->stop_sig || s->stop_killed || now < s->stop_at)
@@ -304,9 +314,9 @@ int sup_loop(struct sup *s, int *status)
 		json_decref(ev);
 	}
 	while (!agent_done) {
-		struct pollfd p[12];
+		struct pollfd p[13];
 		int n = 0, i_listen = -1, i_sig, i_appr = -1, i_ev = -1, i_pty = -1, i_tty = -1, i_init = -1,
-		    i_floor = -1, i_net = -1, i_budget = -1, i_mcp = -1, i_http = -1,
+		    i_floor = -1, i_net = -1, i_budget = -1, i_mcp = -1, i_http = -1, i_stop = -1,
 		    timeout = 1000;
 		uint64_t now = mono_ms();
 
@@ -340,8 +350,12 @@ int sup_loop(struct sup *s, int *status)
 			p[i_http = n++] = (struct pollfd){ .fd = s->egress.chan, .events = POLLIN };
 		if (s->init_chan >= 0)
 			p[i_init = n++] = (struct pollfd){ .fd = s->init_chan, .events = POLLIN };
+		if (s->opt->stop_fd > 2 && !s->stop_sig)
+			p[i_stop = n++] = (struct pollfd){ .fd = s->opt->stop_fd, .events = POLLIN };
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			return -errno;
+		if (i_stop >= 0 && p[i_stop].revents)
+			stop_fd_input(s);
 		if (i_listen >= 0 && (p[i_listen].revents & POLLIN))
 			handle_notification(s);
 		else if (i_listen >= 0 && (p[i_listen].revents & (POLLHUP | POLLERR | POLLNVAL)))
