@@ -232,7 +232,13 @@ int peer_read(int fd, struct ucred *cr, char **cg)
 	r = read_file(p, cg, 65536);
 	if (r >= 0)
 		r = 0;
-	if (!r && pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+	/*
+	 * Still there after the read (its pid not yet another's)?  Signal 0
+	 * asks; EPERM is an answer too, from a caller that may not signal it
+	 * (the MCP proxy once it gave root up): the process exists.
+	 */
+	if (!r && pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 &&
+	    errno != EPERM)
 		r = -ESRCH;
 	if (pidfd >= 0)
 		close(pidfd);
@@ -465,6 +471,11 @@ int caps_set(uint64_t keep)
 	};
 
 	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+uid_t helper_uid(void)
+{
+	return HELPER_UID_BASE + (uid_t)getpid();
 }
 
 int drop_identity(uid_t u, gid_t g, const gid_t *groups, size_t n, uint64_t keep,

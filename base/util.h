@@ -99,6 +99,15 @@ int caps_bound_to(uint64_t keep);
 int caps_set(uint64_t keep);
 
 /*
+ * The identity a root helper that parses the agent's traffic takes once
+ * started (the egress broker, the MCP proxy): HELPER_UID_BASE plus its pid,
+ * unique among live helpers, above the ranges SSSD and systemd hand out,
+ * owning no file.
+ */
+#define HELPER_UID_BASE 0x7f000000u
+uid_t helper_uid(void);
+
+/*
  * A root helper's identity changed for good to U:G with supplementary
  * groups GROUPS[N]: the capability bounding set emptied first but for the
  * capabilities in KEEP (a mask of CAP_* bits), then the ids, checked; no

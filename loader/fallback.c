@@ -37,6 +37,7 @@
 #include <linux/sched.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <seccomp.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -778,4 +779,73 @@ int fallback_apply(const struct policy *p, const struct fallback_options *opt,
 	r = fallback_apply_prepared(fd, rep);
 	close(fd);
 	return r;
+}
+
+/*
+ * The rules a confined helper gets on top of the denylist: no program run,
+ * no process made, no socket made or connected (the host's Unix sockets,
+ * an X server's, the system bus, are reached by connect alone, which
+ * Landlock does not judge), no signal but to itself, and a pidfd's signal
+ * only to ask whether its process lives (peer_read).  Runtime libseccomp:
+ * a helper starts once a session, not on its critical path.
+ */
+static int helper_rules(scmp_filter_ctx ctx)
+{
+	static const int eperm[] = {
+		SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(fork), SCMP_SYS(vfork),
+		SCMP_SYS(clone), SCMP_SYS(socket), SCMP_SYS(socketpair), SCMP_SYS(connect),
+		SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(kill), SCMP_SYS(tkill),
+		SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd),
+	};
+	scmp_datum_t self = (scmp_datum_t)getpid();
+	int r = 0;
+
+	for (size_t i = 0; !r && i < ARRAY_SIZE(eperm); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), eperm[i], 0);
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+				     SCMP_A0(SCMP_CMP_NE, self));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(rt_tgsigqueueinfo), 1,
+				     SCMP_A0(SCMP_CMP_NE, self));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(pidfd_send_signal), 1,
+				     SCMP_A1(SCMP_CMP_NE, 0));
+	return r;
+}
+
+int fallback_confine_helper(const char *read_dir)
+{
+	struct cordon_landlock_ruleset_attr attr = { 0 };
+	struct landlock_path_beneath_attr pb = {
+		.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR,
+	};
+	_cleanup_close_ int rs = -1, dir = -1;
+	scmp_filter_ctx ctx;
+	int abi = landlock_abi(), r;
+
+	if (abi < 1)
+		return abi < 0 ? abi : -EOPNOTSUPP;
+	attr.handled_access_fs = landlock_abi_fs(abi);
+	attr.handled_access_net = landlock_abi_net(abi);
+	attr.scoped = landlock_abi_scope(abi);
+	rs = landlock_create_ruleset(&attr, landlock_abi_attr_size(abi), 0);
+	dir = open(read_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rs < 0 || dir < 0)
+		return -errno;
+	pb.parent_fd = dir;
+	if (landlock_add_rule(rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_restrict_self(rs, 0) < 0)
+		return -errno;
+	r = fallback_seccomp_install();
+	if (r < 0)
+		return r;
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+	r = helper_rules(ctx);
+	if (!r)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r > 0 ? -r : r;
 }

@@ -112,6 +112,55 @@ id=$(pending_id)
 ok "an escalated tools/call is held and listed by cordon pending ($id)" test -n "$id"
 ok "  with its summary and rule" sh -c "'$cordon' pending | grep -q 'MCP tool publish on server sh' && '$cordon' pending | grep -q 'rule publish'"
 ok "  nothing reached the server while it was held" sh -c "! grep -q publish '$scratch/srv/calls'"
+# While the call is held the proxy runs, its servers up: it has given root up
+# (userspace/mcp/mcp_proxy.c, give_root_up).  Its identity, then what code
+# run inside it can do: calls injected into the live proxy with gdb, each
+# made as the proxy, against the same calls in a root process (the control:
+# the injection works, and the row can fail).
+proxy=
+for d in /proc/[0-9]*; do
+    case $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) in
+    *" mcp-proxy "*--channel-fd*) proxy=${d#/proc/}; break ;;
+    esac
+done
+st=$(cat "/proc/$proxy/status" 2>/dev/null)
+want=$((0x7f000000 + ${proxy:-0}))
+field() { printf '%s\n' "$st" | sed -n "s/^$1:[[:space:]]*//p" | tr -s '\t ' ' ' | sed 's/ $//'; }
+ok "the proxy gave root up: uid and gid its own ($(field Uid))" \
+    sh -c '[ "$1" = "$3 $3 $3 $3" ] && [ "$2" = "$3 $3 $3 $3" ]' _ "$(field Uid)" "$(field Gid)" "$want"
+ok "  no groups, CAP_DAC_READ_SEARCH alone ($(field CapEff))" \
+    sh -c '[ -z "$1" ] && [ "$2" = 0000000000000004 ] && [ "$3" = 0000000000000004 ] &&
+        [ "$4" = 0000000000000004 ]' _ "$(field Groups)" "$(field CapEff)" "$(field CapPrm)" "$(field CapBnd)"
+ok "  no_new_privs, a seccomp filter" sh -c '[ "$1" = 1 ] && [ "$2" = 2 ]' _ "$(field NoNewPrivs)" "$(field Seccomp)"
+sup=$(field PPid)
+if command -v gdb >/dev/null 2>&1; then
+    # inject PID CALL...: each call made inside PID by gdb; its values, one per call
+    inject() {
+        _pid=$1
+        shift
+        _n=$#
+        while [ "$_n" -gt 0 ]; do set -- "$@" -ex "call (int)$1"; shift; _n=$((_n - 1)); done
+        timeout 60 gdb -q -p "$_pid" -batch "$@" 2>/dev/null | sed -n 's/^\$[0-9]* = //p' | tr '\n' ' '
+    }
+    as_proxy=$(inject "$proxy" 'open("/proc/self/status",0)' 'open("/etc/shadow",0)' \
+        "open(\"$WS/.probe\",0101,0644)" 'socket(1,1,0)' "kill($sup,0)" 'getuid()' 'fork()' \
+        "ptrace(16,$sup,0,0)")
+    # (started in a subshell: $! stays the session's, which the test waits for below)
+    ctl=$(sh -c 'sleep 300 >/dev/null 2>&1 & echo $!')
+    as_root=$(inject "$ctl" 'open("/proc/self/status",0)' 'open("/etc/shadow",0)' \
+        "open(\"$WS/.probe\",0101,0644)" 'socket(1,1,0)' "kill($sup,0)" 'getuid()')
+    kill "$ctl" 2>/dev/null
+    rm -f "$WS/.probe"
+    ok "as the proxy: /proc read (its one grant); no /etc/shadow, no file made, no socket, no signal to the supervisor, the uid its own, no fork, no ptrace ($as_proxy)" \
+        sh -c 'w=$2; set -- $1; [ "$1" -ge 0 ] && [ "$2" = -1 ] && [ "$3" = -1 ] && [ "$4" = -1 ] &&
+            [ "$5" = -1 ] && [ "$6" = "$w" ] && [ "$7" = -1 ] && [ "$8" = -1 ]' _ "$as_proxy" "$want"
+    ok "  the control: the same calls made in a root process succeed ($as_root)" \
+        sh -c 'set -- $1; [ "$1" -ge 0 ] && [ "$2" -ge 0 ] && [ "$3" -ge 0 ] && [ "$4" -ge 0 ] &&
+            [ "$5" = 0 ] && [ "$6" = 0 ]' _ "$as_root"
+else
+    skip "as the proxy: calls injected into it need gdb (not in the VM's guest)"
+    skip "  the control: the same"
+fi
 ok "cordon approve answers it" "$cordon" approve "$id"
 wait $!
 rc=$?

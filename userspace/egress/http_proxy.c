@@ -187,9 +187,7 @@ static int listen_on(const char *spec, char *portfile)
  * bodies with tool calls): of cordon's processes, the one most exposed to
  * the agent.  Once its start is done (the policy, the secrets, the session
  * CA, its sockets, the session's cgroup) it needs no privilege, so in a
- * session it gives root up for an identity of its own: BROKER_UID_BASE
- * plus its pid (unique among live brokers, above the ranges SSSD and
- * systemd hand out; no file is ever owned by it), no capability but
+ * session it gives root up for an identity of its own (helper_uid), no capability but
  * CAP_IPC_LOCK where it holds secrets, no_new_privs.  A flaw exploited in it then yields an unprivileged
  * process holding what it must (its session's secrets, the network), not
  * root on the host: it cannot trace or signal the supervisor, the watchdog,
@@ -198,11 +196,9 @@ static int listen_on(const char *spec, char *portfile)
  * ssh-agent (it reaches the human's socket at each connection), and
  * `cordon http-proxy` run by hand.
  */
-#define BROKER_UID_BASE 0x7f000000u
-
 static int drop_root(bool locked)
 {
-	uid_t u = BROKER_UID_BASE + (uid_t)getpid();
+	uid_t u = helper_uid();
 
 	/*
 	 * Its memory is locked for the secrets (mlockall, MCL_FUTURE): without

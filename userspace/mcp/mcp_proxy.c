@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -47,8 +48,10 @@
 #include <time.h>
 
 #include "audit.h"
+#include "fallback.h"
 #include "jsonpos.h"
 #include "jsonrpc.h"
+#include "landlock_compat.h"
 #include "mcp_client.h"
 #include "mcp_config.h"
 #include "mcp_proxy.h"
@@ -115,6 +118,43 @@ static bool client_busy(const struct proxy *p, const struct client *c)
 		if ((k->kind == CALL_TOOL || k->kind == CALL_HELD) && k->c == c)
 			return true;
 	return false;
+}
+
+/*
+ * The proxy reads what the agent sends (JSON-RPC, its tool calls and their
+ * arguments).  Once its servers run (each a `cordon run` of its own,
+ * started as root) it needs root no more, so in a session it gives root up,
+ * as the egress broker does (http_proxy.c): an identity of its own
+ * (helper_uid), no groups, no_new_privs, not dumpable, and one capability,
+ * CAP_DAC_READ_SEARCH, for the paths it judges: they are made canonical
+ * against its servers' roots, through directories only their user may
+ * search (a home of mode 0700; without it a symlink there would be judged
+ * as written).  That capability would also read every file, so the proxy
+ * then confines itself (fallback_confine_helper): it may open nothing but
+ * /proc, for reading (a client's cgroup, at each accept), and make no
+ * socket, connect, exec, fork or signal.  Its servers are stopped through
+ * their --stop-fd, not a signal.  A flaw exploited in it then yields a
+ * process that can stat any path, read /proc as an unprivileged user, and
+ * answer on the descriptors it holds (its clients, its servers, its
+ * channel): no file, socket, signal or process of the host's.  Without
+ * Landlock it keeps no capability (paths it cannot search are then judged
+ * as written, and said so).  `cordon mcp-proxy` run by hand keeps root.
+ */
+static int give_root_up(void)
+{
+	uid_t u = helper_uid();
+	bool landlock = landlock_abi() >= 1;
+	int r = drop_identity(u, (gid_t)u, NULL, 0, landlock ? 1ull << CAP_DAC_READ_SEARCH : 0,
+			      getppid());
+
+	if (r < 0)
+		return r;
+	if (!landlock) {
+		log_warn("mcp-proxy: no Landlock on this kernel: the proxy keeps no capability, and "
+			 "judges a path through a directory its user alone may search as written");
+		return fallback_seccomp_install();
+	}
+	return fallback_confine_helper("/proc");
 }
 
 static volatile sig_atomic_t got_signal;
@@ -450,6 +490,11 @@ int cmd_mcp_proxy(int argc, char **argv)
 		}
 		mcp_server_initialize(&p, &p.srv[i]);
 	}
+	if (p.chan_fd >= 0 && (r = give_root_up()) < 0) {
+		log_err("mcp-proxy: cannot give up root: %s", strerror(-r));
+		ret = 125;
+		goto out;
+	}
 	r = proxy_loop(&p);
 	ret = r < 0 ? 125 : 0;
 	/* Not one server ever came up: the proxy served nothing, and says so in its status. */
@@ -470,10 +515,9 @@ out:
 	for (size_t i = 0; i < p.n_srv; i++) {
 		struct srv *s = &p.srv[i];
 
-		if (s->pid > 0) {
-			(void)kill(s->pid, SIGTERM);
+		mcp_state_srv_stop(s);
+		if (s->pid > 0)
 			(void)waitpid(s->pid, NULL, 0);
-		}
 		if (s->rfd >= 0)
 			close(s->rfd);
 		if (s->wfd >= 0)
