@@ -824,19 +824,19 @@ int fallback_confine_helper(const char *read_dir)
 	scmp_filter_ctx ctx;
 	int abi = landlock_abi(), r;
 
-	if (abi < 1)
-		return abi < 0 ? abi : -EOPNOTSUPP;
-	attr.handled_access_fs = landlock_abi_fs(abi);
-	attr.handled_access_net = landlock_abi_net(abi);
-	attr.scoped = landlock_abi_scope(abi);
-	rs = landlock_create_ruleset(&attr, landlock_abi_attr_size(abi), 0);
-	dir = open(read_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rs < 0 || dir < 0)
-		return -errno;
-	pb.parent_fd = dir;
-	if (landlock_add_rule(rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0 ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_restrict_self(rs, 0) < 0)
-		return -errno;
+	if (abi >= 1) {
+		attr.handled_access_fs = landlock_abi_fs(abi);
+		attr.handled_access_net = landlock_abi_net(abi);
+		attr.scoped = landlock_abi_scope(abi);
+		rs = landlock_create_ruleset(&attr, landlock_abi_attr_size(abi), 0);
+		dir = open(read_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rs < 0 || dir < 0)
+			return -errno;
+		pb.parent_fd = dir;
+		if (landlock_add_rule(rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || landlock_restrict_self(rs, 0) < 0)
+			return -errno;
+	}
 	r = fallback_seccomp_install();
 	if (r < 0)
 		return r;

@@ -142,13 +142,13 @@ int fallback_seccomp_install(void);
 
 /*
  * A helper outside every session that parses the agent's traffic (the MCP
- * proxy, once its servers run) confined to what it still does: a Landlock
- * domain in which it may open nothing but what lies below READ_DIR, for
- * reading (no file written, made, removed or run; no TCP; no abstract
- * socket or signal outside it, where the kernel has those scopes), the
- * denylist, and helper rules: no exec, fork, socket, connect, bind or
- * listen, no signal but to itself, a pidfd's signal 0 only.  Sets
- * no_new_privs.  0, or -errno (-EOPNOTSUPP: no Landlock; nothing applied).
+ * proxy, once its servers run) confined to what it still does: where the
+ * kernel has Landlock, a domain in which it may open nothing but what lies
+ * below READ_DIR, for reading (no file written, made, removed or run; no
+ * TCP; no abstract socket or signal outside it, where the kernel has those
+ * scopes); and always the denylist and helper rules: no exec, fork,
+ * socket, connect, bind or listen, no signal but to itself, a pidfd's
+ * signal 0 only.  Sets no_new_privs.  0, or -errno.
  */
 int fallback_confine_helper(const char *read_dir);
 

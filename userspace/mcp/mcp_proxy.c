@@ -149,11 +149,9 @@ static int give_root_up(void)
 
 	if (r < 0)
 		return r;
-	if (!landlock) {
+	if (!landlock)
 		log_warn("mcp-proxy: no Landlock on this kernel: the proxy keeps no capability, and "
 			 "judges a path through a directory its user alone may search as written");
-		return fallback_seccomp_install();
-	}
 	return fallback_confine_helper("/proc");
 }
 

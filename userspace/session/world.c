@@ -306,22 +306,12 @@ int world_call_join(struct world_call *c)
 	return c->r;
 }
 
-static int call_in(int ns_fd, int (*fn)(void *arg), void *arg)
-{
-	struct world_call c;
-	int r = call_start(ns_fd, &c, fn, arg);
-
-	return r < 0 ? r : world_call_join(&c);
-}
-
 int world_call(const struct world *w, int (*fn)(void *arg), void *arg)
 {
-	return call_in(w->ns_fd, fn, arg);
-}
+	struct world_call c;
+	int r = call_start(w->ns_fd, &c, fn, arg);
 
-int world_call_host(const struct world *w, int (*fn)(void *arg), void *arg)
-{
-	return call_in(w->host_fd, fn, arg);
+	return r < 0 ? r : world_call_join(&c);
 }
 
 #define WORLD_NS (CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS)

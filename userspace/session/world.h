@@ -89,11 +89,9 @@ int world_enter(const struct world *w);
 /* Run FN(ARG) on a short-lived thread inside the view; FN's result, or -errno. */
 int world_call(const struct world *w, int (*fn)(void *arg), void *arg);
 
-/* The same in the host's mount namespace (the real home, where the view shows a layer). */
-int world_call_host(const struct world *w, int (*fn)(void *arg), void *arg);
-
 /*
- * world_call_host begun and left running (0, or -errno: nothing started),
+ * The same in the host's mount namespace (the real home, where the view
+ * shows a layer), begun and left running (0, or -errno: nothing started),
  * and its thread joined (FN's result, or -errno; -ECHILD if none started).
  */
 struct world_call {
