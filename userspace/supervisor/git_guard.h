@@ -24,7 +24,14 @@
  *   the keys of its config that run programs (git_config_strip.h, a list)
  *   held aside in GITDIR/cordon-held-SESSION/, the rest of its config kept
  *   so the repository still works; a commondir planted anywhere, a new
- *   .git file pointing at no repository of the workspace, held the same.
+ *   .git file pointing at no repository of the workspace, held the same;
+ *   in a repository of the start, what was not there then to be made
+ *   read-only (hooks, config, config.worktree, a linked worktree's) is
+ *   taken as in a new one, and a hooks symlink replaced is put back.
+ * - what a repository's config, the user's global configs or a hooks
+ *   symlink make git run from elsewhere in the workspace
+ *   (git_guard_point.h): read-only when it exists, held aside at the end
+ *   when it did not.
  * - the agent and editor files below (at the workspace's top and at each
  *   repository's top: where a human opens a project) are compared with
  *   their start: one created or changed is renamed to

@@ -239,14 +239,13 @@ static void strip_config(struct end *e, int gfd, const char *gpath, const char *
 	say(e, GIT_GUARD_CONFIG, path, moved, r == 0, detail);
 }
 
-/* A git directory that did not exist at the start: what runs code, held aside. */
-static void end_new_gitdir(struct end *e, int gfd, const char *gpath)
+/* GITDIR/hooks made during the session: each hook in it (all but *.sample) held aside. */
+static void end_hooks(struct end *e, int gfd, const char *gpath)
 {
 	_cleanup_close_ int hfd = openat(gfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					 O_CLOEXEC);
 	_cleanup_free_ char *names = NULL;
 	size_t len = 0;
-	struct stat st;
 
 	if (hfd < 0 && errno != ENOENT) {
 		hold_say(e, GIT_GUARD_HOOK, gfd, "hooks", gfd, gpath, NULL,
@@ -277,6 +276,45 @@ static void end_new_gitdir(struct end *e, int gfd, const char *gpath)
 		for (size_t off = 0; off < len; off += strlen(names + off) + 1)
 			hold_say(e, GIT_GUARD_HOOK, hfd, names + off, gfd, gpath, "hooks", NULL);
 	}
+}
+
+/*
+ * GITDIR/hooks, a symlink at the start whose text was LINK (what it leads
+ * to was made read-only or listed at the plan): the same link, or
+ * whatever is there instead held aside whole and the link put back.
+ */
+static void end_hooks_link(struct end *e, int gfd, const char *gpath, const char *link)
+{
+	char text[PATH_MAX], path[PATH_MAX + 8], moved[PATH_MAX + 192];
+	ssize_t n = readlinkat(gfd, "hooks", text, sizeof(text) - 1);
+	bool gone = n < 0 && errno == ENOENT;
+	int r = 0;
+
+	if (n >= 0) {
+		text[n] = 0;
+		if (!strcmp(text, link))
+			return;
+	}
+	snprintf(path, sizeof(path), "%s/hooks", gpath);
+	if (!gone)
+		r = hold(e, gfd, "hooks", gfd, gpath, NULL, moved, sizeof(moved));
+	if (r < 0) {
+		say(e, GIT_GUARD_HOOK, path, NULL, false,
+		    "its hooks symlink was replaced: COULD NOT MOVE IT: remove it before running "
+		    "git there");
+		return;
+	}
+	r = symlinkat(link, gfd, "hooks");
+	say(e, GIT_GUARD_HOOK, path, gone ? NULL : moved, r == 0,
+	    gone ? "its hooks symlink was removed" : "its hooks symlink was replaced");
+}
+
+/* A git directory that did not exist at the start: what runs code, held aside. */
+static void end_new_gitdir(struct end *e, int gfd, const char *gpath)
+{
+	struct stat st;
+
+	end_hooks(e, gfd, gpath);
 	strip_config(e, gfd, gpath, "config");
 	strip_config(e, gfd, gpath, "config.worktree");
 	if (fstatat(gfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -308,7 +346,32 @@ static void end_new_worktree(struct end *e, int wfd, const char *wpath)
 
 static void end_modules(struct end *e, int dfd, const char *dpath, int depth);
 
-/* A git directory met at the end: new, or one planned (a commondir planted in it). */
+/*
+ * A git directory of the start (g->dirs[I]): what was not there to be made
+ * read-only then, and is now, is taken as in a new one (git_guard_plan.h,
+ * GIT_GUARD_HAD_*): a commondir, a config or config.worktree (stripped),
+ * hooks (held aside), a hooks symlink changed.
+ */
+static void end_old_gitdir(struct end *e, int gfd, const char *gpath, size_t i)
+{
+	unsigned had = e->g->had[i];
+	struct stat st;
+
+	if (!(had & GIT_GUARD_HAD_COMMONDIR) && fstatat(gfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0)
+		hold_say(e, GIT_GUARD_COMMONDIR, gfd, "commondir", gfd, gpath, NULL, NULL);
+	if (!(had & GIT_GUARD_HAD_CONFIG))
+		strip_config(e, gfd, gpath, "config");
+	if (!(had & GIT_GUARD_HAD_CONFIG_WT))
+		strip_config(e, gfd, gpath, "config.worktree");
+	if (had & GIT_GUARD_HAD_HOOKS)
+		return;
+	if (e->g->hooks_link[i])
+		end_hooks_link(e, gfd, gpath, e->g->hooks_link[i]);
+	else
+		end_hooks(e, gfd, gpath);
+}
+
+/* A git directory met at the end: new, or one planned (what was not there then). */
 static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 {
 	const struct git_guard *g = e->g;
@@ -326,8 +389,8 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 	(void)seen_add(e, &st);
 	if (!git_guard_plan_has_id(g->dir_ids, g->n_dirs, &st, &i))
 		end_new_gitdir(e, gfd, gpath);
-	else if (!g->had_commondir[i] && fstatat(gfd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0)
-		hold_say(e, GIT_GUARD_COMMONDIR, gfd, "commondir", gfd, gpath, NULL, NULL);
+	else
+		end_old_gitdir(e, gfd, gpath, i);
 	wfd = openat(gfd, "worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (wfd >= 0) {
 		int dfd = fcntl(wfd, F_DUPFD_CLOEXEC, 3);
@@ -343,8 +406,10 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 				continue;
 			(void)seen_add(e, &st);
 			snprintf(sub, sizeof(sub), "%s/worktrees/%s", gpath, de->d_name);
-			if (!git_guard_plan_has_id(g->known, g->n_known, &st, NULL))
+			if (!git_guard_plan_has_id(g->known, g->n_known, &st, &i))
 				end_new_worktree(e, fd, sub);
+			else if (!(g->known_had[i] & GIT_GUARD_HAD_CONFIG_WT))
+				strip_config(e, fd, sub, "config.worktree");
 		}
 		if (d)
 			closedir(d);
@@ -456,6 +521,54 @@ static void end_gitfile(struct end *e, const char *path)
 	}
 }
 
+/*
+ * REL (relative to the workspace), where a config or a hooks link pointed
+ * at nothing at the start (git_guard_point.h): whatever is there now held
+ * aside, renamed NAME.cordon-held-SESSION; so is a symlink or file the
+ * agent put in place of a directory on the way (git would follow it).
+ */
+static void end_pointed(struct end *e, const char *rel)
+{
+	char comp[NAME_MAX + 1], aside[NAME_MAX + 96], path[PATH_MAX], moved[PATH_MAX + 96];
+	_cleanup_close_ int dfd = fcntl(e->wsfd, F_DUPFD_CLOEXEC, 3);
+	const char *p = rel;
+
+	snprintf(path, sizeof(path), "%s", e->g->workspace);
+	while (dfd >= 0 && *p) {
+		size_t l = strcspn(p, "/");
+		struct stat st;
+		int next;
+
+		if (l > NAME_MAX)
+			return;
+		memcpy(comp, p, l);
+		comp[l] = 0;
+		p += l + (p[l] == '/');
+		if (strlen(path) + l + 2 < sizeof(path))
+			strcat(strcat(path, "/"), comp);
+		if (fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return;         /* nothing there */
+		if (*p && S_ISDIR(st.st_mode)) {
+			next = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			close(dfd);
+			dfd = next;
+			continue;
+		}
+		held_name(e->g, comp, aside, sizeof(aside));
+		if (renameat(dfd, comp, dfd, aside) == 0) {
+			snprintf(moved, sizeof(moved), "%.*s%s", (int)(strlen(path) - l), path, aside);
+			say(e, GIT_GUARD_POINTED, path, moved, false,
+			    *p ? "a symlink or file where a repository's config or hooks link points "
+				 "through a directory" :
+				 "made where a repository's config or hooks link points");
+		} else {
+			say(e, GIT_GUARD_POINTED, path, NULL, false,
+			    "COULD NOT MOVE IT: remove it before running git there");
+		}
+		return;
+	}
+}
+
 int git_guard_end(const struct git_guard *g,
 		  void (*report)(void *ctx, const struct git_guard_held *h), void *ctx)
 {
@@ -480,6 +593,8 @@ int git_guard_end(const struct git_guard *g,
 		    w->cap ? w->cap : strerror(-r));
 	for (size_t i = 0; i < e.n_gitfiles; i++)
 		end_gitfile(&e, e.gitfiles[i]);
+	for (size_t i = 0; i < g->n_pointed; i++)
+		end_pointed(&e, g->pointed[i]);
 	for (size_t i = 0; i < g->n_watch; i++) {
 		const struct git_guard_watch *wt = &g->watch[i];
 		const char *root = g->roots[wt->root];

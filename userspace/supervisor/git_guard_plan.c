@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "git_guard_plan.h"
+#include "git_guard_point.h"
 #include "util.h"
 
 #define STR_(x) #x
@@ -94,14 +95,36 @@ static int add_ro(struct git_guard *g, const char *dir, const char *const *names
 
 static int plan_modules(struct git_guard *g, const char *dir, int depth);
 
+/* DIR/NAME is a file or a directory (what add_ro makes read-only). */
+static bool pinned(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) &&
+	       (is_kind(p, S_IFREG) || is_kind(p, S_IFDIR));
+}
+
+/* A linked worktree's directory or a .git file, known at the start; HAD: GIT_GUARD_HAD_*. */
+static int add_known(struct git_guard *g, const struct stat *st, unsigned had)
+{
+	size_t n = g->n_known;
+	unsigned *nh = realloc(g->known_had, (n + 1) * sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	g->known_had = nh;
+	nh[n] = had;
+	return git_guard_plan_add_id(&g->known, &g->n_known, st);
+}
+
 static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 {
 	static const char *const own[] = { "config", "config.worktree", "hooks", "commondir", NULL };
 	static const char *const linked[] = { "commondir", "gitdir", "config.worktree", NULL };
-	char sub[PATH_MAX];
+	char sub[PATH_MAX], **nl;
 	struct stat st;
-	size_t n_ids = g->n_dirs;
-	bool *nh;
+	size_t n_ids = g->n_dirs, idx = g->n_dirs;
+	unsigned *nh;
 	DIR *d;
 	struct dirent *de;
 	int r;
@@ -113,15 +136,27 @@ static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 	r = git_guard_plan_add_id(&g->dir_ids, &n_ids, &st);
 	if (r < 0)
 		return r;
-	nh = realloc(g->had_commondir, (g->n_dirs + 1) * sizeof(*nh));
-	if (!nh)
+	nh = realloc(g->had, (idx + 1) * sizeof(*nh));
+	if (nh)
+		g->had = nh;
+	nl = realloc(g->hooks_link, (idx + 1) * sizeof(*nl));
+	if (nl)
+		g->hooks_link = nl;
+	if (!nh || !nl)
 		return -ENOMEM;
-	g->had_commondir = nh;
-	nh[g->n_dirs] = exists(dir, "commondir");
+	nh[idx] = (exists(dir, "commondir") ? GIT_GUARD_HAD_COMMONDIR : 0) |
+		  (pinned(dir, "config") ? GIT_GUARD_HAD_CONFIG : 0) |
+		  (pinned(dir, "config.worktree") ? GIT_GUARD_HAD_CONFIG_WT : 0) |
+		  (pinned(dir, "hooks") ? GIT_GUARD_HAD_HOOKS : 0);
+	nl[idx] = NULL;
 	r = git_guard_plan_add(&g->dirs, &g->n_dirs, dir, NULL);
 	if (r < 0)
 		return r;
 	r = add_ro(g, dir, own);
+	if (r < 0)
+		return r;
+	/* What its config and hooks make git run from elsewhere in the workspace. */
+	r = git_guard_point_gitdir(g, dir, idx);
 	if (r < 0)
 		return r;
 	/* Linked worktrees: their commondir and gitdir say where their repository is. */
@@ -135,7 +170,7 @@ static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 			    (size_t)snprintf(wt, sizeof(wt), "%s/%s", sub, de->d_name) >= sizeof(wt) ||
 			    lstat(wt, &st) < 0 || !S_ISDIR(st.st_mode))
 				continue;
-			r = git_guard_plan_add_id(&g->known, &g->n_known, &st);
+			r = add_known(g, &st, pinned(wt, "config.worktree") ? GIT_GUARD_HAD_CONFIG_WT : 0);
 			if (r >= 0)
 				r = add_ro(g, wt, linked);
 		}
@@ -208,7 +243,7 @@ static int plan_on_gitfile(struct git_guard_walk *w, int dfd)
 	}
 	if (fstatat(dfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	r = git_guard_plan_add_id(&g->known, &g->n_known, &st);
+	r = add_known(g, &st, 0);
 	return r < 0 ? r : git_guard_plan_add(&g->ro, &g->n_ro, w->path, NULL);
 }
 
@@ -252,8 +287,8 @@ static int plan_watch(struct git_guard *g)
 	return 0;
 }
 
-int git_guard_plan_session(const char *workspace, const char *session, struct git_guard *g,
-			   char *why, size_t wlen)
+int git_guard_plan_session(const char *workspace, const char *session, const char *home,
+			   struct git_guard *g, char *why, size_t wlen)
 {
 	_cleanup_free_ struct git_guard_walk *w = calloc(1, sizeof(*w));
 	int r;
@@ -272,12 +307,17 @@ int git_guard_plan_session(const char *workspace, const char *session, struct gi
 		r = -ENOMEM;
 		goto fail;
 	}
+	r = git_guard_point_globals(g, home);
+	if (r < 0)
+		goto fail;
 	w->gitdir = plan_on_gitdir;
 	w->gitfile = plan_on_gitfile;
 	w->root = plan_on_root;
 	w->ctx = g;
 	r = git_guard_walk(w, workspace);
 	g->walked = w->entries;
+	if (r >= 0)
+		r = git_guard_point_settle(g);
 	if (r < 0) {
 		if (why && w->cap)
 			snprintf(why, wlen, "%s: the workspace is over %s, so its repositories cannot "
@@ -301,14 +341,25 @@ fail:
 
 int git_guard_plan(const char *workspace, struct git_guard *g)
 {
-	return git_guard_plan_session(workspace, NULL, g, NULL, 0);
+	return git_guard_plan_session(workspace, NULL, NULL, g, NULL, 0);
 }
 
 
 void git_guard_free(struct git_guard *g)
 {
-	for (size_t i = 0; i < g->n_dirs; i++)
+	for (size_t i = 0; i < g->n_dirs; i++) {
 		free(g->dirs[i]);
+		if (g->hooks_link)
+			free(g->hooks_link[i]);
+	}
+	for (size_t i = 0; i < g->n_pointed; i++)
+		free(g->pointed[i]);
+	for (size_t i = 0; i < g->n_global_hooks; i++)
+		free(g->global_hooks[i]);
+	free(g->hooks_link);
+	free(g->pointed);
+	free(g->global_hooks);
+	free(g->known_had);
 	for (size_t i = 0; i < g->n_ro; i++)
 		free(g->ro[i]);
 	for (size_t i = 0; i < g->n_roots; i++)
@@ -317,7 +368,7 @@ void git_guard_free(struct git_guard *g)
 		free(g->watch[i].s.data);
 	free(g->dirs);
 	free(g->ro);
-	free(g->had_commondir);
+	free(g->had);
 	free(g->dir_ids);
 	free(g->known);
 	free(g->roots);

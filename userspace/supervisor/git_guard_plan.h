@@ -14,41 +14,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "git_guard_state.h"
 #include "git_guard_walk.h"
-#include "git_guard_watch.h"
 
 /* Modules in modules, and names with slashes: searched this deep. */
 #define GIT_GUARD_MODULES_DEPTH 8
-
-struct git_guard_id {
-	dev_t dev;
-	ino_t ino;
-};
-
-/* A watched file at the plan: its root (an index of roots), its name, its state. */
-struct git_guard_watch {
-	size_t root;
-	const char *rel;
-	struct git_guard_wstate s;
-};
-
-struct git_guard {
-	size_t n_dirs;                  /* git directories pinned, parents first */
-	char **dirs;
-	bool *had_commondir;            /* GITDIR/commondir existed at the start */
-	struct git_guard_id *dir_ids;   /* each of dirs, as it was */
-	size_t n_ro;                    /* paths made read-only, after their pins */
-	char **ro;
-	/* What git_guard_end compares with. */
-	char *workspace, *session;
-	size_t n_known;                 /* .git files and linked worktrees' directories */
-	struct git_guard_id *known;
-	size_t n_roots;                 /* the workspace ("") and each repository's top, relative */
-	char **roots;
-	size_t n_watch;
-	struct git_guard_watch *watch;
-	size_t walked;                  /* directory entries the plan read */
-};
 
 /*
  * What to protect below WORKSPACE, and the state git_guard_end compares
@@ -56,12 +26,14 @@ struct git_guard {
  * mount points: a human's git runs hooks on any filesystem; nothing
  * skipped by name; a .git directory or a bare repository is not walked
  * into, its modules/ is searched), and the watched files' contents.
- * SESSION names what is held aside at the end (NULL: "pidPID").  0, or
+ * SESSION names what is held aside at the end (NULL: "pidPID"); HOME
+ * (or NULL) is the user's, whose global git configs are read for a
+ * core.hooksPath into the workspace.  0, or
  * -errno with WHY (-E2BIG: a cap was reached; WHY names it: the session
  * must not start).  Changes nothing; git_guard_free after, either way.
  */
-int git_guard_plan_session(const char *workspace, const char *session, struct git_guard *g,
-			   char *why, size_t wlen);
+int git_guard_plan_session(const char *workspace, const char *session, const char *home,
+			   struct git_guard *g, char *why, size_t wlen);
 /* The same, SESSION NULL and no WHY. */
 int git_guard_plan(const char *workspace, struct git_guard *g);
 

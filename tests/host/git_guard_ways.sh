@@ -1,0 +1,204 @@
+#!/bin/sh
+# Every way the agent can make the human's next git run its code, in real
+# `cordon run` sessions (userspace/supervisor/git_guard.h and
+# git_guard_point.h): a pre-existing repository whose hooks directory,
+# config or config.worktree did not exist at the start (made then by the
+# agent); a linked worktree's config.worktree; a hooks directory that is
+# a symlink into the working tree, or holds one; core.hooksPath into the
+# working tree (there, or not yet); include.path and includeIf.*.path to a
+# file of the working tree (there, or not yet); a relative core.hooksPath
+# in the user's global config.  After each session the human (the same
+# user, outside every sandbox) runs status, commit and checkout there:
+# nothing of the agent's may run.  Each row has its control: the same
+# attack without cordon, which must run the agent's code (the row can
+# fail).  Needs git.  POSIX sh.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib_run.sh"
+command -v git >/dev/null 2>&1 || skip_all "needs git"
+session_test git-ways
+rows=0
+chmod 0755 "$scratch"
+marks=$scratch/marks
+mkdir -m 1777 "$marks"
+gconf_saved=
+cleanup() {
+    [ -n "${KEEP:-}" ] && { echo "# kept $WS $scratch"; return; }
+    rm -rf "$WS" "$scratch"
+    rm -f /var/cordon-audit.*.jsonl
+    if [ -n "$gconf_saved" ]; then
+        if [ "$gconf_saved" = none ]; then rm -f "$AGENT_HOME/.gitconfig"; else mv "$gconf_saved" "$AGENT_HOME/.gitconfig"; fi
+    fi
+}
+trap cleanup EXIT
+
+as_user() { setpriv --reuid="$AGENT_UID" --regid="$(id -g "$AGENT")" --init-groups env HOME="$AGENT_HOME" "$@"; }
+g() { as_user git -c safe.directory="*" -c user.email=h@h -c user.name=h -c init.defaultBranch=main "$@"; }
+
+# A hook script or an fsmonitor command that leaves MARK behind.
+hook_text() { printf '#!/bin/sh\necho ran >>%s\nexit 0\n' "$1"; }
+fsmon_text() { printf '[core]\n\tfsmonitor = "echo ran >>%s; false"\n' "$1"; }
+
+# repo DIR: a repository of the human's, with one commit.
+repo() {
+    rm -rf "$1"
+    mkdir -p "$1"
+    chown "$AGENT" "$1"
+    g init -q "$1"
+    echo x | as_user tee "$1/file" >/dev/null
+    g -C "$1" add file
+    g -C "$1" commit -q -m init
+}
+
+# human DIR: what the human does next there (status, a commit, a checkout).
+human() {
+    g -C "$1" status >/dev/null 2>&1
+    g -C "$1" commit -q --allow-empty -m next >/dev/null 2>&1
+    g -C "$1" checkout -q -b "b$$-$(date +%s%N)" >/dev/null 2>&1
+}
+
+# row NAME SETUP ATTACK [REPO]: SETUP (a shell function, run as root on the
+# host) then ATTACK (a script, run as the agent) in a session, the human's
+# git after; then the control: SETUP, ATTACK without cordon, the human's git.
+row() {
+    name=$1 setup=$2 attack_sh=$3 where=${4:-$WS/r}
+    rows=$((rows + 1))
+    log=$scratch/$setup.$rows
+    mark=$marks/$setup
+    rm -f "$mark"
+    $setup "$mark"
+    # In the workspace: the session sees nothing of the host's /var or /tmp.
+    printf '%s\necho attack-done\n' "$attack_sh" >"$WS/attack.sh"
+    chmod 0755 "$WS/attack.sh"
+    "$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny \
+        --audit "$log.jsonl" -- /bin/sh "$WS/attack.sh" "$WS" "$mark" \
+        >"$log.out" 2>"$log.err" </dev/null
+    # What the end held aside, before the control's set-up removes it.
+    find "$WS" -name '*cordon-held*' >"$log.held"
+    human "$where"
+    ok "$name: the human's git runs nothing of the agent's" \
+        sh -c 'grep -q attack-done "$1" && test ! -e "$2"' _ "$log.out" "$mark"
+    rm -f "$mark"
+    $setup "$mark"
+    as_user /bin/sh "$WS/attack.sh" "$WS" "$mark" >/dev/null 2>&1
+    human "$where"
+    ok "  control, the same without cordon: it runs" test -e "$mark"
+    rm -f "$mark"
+}
+
+no_hooks() { repo "$WS/r" && rm -rf "$WS/r/.git/hooks"; }
+row "hooks made in a repository that had none" no_hooks '
+    mkdir -p "$1/r/.git/hooks"
+    for h in pre-commit post-checkout; do
+        printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/.git/hooks/$h"
+        chmod +x "$1/r/.git/hooks/$h"
+    done'
+ok "  held aside and said" sh -c 'grep -q "\"workspace-held\".*/r/.git/cordon-held-[^/]*/hooks/pre-commit\"" "$1" &&
+    grep -q "hook .*/r/.git/hooks/pre-commit: the agent.s version is held aside" "$2"' _ "$log.jsonl" "$log.err"
+
+no_config() { repo "$WS/r" && rm -f "$WS/r/.git/config"; }
+row "a config made in a repository that had none" no_config '
+    printf "[core]\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >"$1/r/.git/config"'
+
+wt_config() {
+    repo "$WS/r"
+    g -C "$WS/r" config extensions.worktreeConfig true
+    rm -rf "$WS/wt"
+    g -C "$WS/r" worktree add -q "$WS/wt" >/dev/null 2>&1
+}
+row "config.worktree made in the repository" wt_config '
+    printf "[core]\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >"$1/r/.git/config.worktree"'
+row "config.worktree made for a linked worktree" wt_config '
+    printf "[core]\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >"$1/r/.git/worktrees/wt/config.worktree"' \
+    "$WS/wt"
+
+hooks_link() {
+    repo "$WS/r"
+    rm -rf "$WS/r/.git/hooks"
+    mkdir -p "$WS/r/scripts/hooks"
+    chown -R "$AGENT" "$WS/r/scripts"
+    ln -s ../scripts/hooks "$WS/r/.git/hooks"
+}
+row "hooks a symlink into the working tree" hooks_link '
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/scripts/hooks/pre-commit"
+    chmod +x "$1/r/scripts/hooks/pre-commit"'
+row "  the symlink itself replaced" hooks_link '
+    rm "$1/r/.git/hooks" && mkdir "$1/r/.git/hooks" &&
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/.git/hooks/pre-commit" &&
+    chmod +x "$1/r/.git/hooks/pre-commit"'
+ok "  held aside, and the symlink put back" sh -c 'grep -q "/r/.git/cordon-held-[^/]*$" "$1" &&
+    grep -q "\"workspace-held\".*\"restored\":true" "$2"' _ "$log.held" "$log.jsonl"
+
+hook_file_link() {
+    repo "$WS/r"
+    hook_text /dev/null | as_user tee "$WS/r/pc.sh" >/dev/null
+    chmod +x "$WS/r/pc.sh"
+    ln -sf ../../pc.sh "$WS/r/.git/hooks/pre-commit"
+}
+row "a hook that is a symlink into the working tree" hook_file_link '
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/pc.sh"'
+
+husky() {
+    repo "$WS/r"
+    mkdir -p "$WS/r/.husky"
+    hook_text /dev/null >"$WS/r/.husky/pre-commit"
+    chmod +x "$WS/r/.husky/pre-commit"
+    chown -R "$AGENT" "$WS/r/.husky"
+    g -C "$WS/r" config core.hooksPath .husky
+}
+row "core.hooksPath into the working tree" husky '
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/.husky/pre-commit"
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/.husky/post-checkout"
+    chmod +x "$1/r/.husky/post-checkout"'
+husky_absent() { repo "$WS/r" && g -C "$WS/r" config core.hooksPath .githooks; }
+row "core.hooksPath at a directory not there yet" husky_absent '
+    mkdir -p "$1/r/.githooks"
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/.githooks/pre-commit"
+    chmod +x "$1/r/.githooks/pre-commit"'
+ok "  held aside and said" sh -c 'grep -q "/r/.githooks.cordon-held-[^/]*$" "$1" &&
+    grep -q "\"workspace-held\".*\"pointed\"" "$2"' _ "$log.held" "$log.jsonl"
+hooks_top() { repo "$WS/r" && g -C "$WS/r" config core.hooksPath "$WS/r"; }
+row "core.hooksPath at the repository's top" hooks_top '
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/pre-commit"
+    chmod +x "$1/r/pre-commit"'
+
+include() {
+    repo "$WS/r"
+    printf '[user]\n\tname = h\n' | as_user tee "$WS/r/.gitconfig" >/dev/null
+    g -C "$WS/r" config include.path ../.gitconfig
+}
+row "include.path to a file of the working tree" include '
+    printf "[core]\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >>"$1/r/.gitconfig"'
+include_absent() { repo "$WS/r" && g -C "$WS/r" config 'includeIf.onbranch:main.path' ../shared/git.inc; }
+row "includeIf.*.path to a file not there yet" include_absent '
+    mkdir -p "$1/r/shared"
+    printf "[core]\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >"$1/r/shared/git.inc"'
+
+global_hooks() {
+    if [ -z "$gconf_saved" ]; then
+        if [ -e "$AGENT_HOME/.gitconfig" ]; then
+            gconf_saved=$scratch/gitconfig.saved
+            cp -p "$AGENT_HOME/.gitconfig" "$gconf_saved"
+        else
+            gconf_saved=none
+        fi
+    fi
+    repo "$WS/r"
+    printf '[core]\n\thooksPath = .hooks\n' >"$AGENT_HOME/.gitconfig"
+}
+row "a relative core.hooksPath of the user's global config" global_hooks '
+    mkdir -p "$1/r/.hooks"
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >"$1/r/.hooks/pre-commit"
+    chmod +x "$1/r/.hooks/pre-commit"'
+if [ "$gconf_saved" = none ]; then rm -f "$AGENT_HOME/.gitconfig"; else mv "$gconf_saved" "$AGENT_HOME/.gitconfig"; fi
+gconf_saved=
+
+# The agent's own work on such a repository still goes on.
+husky
+printf 'cd "$1/r" && echo y >>file && git -c user.email=a@a -c user.name=a commit -q -am agent --no-verify && echo committed\n' \
+    >"$WS/work.sh"
+o=$("$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$scratch/work.jsonl" \
+    -- /bin/sh "$WS/work.sh" "$WS" 2>/dev/null </dev/null)
+ok "the agent still commits in a repository with hooks in its working tree ($o)" test "$o" = committed
+
+done_testing
