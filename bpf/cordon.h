@@ -83,6 +83,7 @@ enum cordon_op {
 	CORDON_OP_XATTR,           /* setxattr, removexattr, a POSIX ACL change */
 	CORDON_OP_SIGIO,           /* F_SETOWN's signal aimed outside the setter's session */
 	CORDON_OP_CLONE,           /* clone flags a session may not use */
+	CORDON_OP_NOTIFY,          /* inotify_add_watch, fanotify_mark: a watch on a path */
 	CORDON_OP_MAX,
 };
 

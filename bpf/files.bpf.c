@@ -194,6 +194,24 @@ int BPF_PROG(cordon_path_chown, const struct path *path, __u64 uid, __u64 gid, i
 			 CORDON_OP_CHOWN);
 }
 
+/*
+ * inotify_add_watch and fanotify_mark: a watch reports the names made,
+ * opened, changed and removed in a directory (or a file's opens), which
+ * is what listing and reading it tell, so it needs the read right there.
+ * Attack: an agent watched /run/cordon, /home and /etc, which it may not
+ * list, and learnt other sessions' names and when host processes opened
+ * /etc/passwd.  The fallback has no hook for it (posture.c, fs-notify).
+ */
+SEC("lsm/path_notify")
+int BPF_PROG(cordon_path_notify, const struct path *path, __u64 mask, unsigned int obj_type,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	return on_object(BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), CORDON_FS_READ,
+			 CORDON_OP_NOTIFY);
+}
+
 static __always_inline void deny_refer(struct verdict *v)
 {
 	v->err = -EXDEV;     /* what Landlock answers: callers fall back to copying */

@@ -112,6 +112,7 @@ const char *floor_op_name(uint32_t op)
 		[CORDON_OP_USERNS] = "userns-create", [CORDON_OP_UNIX_CONNECT] = "unix-connect",
 		[CORDON_OP_UNIX_SEND] = "unix-send", [CORDON_OP_SOCKET] = "socket", [CORDON_OP_SCHED] = "sched",
 		[CORDON_OP_XATTR] = "xattr", [CORDON_OP_SIGIO] = "sigio", [CORDON_OP_CLONE] = "clone",
+		[CORDON_OP_NOTIFY] = "notify",
 	};
 	return op < ARRAY_SIZE(names) && names[op] ? names[op] : "?";
 }

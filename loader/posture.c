@@ -76,6 +76,10 @@ static const struct lack no_lsm[] = {
 	{ "proc-root",
 	  "an agent running as uid 0 can write /proc/sysrq-trigger (Landlock cannot "
 	  "deny one /proc file without freezing /proc/PID)" },
+	{ "fs-notify",
+	  "inotify and fanotify watches on paths the agent may not read: Landlock has no "
+	  "hook for them, so the names made, opened and removed in a host directory it "
+	  "cannot list are seen" },
 };
 
 static const struct lack landlock_old[] = {

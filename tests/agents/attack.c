@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <poll.h>
@@ -1886,6 +1887,25 @@ static int sysv_make(const char *file)
 	return 0;
 }
 
+/*
+ * watch PATH...: an inotify watch on each (a directory it may not list, a
+ * file it may not read): granted, the names made, opened and removed there
+ * are the agent's to see.
+ */
+static int watch_paths(int n, char **paths)
+{
+	int fd = inotify_init1(IN_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return verdict(-1, errno, "inotify_init1");
+	for (int i = 0; i < n; i++) {
+		if (inotify_add_watch(fd, paths[i], IN_ALL_EVENTS) >= 0)
+			return breach("an inotify watch on %s", paths[i]);
+		err = errno;
+	}
+	return verdict(-1, err, "inotify_add_watch on each");
+}
+
 /* acl FILE: a POSIX ACL granting others rwx, set with setxattr (what chmod 0707 would do). */
 static int acl_grant(const char *file)
 {
@@ -1979,6 +1999,8 @@ int main(int argc, char **argv)
 		return keyring();
 	if (!strcmp(a, "acl"))
 		return acl_grant(x);
+	if (!strcmp(a, "watch") && argc >= 3)
+		return watch_paths(argc - 2, argv + 2);
 	if (!strcmp(a, "reuseport"))
 		return reuseport(atoi(x));
 	if (!strcmp(a, "reuseport-serve"))

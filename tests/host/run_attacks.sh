@@ -44,7 +44,7 @@ if said "- unix-gate:"; then nogate=1; else nogate=0; fi
 if [ $full = 0 ]; then
     ok "in the fallback posture, and says so" said "FALLBACK posture"
     ok "naming the doctor's reason" said "kernel refused LSM program load"
-    for lack in hardlink-protected-inodes mmap-exec unix-socket-by-object capable floor-events metadata proc-root; do
+    for lack in hardlink-protected-inodes mmap-exec unix-socket-by-object capable floor-events metadata proc-root fs-notify; do
         ok "and the missing protection '$lack'" said "- $lack:"
     done
     ok "the audit's start record lists the lacks" grep -q '"lacks":\["hardlink-protected-inodes"' "$audit"

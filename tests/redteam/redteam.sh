@@ -373,6 +373,9 @@ for u in $users; do
     judge "a root-opened descriptor the invoker holds (fd 7)" "descriptors closed" - "*" "$u"
     try "$u" "a POSIX ACL by setxattr on a file chmod may not change" "floor (xattr as chmod)" \
         metadata "$FS" -- "$a" acl "$private"
+    try "$u" "inotify watches where it may not read (a host directory, a file, /run/cordon)" \
+        "floor (path_notify as reading)" fs-notify "$FS ENOENT" -- \
+        "$a" watch "$scratch/private" "$private" /run/cordon
     try "$u" "a backup of the password hashes ($shadow_copy, world-readable)" \
         "file floor (stores by class)" - "$FS" -- "$a" read "$shadow_copy"
     try "$u" "clone3(CLONE_INTO_CGROUP) out of the session's cgroup" "seccomp (clone3: ENOSYS)" - \
@@ -565,6 +568,7 @@ bare "$attack" keyring;                          control "no sandbox" "the kerne
 bare "$attack" reuseport "$reuse_port";          control "no sandbox" "join a host service's port" --
 bare "$attack" acl "$private";                   control "no sandbox" "a POSIX ACL by setxattr" --
 bare "$attack" read "$shadow_copy";              control "no sandbox" "a world-readable backup of the password hashes" --
+bare "$attack" watch "$scratch/private";         control "no sandbox" "an inotify watch where it may not read" --
 out=$("$attack" fds "$mark" 2>&1 7<"$scratch/root-only"); control "no sandbox" "a root-opened descriptor (fd 7)" --
 out=$(for f in $persist; do "$attack" su "$AGENT_UID" "$attack" write "$AGENT_HOME/$f.control"; done 2>&1)
 out=$(for f in $persist; do [ -s "$AGENT_HOME/$f.control" ] && echo "BREACH: wrote ~/$f.control"; rm -f "$AGENT_HOME/$f.control"; done | tail -n 1)

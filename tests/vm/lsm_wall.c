@@ -4,7 +4,8 @@
  * extended attributes and POSIX ACLs judged as the rights they stand for,
  * F_SETOWN signals kept inside the setter's session, the scheduling and
  * limits of tasks outside the session, clone flags that would leave it, and
- * the backups of credential stores.  Run as the agent (uid 1000), as root
+ * the backups of credential stores, inotify watches where reading is
+ * refused.  Run as the agent (uid 1000), as root
  * in a session and as a host task, which none of it touches; every check
  * asserts the errno and the event (or that there is none).  The session
  * here has no pid namespace: it can name host pids, so the floor's own
@@ -13,6 +14,7 @@
 #define _GNU_SOURCE
 #include <linux/sched.h>
 #include <sched.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -22,13 +24,16 @@
 #define R    "/tmp/lsmwall"
 #define WS   R "/ws"
 #define DEN  R "/den"
+#define HID  R "/hid"
 
 static const char policy_text[] =
 	"{\"cordon_policy\": 1, \"rules\": ["
 	"{\"name\": \"all\", \"decision\": \"allow\","
 	" \"fs\": {\"paths\": [\"/\"], \"rights\": [\"all\"]}},"
 	"{\"name\": \"den\", \"decision\": \"deny\","
-	" \"fs\": {\"paths\": [\"${FIXTURE}/den\"], \"rights\": [\"write\", \"chmod\"]}}]}";
+	" \"fs\": {\"paths\": [\"${FIXTURE}/den\"], \"rights\": [\"write\", \"chmod\"]}},"
+	"{\"name\": \"hid\", \"decision\": \"deny\","
+	" \"fs\": {\"paths\": [\"${FIXTURE}/hid\"], \"rights\": [\"read\"]}}]}";
 
 #define OP(f, ...) (&(const struct fl_op){ .fn = (f), __VA_ARGS__ })
 #define HARD(e, o, d) \
@@ -159,6 +164,19 @@ static int op_read(const struct fl_op *op, struct fl_report *r)
 		return errno;
 	close(fd);
 	return 0;
+}
+
+/* inotify_add_watch(a) of everything that happens there. */
+static int op_watch(const struct fl_op *op, struct fl_report *r)
+{
+	int fd = inotify_init1(IN_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return 1000 + errno;
+	if (inotify_add_watch(fd, op->a, IN_ALL_EVENTS) < 0)
+		err = errno;
+	close(fd);
+	return err;
 }
 
 /*
@@ -534,6 +552,15 @@ static void stores(void)
 	check("read /etc/hostname (harmless)", OP(op_read, .a = "/etc/hostname"), OK, OK);
 }
 
+static void watches(void)
+{
+	check("inotify watch on a directory whose reading is refused",
+	      OP(op_watch, .a = HID), FL_DENY(EACCES, CORDON_OP_NOTIFY, CORDON_REASON_RULE, HID), OK);
+	check("inotify watch on a file there", OP(op_watch, .a = HID "/f"),
+	      FL_DENY(EACCES, CORDON_OP_NOTIFY, CORDON_REASON_RULE, HID "/f"), OK);
+	check("inotify watch on the workspace", OP(op_watch, .a = WS), OK, OK);
+}
+
 static void pass(struct floor *f, struct policy *p, const char *mode, uid_t uid, bool host)
 {
 	struct floor_session *s = NULL;
@@ -558,6 +585,7 @@ static void pass(struct floor *f, struct policy *p, const char *mode, uid_t uid,
 	sigio();
 	tasks();
 	stores();
+	watches();
 	tap_ok(alive_check(), "[%s] the host process survived", mode);
 	tap_ok(floor_session_drops(f, s, &drops) == 0 && drops == 0,
 	       "[%s] no events dropped (%llu)", mode, (unsigned long long)drops);
@@ -577,9 +605,10 @@ static int fixture(void)
 
 	fl_rm_tree(R);
 	if (mkdir(R, 0755) < 0 || mkdir(WS, 0777) < 0 || mkdir(DEN, 0777) < 0 ||
-	    mkdir(DEN "/d", 0777) < 0)
+	    mkdir(DEN "/d", 0777) < 0 || mkdir(HID, 0777) < 0)
 		return -errno;
 	r = fl_putstr(WS "/f", "x\n");
+	r = r ?: fl_putstr(HID "/f", "x\n");
 	r = r ?: fl_putstr(DEN "/f", "x\n");
 	r = r ?: fl_chown_tree(R);
 	for (size_t i = 0; !r && i < 3; i++)
