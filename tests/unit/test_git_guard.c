@@ -597,6 +597,49 @@ static void caps_fail_closed(void **state)
 	assert_non_null(strstr(why, "GIT_GUARD_MAX_ENTRIES"));
 }
 
+/*
+ * What a config points at (git_guard_point.c): an include and a hooks
+ * directory of the working tree made read-only, the ones not there yet
+ * listed for the end, one outside the workspace ignored; and includes that
+ * fan out (a file including itself twenty times, to git's depth of ten)
+ * refused with the cap named, not read 20^10 times.
+ */
+static void config_pointers_and_their_cap(void **state)
+{
+	struct fixture *f = *state;
+	char why[512] = "", p[PATH_MAX], loop[4096] = "";
+	struct git_guard g;
+	bool inc = false, hooks = false, absent = false;
+
+	gitdir(f, ".git");
+	put(f, ".git/config", "[core]\n\thooksPath = \"tools/hooks\"\n"
+	    "[include]\n\tpath = ../shared.inc\n\tpath = ../not-yet.inc\n\tpath = /etc/x.inc\n");
+	dir(f, "tools");
+	dir(f, "tools/hooks");
+	put(f, "shared.inc", "[user]\n\tname = n\n");
+	assert_int_equal(git_guard_plan(f->ws, &g), 0);
+	for (size_t i = 0; i < g.n_ro; i++) {
+		snprintf(p, sizeof(p), "%s/shared.inc", f->ws);
+		inc |= !strcmp(g.ro[i], p);
+		snprintf(p, sizeof(p), "%s/tools/hooks", f->ws);
+		hooks |= !strcmp(g.ro[i], p);
+		assert_null(strstr(g.ro[i], "/etc/"));
+	}
+	for (size_t i = 0; i < g.n_pointed; i++)
+		absent |= !strcmp(g.pointed[i], "not-yet.inc");
+	assert_true(inc);
+	assert_true(hooks);
+	assert_true(absent);
+	git_guard_free(&g);
+
+	for (int i = 0; i < 20; i++)
+		strcat(loop, "[include]\n\tpath = loop.inc\n");
+	put(f, "loop.inc", loop);
+	put(f, ".git/config", "[include]\n\tpath = ../loop.inc\n");
+	assert_int_equal(git_guard_plan_session(f->ws, "c", NULL, &g, why, sizeof(why)), -ELOOP);
+	assert_non_null(strstr(why, "GIT_GUARD_MAX_CONFIGS"));
+}
+
 /* The cost: 50,000 files in 500 directories, with 10 repositories. */
 static void plan_cost_on_50000_files(void **state)
 {
@@ -649,6 +692,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(watched_files_restored_and_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(planted_symlinks_are_moved_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(caps_fail_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(config_pointers_and_their_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(plan_cost_on_50000_files, setup, teardown),
 	};
 

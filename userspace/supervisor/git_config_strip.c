@@ -398,7 +398,7 @@ static int path_entry(void *ctx, const struct entry *e, size_t start, size_t end
 	if (!key || !e->val)
 		return 0;
 	/* A value too long to keep is one git could still read: no guess, a refusal. */
-	return e->vlong ? -E2BIG : p->fn(p->ctx, key, e->val);
+	return e->vlong ? -ENAMETOOLONG : p->fn(p->ctx, key, e->val);
 }
 
 int git_config_paths(const char *in, size_t len,

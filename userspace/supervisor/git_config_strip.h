@@ -35,7 +35,8 @@ int git_config_strip(const char *in, size_t len, char **out, size_t *out_len, ch
  * ("core.hookspath"), include.path, includeIf.<condition>.path
  * ("includeif.path") and core.worktree, VALUE as git reads it (quotes and
  * escapes undone).  0, FN's first nonzero value, -EINVAL if git would not
- * parse the file (*BAD_LINE says where), -E2BIG for a value over 4 KiB.
+ * parse the file (*BAD_LINE says where), -ENAMETOOLONG for a value over 4 KiB
+ * (no path git could open).
  */
 int git_config_paths(const char *in, size_t len,
 		     int (*fn)(void *ctx, const char *key, const char *value), void *ctx,

@@ -227,6 +227,9 @@ static int plan_on_gitdir(struct git_guard_walk *w, int fd)
 	(void)fd;
 	if (r == -E2BIG)
 		w->cap = "GIT_GUARD_MAX_REPOS (" STR(GIT_GUARD_MAX_REPOS) " git directories)";
+	else if (r == -ELOOP)
+		w->cap = "GIT_GUARD_MAX_CONFIGS (" STR(GIT_GUARD_MAX_CONFIGS) " git config files, "
+			 "includes followed)";
 	return r;
 }
 
@@ -308,8 +311,12 @@ int git_guard_plan_session(const char *workspace, const char *session, const cha
 		goto fail;
 	}
 	r = git_guard_point_globals(g, home);
-	if (r < 0)
+	if (r < 0) {
+		if (why)
+			snprintf(why, wlen, "the user's git configs: %s", r == -ELOOP ?
+				 "includes over GIT_GUARD_MAX_CONFIGS files" : strerror(-r));
 		goto fail;
+	}
 	w->gitdir = plan_on_gitdir;
 	w->gitfile = plan_on_gitfile;
 	w->root = plan_on_root;

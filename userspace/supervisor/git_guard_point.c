@@ -259,13 +259,16 @@ static int read_conf(struct git_guard *g, const char *file, const char *const *b
 
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX || !slash)
 		return 0;
+	/* Includes that fan out (a config including itself many times): refused, not half read. */
+	if (++g->conf_read > GIT_GUARD_MAX_CONFIGS)
+		return -ELOOP;
 	if (!(buf = malloc((size_t)st.st_size + 1)))
 		return -ENOMEM;
 	while (got < (size_t)st.st_size && (n = read(fd, buf + got, (size_t)st.st_size - got)) > 0)
 		got += (size_t)n;
 	snprintf(c.dir, sizeof(c.dir), "%.*s", slash == file ? 1 : (int)(slash - file), file);
 	r = git_config_paths(buf, got, on_value, &c, NULL);
-	return r == -ENOMEM ? r : 0;
+	return r == -ENOMEM || r == -ELOOP ? r : 0;
 }
 
 static int on_worktree(void *ctx, const char *key, const char *value)

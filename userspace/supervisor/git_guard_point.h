@@ -36,7 +36,9 @@ extern const char *const git_guard_hook_names[];
  * HOME's global configs (~/.gitconfig, ~/.config/git/config) and
  * /etc/gitconfig: an absolute core.hooksPath into the workspace handled at
  * once, a relative one kept (g->global_hooks) for each repository's top.
- * 0 or -ENOMEM.
+ * 0, -ENOMEM, or -ELOOP past GIT_GUARD_MAX_CONFIGS files read in all
+ * (includes that fan out: the session must not start, as over the walk's
+ * caps).
  */
 int git_guard_point_globals(struct git_guard *g, const char *home);
 
@@ -45,7 +47,7 @@ int git_guard_point_globals(struct git_guard *g, const char *home);
  * (a symlink: followed; a directory: its symlinks followed), its config and
  * config.worktree, its linked worktrees' config.worktree, and the global
  * core.hooksPath values, each resolved and made read-only or listed.
- * 0 or -ENOMEM.
+ * 0, -ENOMEM, or -ELOOP (as above).
  */
 int git_guard_point_gitdir(struct git_guard *g, const char *gitdir, size_t idx);
 

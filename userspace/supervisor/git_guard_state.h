@@ -32,8 +32,9 @@ struct git_guard_watch {
 #define GIT_GUARD_HAD_CONFIG_WT  0x4u   /* config.worktree, a file: read-only */
 #define GIT_GUARD_HAD_HOOKS      0x8u   /* hooks, a directory: read-only */
 
-/* Included config files followed this deep (git's own limit). */
+/* Included config files followed this deep (git's own limit), and this many files read in all. */
 #define GIT_GUARD_INCLUDE_DEPTH 10
+#define GIT_GUARD_MAX_CONFIGS 4096
 
 struct git_guard {
 	size_t n_dirs;                  /* git directories pinned, parents first */
@@ -59,6 +60,7 @@ struct git_guard {
 	char **pointed;
 	size_t n_global_hooks;          /* relative core.hooksPath of the user's global configs */
 	char **global_hooks;
+	size_t conf_read;               /* config files read (GIT_GUARD_MAX_CONFIGS at most) */
 	size_t n_roots;                 /* the workspace ("") and each repository's top, relative */
 	char **roots;
 	size_t n_watch;
