@@ -50,9 +50,12 @@ repo() {
     g -C "$1" commit -q -m init
 }
 
-# human DIR: what the human does next there (status, a commit, a checkout).
+# human DIR: what the human does next there (status, an alias, adding and
+# committing what is there, a checkout).
 human() {
     g -C "$1" status >/dev/null 2>&1
+    g -C "$1" st >/dev/null 2>&1
+    g -C "$1" add -A >/dev/null 2>&1
     g -C "$1" commit -q --allow-empty -m next >/dev/null 2>&1
     g -C "$1" checkout -q -b "b$$-$(date +%s%N)" >/dev/null 2>&1
 }
@@ -192,6 +195,72 @@ row "a relative core.hooksPath of the user's global config" global_hooks '
     chmod +x "$1/r/.hooks/pre-commit"'
 if [ "$gconf_saved" = none ]; then rm -f "$AGENT_HOME/.gitconfig"; else mv "$gconf_saved" "$AGENT_HOME/.gitconfig"; fi
 gconf_saved=
+
+# --- repositories hidden from the walk, or redirected ----------------------------
+fresh() { rm -rf "$WS/app" "$WS"/c?; repo "$WS/r"; mkdir -p "$WS/r/src"; chown "$AGENT" "$WS/r/src"; }
+AG='git -c user.email=a@a -c user.name=a'
+row "a new repository behind a .git symlink, its HEAD a symlink" fresh "
+    cd \"\$1\" && $AG init -q app && cd app && $AG commit -q --allow-empty -m i &&
+    b=\$(git symbolic-ref HEAD) && mv .git .meta && ln -s .meta .git &&
+    rm .meta/HEAD && ln -s \"\$b\" .meta/HEAD &&
+    git config core.fsmonitor \"echo ran >>\$2; false\" &&
+    printf '#!/bin/sh\\necho ran >>%s\\n' \"\$2\" >.meta/hooks/pre-commit && chmod +x .meta/hooks/pre-commit" \
+    "$WS/app"
+row "a directory of a repository made a bare one (HEAD a symlink)" fresh '
+    cd "$1/r/src" && mkdir -p objects refs/heads hooks && ln -s refs/heads/main HEAD &&
+    printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >config' \
+    "$WS/r/src"
+row "a new repository's filter driver written [filter.x \"y\"]" fresh "
+    cd \"\$1\" && $AG init -q app && cd app &&
+    printf '[filter.x \"y\"]\\n\\tclean = sh -c \"echo ran >>%s; cat\"\\n' \"\$2\" >>.git/config &&
+    echo '* filter=x.y' >.gitattributes && echo data >f" "$WS/app"
+row "a new repository's alias without '!' (-c core.fsmonitor=...)" fresh "
+    cd \"\$1\" && $AG init -q app &&
+    git -C app config alias.st \"-c core.fsmonitor='echo ran >>\$2; false' status\"" "$WS/app"
+# Five chains of 21 names of 200 bytes (a shell's cd refuses the long path: python).
+row "a new repository behind paths longer than PATH_MAX" fresh "
+    cd \"\$1\" && python3 -c 'import os, sys
+for k in range(5):
+    os.chdir(sys.argv[1]); d = chr(99) + str(k); os.mkdir(d); os.chdir(d)
+    for i in range(21):
+        os.mkdir(chr(48) * 200); os.chdir(chr(48) * 200)' \"\$1\" &&
+    $AG init -q app && git -C app config core.fsmonitor \"echo ran >>\$2; false\"" "$WS/app"
+ok "  the walk went on past them, and said what it could not look into" \
+    sh -c 'grep "\"workspace-held\"" "$1" | grep "\"incomplete\"" | grep -q "not looked into"' _ "$log.jsonl"
+rm -rf "$WS"/c?
+global_new() { fresh; global_hooks; rm -rf "$WS/app"; }
+row "a new repository, a relative core.hooksPath of the user's global config" global_new '
+    cd "$1" && git init -q app && mkdir -p app/.hooks &&
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >app/.hooks/pre-commit && chmod +x app/.hooks/pre-commit' \
+    "$WS/app"
+if [ "$gconf_saved" = none ]; then rm -f "$AGENT_HOME/.gitconfig"; else mv "$gconf_saved" "$AGENT_HOME/.gitconfig"; fi
+gconf_saved=
+wt_plain() { fresh; rm -rf "$WS/wt"; g -C "$WS/r" worktree add -q "$WS/wt" >/dev/null 2>&1; }
+row "a linked worktree of the start redirected (worktrees/wt a symlink)" wt_plain "
+    cd \"\$1/r/.git\" && git clone -q --bare --shared \"\$1/r\" evil.git &&
+    git --git-dir=evil.git config core.bare false &&
+    git --git-dir=evil.git config core.fsmonitor \"echo ran >>\$2; false\" &&
+    mkdir evilwt && cp worktrees/wt/HEAD worktrees/wt/index evilwt/ &&
+    echo \"\$1/r/.git/evil.git\" >evilwt/commondir && echo \"\$1/wt/.git\" >evilwt/gitdir &&
+    mv worktrees/wt wt-old && ln -s ../evilwt worktrees/wt" "$WS/wt"
+submodule() {
+    fresh
+    rm -rf "$scratch/subsrc"
+    repo "$scratch/subsrc"
+    g -C "$WS/r" -c protocol.file.allow=always submodule add -q "$scratch/subsrc" sub >/dev/null 2>&1
+    g -C "$WS/r" commit -q -m sub
+}
+row "a submodule of the start redirected (modules a symlink)" submodule "
+    cd \"\$1/r/.git\" && cp -r modules/sub evilsub &&
+    git config --file evilsub/config core.worktree \"\$1/r/sub\" &&
+    git config --file evilsub/config core.fsmonitor \"echo ran >>\$2; false\" &&
+    mkdir evilmods && ln -s ../evilsub evilmods/sub && mv modules modules-old && ln -s evilmods modules" \
+    "$WS/r"
+row "a .git symlink to a repository hidden inside .git" fresh "
+    cd \"\$1/r\" && git clone -q --bare --shared \"\$1/r\" .git/x.git &&
+    git --git-dir=.git/x.git config core.bare false &&
+    git --git-dir=.git/x.git config core.fsmonitor \"echo ran >>\$2; false\" &&
+    ln -s \"\$1/r/.git/x.git\" src/.git" "$WS/r/src"
 
 # The agent's own work on such a repository still goes on.
 husky

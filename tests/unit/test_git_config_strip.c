@@ -34,15 +34,27 @@ static void drops_what_runs_keeps_the_rest(void **state)
 			  "[core] pager = less\n"
 			  "[diff \"x\"]\n\ttextconv = a \\\n\t  b\n[remote \"origin\"]\n"
 			  "\turl = https://h/r\n[Alias]\n\tst = status\n\tx = \"!sh\"\n"
-			  "[credential \"https://h\"]\n\thelper = store\n[user]\n\tname = me", 5,
+			  "[credential \"https://h\"]\n\thelper = store\n[user]\n\tname = me", 6,
 			  keys, sizeof(keys));
 
 	(void)state;
+	/* Every alias: one without '!' can still say -c core.fsmonitor=... */
 	assert_string_equal(out, "[core]\n\tbare = false\n[core] \n[diff \"x\"]\n"
-			    "[remote \"origin\"]\n\turl = https://h/r\n[Alias]\n\tst = status\n"
+			    "[remote \"origin\"]\n\turl = https://h/r\n[Alias]\n"
 			    "[credential \"https://h\"]\n[user]\n\tname = me");
 	assert_non_null(strstr(keys, "core.fsmonitor"));
 	assert_non_null(strstr(keys, "diff.<sub>.textconv"));
+	free(out);
+	/*
+	 * [section.a "b"] is git's section "section", subsection "a.b": a
+	 * filter driver, a diff driver and a remote's upload-pack written so,
+	 * and imap.tunnel.
+	 */
+	out = strip("[filter.x \"y\"]\n\tclean = sh -c evil\n\tsmudge = sh\n"
+		    "[diff.x \"y\"]\n\ttextconv = sh\n[remote.x \"y\"]\n\turl = u\n"
+		    "\tuploadpack = sh -c evil\n[imap]\n\ttunnel = sh -c evil\n", 5, keys, sizeof(keys));
+	assert_string_equal(out, "[filter.x \"y\"]\n[diff.x \"y\"]\n[remote.x \"y\"]\n\turl = u\n"
+			    "[imap]\n");
 	free(out);
 }
 

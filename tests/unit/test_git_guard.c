@@ -428,7 +428,8 @@ static void new_repo_hooks_and_config_held_aside(void **state)
 	assert_null(strstr(cfg, "fsmonitor"));
 	assert_null(strstr(cfg, "evil"));
 	assert_non_null(strstr(cfg, "[remote \"origin\"]\n\turl = https://example.com/dep.git\n"));
-	assert_non_null(strstr(cfg, "st = status"));
+	/* Every alias: one without '!' can still pass -c core.fsmonitor=... */
+	assert_null(strstr(cfg, "st = status"));
 	assert_non_null(strstr(cfg, "repositoryformatversion = 0"));
 	assert_non_null(strstr(slurp(at(f, "dep/.git/cordon-held-s1/config")), "fsmonitor = ./evil"));
 	/* Held once: a second end finds nothing more. */
@@ -629,6 +630,15 @@ static void config_pointers_and_their_cap(void **state)
 		absent |= !strcmp(g.pointed[i], "not-yet.inc");
 	assert_true(inc);
 	assert_true(hooks);
+	assert_true(absent);
+	git_guard_free(&g);
+
+	/* "~/" is the user's home, which may hold the workspace. */
+	put(f, ".git/config", "[include]\n\tpath = ~/home.inc\n");
+	assert_int_equal(git_guard_plan_session(f->ws, "h", f->ws, &g, why, sizeof(why)), 0);
+	absent = false;
+	for (size_t i = 0; i < g.n_pointed; i++)
+		absent |= !strcmp(g.pointed[i], "home.inc");
 	assert_true(absent);
 	git_guard_free(&g);
 

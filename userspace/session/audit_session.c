@@ -261,7 +261,7 @@ static void held_aside(void *ctx, const struct git_guard_held *h)
 {
 	static const char *const what[] = { "commondir", "hook", "config", "gitfile",
 					     "file-created", "file-changed", "file-deleted",
-					     "incomplete", "pointed" };
+					     "incomplete", "pointed", "redirect" };
 	struct sup *s = ctx;
 	json_t *ev = json_pack("{s:s,s:s,s:s,s:s?,s:b,s:s?}", "event", "workspace-held",
 			       "what", what[h->what], "path", h->path, "moved_to", h->moved_to,

@@ -18,7 +18,8 @@
 
 /*
  * SECTION.KEY: the key in a section without a subsection; SECTION.*.KEY:
- * with any subsection; SECTION.*: any key of the section; a leading '!'
+ * with any subsection; SECTION.*: any key of the section (every alias:
+ * one without '!' can still say `-c core.fsmonitor=...`); a leading '!'
  * on the key: only when the value holds a '!' (a shell command);
  * a leading '^': only when the value starts with "ext::".
  */
@@ -29,13 +30,13 @@ static const char *const runs_code[] = {
 	"difftool.*.cmd", "difftool.*.path", "mergetool.*.cmd", "mergetool.*.path",
 	"merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process",
 	"credential.helper", "credential.*.helper", "include.path", "includeif.*.path",
-	"alias.!", "alias.*.!", "gpg.program", "gpg.*.program", "gpg.*.defaultkeycommand",
+	"alias.*", "gpg.program", "gpg.*.program", "gpg.*.defaultkeycommand",
 	"uploadpack.packobjectshook", "remote.*.receivepack", "remote.*.uploadpack",
 	"remote.*.vcs", "remote.*.^url", "remote.*.^pushurl", "protocol.*", "pager.*",
 	"interactive.difffilter", "submodule.*.!update", "sendemail.*", "tar.*.command",
 	"man.*.cmd", "man.*.path", "web.browser", "browser.*.cmd", "browser.*.path",
 	"instaweb.*", "trailer.*.command", "trailer.*.cmd", "guitool.*.cmd",
-	"hook.*.command",
+	"hook.*.command", "imap.tunnel",
 };
 
 struct entry {
@@ -169,8 +170,12 @@ static int header(struct reader *r, char *sec, size_t slen, bool *has_sub)
 			sec[n++] = (char)tolower(c);
 	}
 	sec[n] = 0;
-	/* [section.sub]: the deprecated form of a subsection. */
-	if (!*has_sub && strchr(sec, '.')) {
+	/*
+	 * [section.sub]: the deprecated form of a subsection; [section.a "b"]:
+	 * git joins them, section "section", subsection "a.b" (an attack hid
+	 * [filter.x "y"] from the list as section "filter.x").
+	 */
+	if (strchr(sec, '.')) {
 		*strchr(sec, '.') = 0;
 		*has_sub = true;
 	}

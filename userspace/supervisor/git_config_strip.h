@@ -6,8 +6,9 @@
  *
  * The keys are a LIST (git_config_strip.c, runs_code[]), written from
  * git-config(1) as of git 2.47: a key a later git adds that names a
- * program passes.  It errs towards removing: an alias or a submodule
- * update whose value holds a '!' anywhere, any pager.*, sendemail.*,
+ * program passes.  It errs towards removing: every alias (one without
+ * '!' can still pass `-c core.fsmonitor=...`), a submodule update whose
+ * value holds a '!' anywhere, any pager.*, sendemail.*,
  * protocol.*, instaweb.* key.  http.* keys are not on it: none names a
  * program (a proxy or a cookie file is data).
  */

@@ -32,6 +32,13 @@
  *   symlink make git run from elsewhere in the workspace
  *   (git_guard_point.h): read-only when it exists, held aside at the end
  *   when it did not.
+ * - what git takes for a repository where the walk did not look: a .git
+ *   symlink (a new one is held aside), a bare repository whose HEAD is a
+ *   symlink, a symlink in place of a repository's worktrees or modules
+ *   directory or of an entry in them (held aside); a directory the end
+ *   cannot read or name (a path past PATH_MAX) is said and passed over,
+ *   the walk goes on.  The strip list reads [section.a "b"] as git does
+ *   (section, subsection "a.b") and takes every alias.
  * - the agent and editor files below (at the workspace's top and at each
  *   repository's top: where a human opens a project) are compared with
  *   their start: one created or changed is renamed to
@@ -46,7 +53,8 @@
  *
  * What it cannot close: while the session runs, a git run by the human in
  * the workspace reads what the agent just made (a new repository, a
- * commondir); a repository whose git directory is not called .git and
+ * commondir); a repository inside a git directory (the walk does not go
+ * into one) that the human enters by name; a repository whose git directory is not called .git and
  * lacks HEAD, objects or refs at the start but gains them; keys of a
  * config a later git adds that run programs (the list); files other than
  * those listed (a Makefile, package.json scripts, .idea/: the human runs

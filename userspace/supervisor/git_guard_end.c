@@ -48,6 +48,36 @@ static void held_name(const struct git_guard *g, const char *name, char *out, si
 }
 
 /*
+ * DFD/NAME (DPATH/NAME) renamed NAME.cordon-held-SESSION beside itself and
+ * said: a symlink or file where git expects a directory of a repository.
+ */
+static void aside(struct end *e, int dfd, const char *dpath, const char *name,
+		  enum git_guard_what what, const char *detail)
+{
+	char held[NAME_MAX + 96], path[PATH_MAX + NAME_MAX + 2], moved[PATH_MAX + NAME_MAX + 98];
+
+	held_name(e->g, name, held, sizeof(held));
+	snprintf(path, sizeof(path), "%s/%s", dpath, name);
+	if (renameat(dfd, name, dfd, held) == 0) {
+		snprintf(moved, sizeof(moved), "%s/%s", dpath, held);
+		say(e, what, path, moved, false, detail);
+	} else {
+		say(e, what, path, NULL, false, "COULD NOT MOVE IT: remove it before running git there");
+	}
+}
+
+/* A directory of the walk that could not be read or named: said, and the walk goes on. */
+static void end_skipped(struct git_guard_walk *w, int err)
+{
+	struct end *e = w->ctx;
+	char detail[160];
+
+	snprintf(detail, sizeof(detail), "not looked into (%s): a repository there is not checked; "
+		 "look before running git below it", w->cap ? w->cap : strerror(-err));
+	say(e, GIT_GUARD_INCOMPLETE, w->path, NULL, false, detail);
+}
+
+/*
  * One watched file at the end, against P (its state at the start): a
  * symlink or file in place of its directory, or a file created or
  * changed, renamed aside; the original put back when it was kept.
@@ -309,11 +339,69 @@ static void end_hooks_link(struct end *e, int gfd, const char *gpath, const char
 	    gone ? "its hooks symlink was removed" : "its hooks symlink was replaced");
 }
 
+static void end_pointed(struct end *e, const char *rel);
+
+/*
+ * ABS with "." and ".." folded and no "//", relative to the workspace, in
+ * OUT: false when it is not below it.  Lexical: end_pointed then walks it
+ * without following a symlink.
+ */
+static bool ws_relative(const struct git_guard *g, const char *abs, char *out, size_t olen)
+{
+	char buf[PATH_MAX], *save = NULL, *c;
+	size_t n = 0, wl = strlen(g->workspace);
+
+	if (snprintf(buf, sizeof(buf), "%s", abs) >= (int)sizeof(buf) || olen < 2)
+		return false;
+	out[0] = 0;
+	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		if (!strcmp(c, "..")) {
+			char *cut = strrchr(out, '/');
+
+			n = cut ? (size_t)(cut - out) : 0;
+			out[n] = 0;
+			continue;
+		}
+		if (n + strlen(c) + 2 > olen)
+			return false;
+		n += (size_t)sprintf(out + n, "/%s", c);
+	}
+	if (strncmp(out, g->workspace, wl) || out[wl] != '/')
+		return false;
+	memmove(out, out + wl + 1, strlen(out + wl + 1) + 1);
+	return true;
+}
+
+/*
+ * A relative core.hooksPath of the user's global configs, for a repository
+ * made during the session (GPATH its git directory): what is there now at
+ * its top is the agent's.
+ */
+static void end_global_hooks(struct end *e, const char *gpath)
+{
+	size_t gl = strlen(gpath);
+	char abs[PATH_MAX], rel[PATH_MAX];
+
+	for (size_t k = 0; k < e->g->n_global_hooks; k++) {
+		const char *v = e->g->global_hooks[k];
+
+		if (gl > 5 && !strcmp(gpath + gl - 5, "/.git"))
+			snprintf(abs, sizeof(abs), "%.*s/%s", (int)(gl - 5), gpath, v);
+		else
+			snprintf(abs, sizeof(abs), "%s/%s", gpath, v);
+		if (ws_relative(e->g, abs, rel, sizeof(rel)))
+			end_pointed(e, rel);
+	}
+}
+
 /* A git directory that did not exist at the start: what runs code, held aside. */
 static void end_new_gitdir(struct end *e, int gfd, const char *gpath)
 {
 	struct stat st;
 
+	end_global_hooks(e, gpath);
 	end_hooks(e, gfd, gpath);
 	strip_config(e, gfd, gpath, "config");
 	strip_config(e, gfd, gpath, "config.worktree");
@@ -392,6 +480,9 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 	else
 		end_old_gitdir(e, gfd, gpath, i);
 	wfd = openat(gfd, "worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (wfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		aside(e, gfd, gpath, "worktrees", GIT_GUARD_REDIRECT,
+		      "a symlink or file in place of the worktrees directory: held, not followed");
 	if (wfd >= 0) {
 		int dfd = fcntl(wfd, F_DUPFD_CLOEXEC, 3);
 		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -400,9 +491,15 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 		while (d && (de = readdir(d))) {
 			_cleanup_close_ int fd = -1;
 
-			if (de->d_name[0] == '.' ||
-			    (fd = openat(wfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					 O_CLOEXEC)) < 0 || fstat(fd, &st) < 0)
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(sub, sizeof(sub), "%s/worktrees", gpath);
+			fd = openat(wfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
+			    !strstr(de->d_name, ".cordon-held-"))
+				aside(e, wfd, sub, de->d_name, GIT_GUARD_REDIRECT,
+				      "a symlink or file in place of a linked worktree: held, not followed");
+			if (fd < 0 || fstat(fd, &st) < 0)
 				continue;
 			(void)seen_add(e, &st);
 			snprintf(sub, sizeof(sub), "%s/worktrees/%s", gpath, de->d_name);
@@ -417,6 +514,9 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 			close(dfd);
 	}
 	mfd = openat(gfd, "modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (mfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		aside(e, gfd, gpath, "modules", GIT_GUARD_REDIRECT,
+		      "a symlink or file in place of the submodules' directory: held, not followed");
 	if (mfd >= 0) {
 		snprintf(sub, sizeof(sub), "%s/modules", gpath);
 		end_modules(e, mfd, sub, depth + 1);
@@ -439,9 +539,14 @@ static void end_modules(struct end *e, int dfd, const char *dpath, int depth)
 		char sub[PATH_MAX];
 		struct stat st;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    (fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				 O_CLOEXEC)) < 0)
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A symlink among the modules: git would follow it to a git directory elsewhere. */
+		if (fd < 0 && errno == ELOOP && !strstr(de->d_name, ".cordon-held-"))
+			aside(e, dfd, dpath, de->d_name, GIT_GUARD_REDIRECT,
+			      "a symlink among the submodules' git directories: held, not followed");
+		if (fd < 0)
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dpath, de->d_name);
 		if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -586,6 +691,9 @@ int git_guard_end(const struct git_guard *g,
 	w->gitdir = end_on_gitdir;
 	w->gitfile = end_on_gitfile;
 	w->root = end_on_root;
+	w->skipped = end_skipped;
+	/* Past the plan's cap, not unbounded: an agent's millions of files end it, said. */
+	w->max_entries = 20 * (size_t)GIT_GUARD_MAX_ENTRIES;
 	w->ctx = &e;
 	r = git_guard_walk(w, g->workspace);
 	if (r < 0)

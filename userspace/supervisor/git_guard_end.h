@@ -24,6 +24,7 @@ enum git_guard_what {
 	GIT_GUARD_FILE_DELETED,
 	GIT_GUARD_INCOMPLETE,           /* the walk stopped (a cap, an error): DETAIL says where */
 	GIT_GUARD_POINTED,              /* made where a config or hooks link points (git_guard_point.h) */
+	GIT_GUARD_REDIRECT,             /* a symlink or file where git reads worktrees or modules */
 };
 
 struct git_guard_held {

@@ -233,7 +233,7 @@ static int plan_on_gitdir(struct git_guard_walk *w, int fd)
 	return r;
 }
 
-/* "gitdir: PATH": the pointer itself read-only. */
+/* "gitdir: PATH": the pointer itself read-only; a .git symlink known as it is. */
 static int plan_on_gitfile(struct git_guard_walk *w, int dfd)
 {
 	struct git_guard *g = w->ctx;
@@ -247,7 +247,10 @@ static int plan_on_gitfile(struct git_guard_walk *w, int dfd)
 	if (fstatat(dfd, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	r = add_known(g, &st, 0);
-	return r < 0 ? r : git_guard_plan_add(&g->ro, &g->n_ro, w->path, NULL);
+	/* A symlink cannot be bound read-only: the end holds one that is not this one. */
+	if (r < 0 || !S_ISREG(st.st_mode))
+		return r;
+	return git_guard_plan_add(&g->ro, &g->n_ro, w->path, NULL);
 }
 
 static int plan_on_root(struct git_guard_walk *w, size_t plen)
@@ -310,6 +313,10 @@ int git_guard_plan_session(const char *workspace, const char *session, const cha
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (home && !(g->home = strdup(home))) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	r = git_guard_point_globals(g, home);
 	if (r < 0) {
 		if (why)
@@ -367,6 +374,7 @@ void git_guard_free(struct git_guard *g)
 	free(g->pointed);
 	free(g->global_hooks);
 	free(g->known_had);
+	free(g->home);
 	for (size_t i = 0; i < g->n_ro; i++)
 		free(g->ro[i]);
 	for (size_t i = 0; i < g->n_roots; i++)

@@ -197,8 +197,13 @@ static int point_at(struct git_guard *g, const char *base, const char *value, bo
 {
 	char path[PATH_MAX], real[PATH_MAX];
 
-	if (!*value || value[0] == '~')
+	/* "~/": the user's home, which may hold the workspace; "~user/" is left. */
+	if (!strncmp(value, "~/", 2) && g->home) {
+		base = g->home;
+		value += 2;
+	} else if (!*value || value[0] == '~') {
 		return 0;
+	}
 	if ((size_t)snprintf(path, sizeof(path), "%s%s%s", value[0] == '/' ? "" : base,
 			     value[0] == '/' ? "" : "/", value) >= sizeof(path) ||
 	    canon_partial(path, real, 0) < 0 || !within(real, g->workspace))
@@ -227,8 +232,8 @@ static int on_value(void *ctx, const char *key, const char *value)
 		if (value[0] == '/')
 			return point_at(c->g, "/", value, true);
 		if (!c->bases)
-			return value[0] == '~' ? 0 : add_unique(&c->g->global_hooks,
-								&c->g->n_global_hooks, value);
+			return value[0] == '~' ? point_at(c->g, "/", value, true) :
+			       add_unique(&c->g->global_hooks, &c->g->n_global_hooks, value);
 		for (size_t i = 0; i < c->n_bases && r >= 0; i++)
 			r = point_at(c->g, c->bases[i], value, true);
 		return r;
@@ -237,11 +242,15 @@ static int on_value(void *ctx, const char *key, const char *value)
 		return 0;
 	r = point_at(c->g, c->dir, value, false);
 	/* The included file's own keys, wherever it is (a file outside may name one inside). */
-	if (r >= 0 && value[0] != '~' && c->depth < GIT_GUARD_INCLUDE_DEPTH &&
-	    (size_t)snprintf(inc, sizeof(inc), "%s%s%s", value[0] == '/' ? "" : c->dir,
-			     value[0] == '/' ? "" : "/", value) < sizeof(inc))
-		r = read_conf(c->g, inc, c->bases, c->n_bases, c->depth + 1);
-	return r;
+	if (r < 0 || c->depth >= GIT_GUARD_INCLUDE_DEPTH)
+		return r;
+	if (!strncmp(value, "~/", 2) && c->g->home)
+		snprintf(inc, sizeof(inc), "%s/%s", c->g->home, value + 2);
+	else if (value[0] == '~' ||
+		 (size_t)snprintf(inc, sizeof(inc), "%s%s%s", value[0] == '/' ? "" : c->dir,
+				  value[0] == '/' ? "" : "/", value) >= sizeof(inc))
+		return 0;
+	return read_conf(c->g, inc, c->bases, c->n_bases, c->depth + 1);
 }
 
 /* FILE's core.hooksPath and includes (git would refuse a file it cannot parse: nothing runs). */

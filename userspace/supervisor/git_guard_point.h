@@ -17,9 +17,10 @@
  * directory whole, but one that is the workspace or a repository's top:
  * then only the files git runs as hooks there); one that does not exist
  * yet is listed (git_guard.pointed) and whatever the agent puts there is
- * held aside at the end.  What it cannot close: targets named through the
- * home ("~/..."; the agent's writes to its home stay in its layer) or
- * through environment variables; a hook that runs another file of the
+ * held aside at the end ("~/" is the user's home: a workspace may lie in
+ * it).  What it cannot close: targets named through environment variables
+ * or another user's home ("~user/"), and global configs cordon does not
+ * know of (GIT_CONFIG_GLOBAL, an XDG_CONFIG_HOME of the human's shell); a hook that runs another file of the
  * working tree (a script, a package.json script: the human runs those
  * knowingly, as a Makefile); while the session runs, a human's git reads
  * what the agent made at a target that did not exist.

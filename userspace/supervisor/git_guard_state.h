@@ -61,6 +61,7 @@ struct git_guard {
 	size_t n_global_hooks;          /* relative core.hooksPath of the user's global configs */
 	char **global_hooks;
 	size_t conf_read;               /* config files read (GIT_GUARD_MAX_CONFIGS at most) */
+	char *home;                     /* the user's, for "~/" in a config's paths; or NULL */
 	size_t n_roots;                 /* the workspace ("") and each repository's top, relative */
 	char **roots;
 	size_t n_watch;

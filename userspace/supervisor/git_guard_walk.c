@@ -55,6 +55,10 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 		if (off >= got) {
 			got = getdents64(dfd, w->buf, sizeof(w->buf));
 			off = 0;
+			if (got < 0 && w->skipped) {
+				w->skipped(w, -errno);
+				break;
+			}
 			if (got <= 0) {
 				r = got < 0 ? -errno : 0;
 				break;
@@ -64,26 +68,32 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 		off += de->d_reclen;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (++w->entries > GIT_GUARD_MAX_ENTRIES) {
-			w->cap = "GIT_GUARD_MAX_ENTRIES (" STR(GIT_GUARD_MAX_ENTRIES) " directory entries)";
+		if (++w->entries > (w->max_entries ?: GIT_GUARD_MAX_ENTRIES)) {
+			w->cap = w->max_entries ? "its cap of directory entries" :
+				 "GIT_GUARD_MAX_ENTRIES (" STR(GIT_GUARD_MAX_ENTRIES) " directory entries)";
 			r = -E2BIG;
 			break;
 		}
 		type = de->d_type;
 		if (type == DT_UNKNOWN) {
 			if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+				if (w->skipped && extend(w, plen, de->d_name) >= 0) {
+					w->skipped(w, -errno);
+					w->path[plen] = 0;
+					continue;
+				}
 				r = -errno;
 				break;
 			}
 			type = (unsigned char)IFTODT(st.st_mode);
 		}
-		if (!strcmp(de->d_name, ".git") && (type == DT_DIR || type == DT_REG)) {
+		if (!strcmp(de->d_name, ".git") && (type == DT_DIR || type == DT_REG || type == DT_LNK)) {
 			repo = true;
 			if ((l = extend(w, plen, ".git")) < 0) {
 				r = l;
 				break;
 			}
-			if (type == DT_REG) {
+			if (type != DT_DIR) {
 				r = w->gitfile(w, dfd);
 			} else if ((fd = openat(dfd, ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 						O_CLOEXEC)) < 0) {
@@ -95,8 +105,13 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 			w->path[plen] = 0;
 			continue;
 		}
-		if (type == DT_REG && !strcmp(de->d_name, "HEAD"))
+		/* git takes HEAD as a symlink too, and objects and refs through one. */
+		if ((type == DT_REG || type == DT_LNK) && !strcmp(de->d_name, "HEAD"))
 			head = true;
+		if (type == DT_LNK) {
+			objects |= !strcmp(de->d_name, "objects");
+			refs |= !strcmp(de->d_name, "refs");
+		}
 		if (type != DT_DIR)
 			continue;
 		objects |= !strcmp(de->d_name, "objects");
@@ -124,9 +139,19 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 	for (size_t o = 0; n_subs--; o += strlen(subs + o) + 1) {
 		int l = extend(w, plen, subs + o);
 
+		if (l < 0 && w->skipped) {
+			w->skipped(w, l);       /* w->path: its parent (PATH_MAX) */
+			w->cap = NULL;
+			continue;
+		}
 		if (l < 0)
 			return l;
 		fd = openat(dfd, subs + o, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && w->skipped) {
+			w->skipped(w, -errno);
+			w->path[plen] = 0;
+			continue;
+		}
 		if (fd < 0) {
 			r = -errno;
 			break;

@@ -4,8 +4,9 @@
  * directory below the workspace, without following a symlink (each opened
  * O_NOFOLLOW from its parent), across mount points (a human's git runs a
  * repository's hooks on any filesystem), skipping nothing by name.  A .git
- * entry or a bare repository (HEAD, objects/ and refs/ side by side) is
- * handed to the caller and not walked into.  Bounded:
+ * entry (a directory, a file, or a symlink: git follows one) or a bare
+ * repository (HEAD, a file or a symlink, objects/ and refs/ side by side)
+ * is handed to the caller and not walked into.  Bounded:
  * GIT_GUARD_MAX_ENTRIES entries.
  */
 #ifndef CORDON_GIT_GUARD_WALK_H
@@ -20,6 +21,14 @@
 
 struct git_guard_walk {
 	char path[PATH_MAX];            /* the directory being read, then what is handed over */
+	/*
+	 * The end's walk: a directory that cannot be read or named (a path
+	 * past PATH_MAX) is reported through SKIPPED and passed over, not the
+	 * end of the walk (an agent made one to hide a repository beyond it);
+	 * its cap is END_MAX_ENTRIES.  NULL: the plan's, which stops.
+	 */
+	void (*skipped)(struct git_guard_walk *w, int err);
+	size_t max_entries;             /* 0: GIT_GUARD_MAX_ENTRIES */
 	/* getdents64's, shared: a directory is read whole before the walk goes below it. */
 	char buf[32768] __attribute__((aligned(8)));
 	size_t entries;
@@ -32,8 +41,8 @@ struct git_guard_walk {
 
 /*
  * Walk WORKSPACE with W's callbacks (GITDIR: a .git directory, or a bare
- * repository, open as FD, its path in W->path; GITFILE: a .git file in the
- * directory DFD; ROOT: after a directory holding .git, and the workspace
+ * repository, open as FD, its path in W->path; GITFILE: a .git file or
+ * symlink in the directory DFD; ROOT: after a directory holding .git, and the workspace
  * itself, its path the first PLEN bytes of W->path).  A callback's
  * negative return stops the walk with it.  0, or -errno with W->path
  * naming where (W->cap set when a cap stopped it: -E2BIG, -ENAMETOOLONG).
