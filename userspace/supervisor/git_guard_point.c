@@ -211,6 +211,24 @@ static int point_at(struct git_guard *g, const char *base, const char *value, bo
 	return hooks ? point_hooks(g, real) : point_file(g, real);
 }
 
+/*
+ * PATH opened for reading only if it is a regular file: its object found
+ * first (O_PATH, which opens nothing), then that object reopened.  Root
+ * must not open a device because a config names it: opening
+ * /dev/watchdog arms it.  A descriptor, or -1.
+ */
+static int open_regular(const char *path)
+{
+	_cleanup_close_ int p = open(path, O_PATH | O_CLOEXEC);
+	char self[64];
+	struct stat st;
+
+	if (p < 0 || fstat(p, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+	return open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
 struct conf {
 	struct git_guard *g;
 	char dir[PATH_MAX];             /* of the file read: where its includes are taken from */
@@ -258,7 +276,7 @@ static int read_conf(struct git_guard *g, const char *file, const char *const *b
 		     size_t n_bases, int depth)
 {
 	struct conf c = { .g = g, .bases = bases, .n_bases = n_bases, .depth = depth };
-	_cleanup_close_ int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int fd = open_regular(file);
 	_cleanup_free_ char *buf = NULL;
 	const char *slash = strrchr(file, '/');
 	size_t got = 0;
@@ -314,7 +332,7 @@ static size_t find_bases(const char *gitdir, char (*b)[PATH_MAX])
 	else
 		snprintf(b[n++], PATH_MAX, "%s", gitdir);
 	if ((size_t)snprintf(p, sizeof(p), "%s/config", gitdir) < sizeof(p)) {
-		_cleanup_close_ int fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		_cleanup_close_ int fd = open_regular(p);
 		char buf[16384];
 		ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
 
@@ -333,7 +351,7 @@ static size_t find_bases(const char *gitdir, char (*b)[PATH_MAX])
 
 		if (de->d_name[0] == '.' ||
 		    (size_t)snprintf(gf, sizeof(gf), "%s/%s/gitdir", p, de->d_name) >= sizeof(gf) ||
-		    (fd = open(gf, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0 ||
+		    (fd = open_regular(gf)) < 0 ||
 		    (got = read(fd, text, sizeof(text) - 1)) <= 0)
 			continue;
 		text[got] = 0;
