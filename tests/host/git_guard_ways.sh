@@ -58,6 +58,7 @@ human() {
     g -C "$1" add -A >/dev/null 2>&1
     g -C "$1" commit -q --allow-empty -m next >/dev/null 2>&1
     g -C "$1" checkout -q -b "b$$-$(date +%s%N)" >/dev/null 2>&1
+    g -C "$1" -c protocol.file.allow=always submodule update -q --init >/dev/null 2>&1
 }
 
 # row NAME SETUP ATTACK [REPO]: SETUP (a shell function, run as root on the
@@ -261,6 +262,32 @@ row "a .git symlink to a repository hidden inside .git" fresh "
     git --git-dir=.git/x.git config core.bare false &&
     git --git-dir=.git/x.git config core.fsmonitor \"echo ran >>\$2; false\" &&
     ln -s \"\$1/r/.git/x.git\" src/.git" "$WS/r/src"
+
+row "a whole git directory made in .git/worktrees, a new .git file to it" fresh "
+    git init -q --bare \"\$1/r/.git/worktrees/evil\" &&
+    git --git-dir=\"\$1/r/.git/worktrees/evil\" config core.bare false &&
+    git --git-dir=\"\$1/r/.git/worktrees/evil\" config core.fsmonitor \"echo ran >>\$2; false\" &&
+    echo 'gitdir: ../.git/worktrees/evil' >\"\$1/r/src/.git\"" "$WS/r/src"
+row "a repository whose objects and refs are executable files" fresh '
+    cd "$1/r/src" && echo "ref: refs/heads/main" >HEAD && printf "#!/bin/sh\n" >objects &&
+    cp objects refs && chmod +x objects refs &&
+    printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >config' \
+    "$WS/r/src"
+row "a .git file whose path holds a line break" fresh "
+    cd \"\$1/r\" && git init -q --bare .git/x && git --git-dir=.git/x config core.bare false &&
+    git --git-dir=.git/x config core.fsmonitor \"echo ran >>\$2; false\" &&
+    d=\$(printf '.git\\nX') && d=\${d%X} && mkdir \"\$d\" &&
+    printf 'gitdir: ../.git\\n/../.git/x\\n' >src/.git" "$WS/r/src"
+sub_gone() { submodule; g -C "$WS/r" submodule deinit -q -f sub >/dev/null 2>&1; rm -rf "$WS/r/.git/modules/sub"; }
+row "a submodule's git directory made of a HEAD and a commondir" sub_gone "
+    cd \"\$1/r/.git\" && git clone -q --bare \"\$1/r\" xc && rm xc/HEAD &&
+    git config --file xc/config core.fsmonitor \"echo ran >>\$2; false\" &&
+    mkdir -p modules/sub && echo 'ref: refs/heads/main' >modules/sub/HEAD &&
+    echo ../../xc >modules/sub/commondir" "$WS/r"
+row "the held directory's name taken beforehand (the session's name is the agent's)" fresh "
+    cd \"\$1\" && $AG init -q app && git -C app config core.fsmonitor \"echo ran >>\$2; false\" &&
+    mkdir -p \"app/.git/cordon-held-\$CORDON_SESSION/config/x\" \"app/.git/config.cordon-new-\$CORDON_SESSION/x\"" \
+    "$WS/app"
 
 # The agent's own work on such a repository still goes on.
 husky

@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -355,9 +356,20 @@ static int run_plan(struct run *run)
 	 * the view and the log's first record do.
 	 */
 	{
-		char gwhy[PATH_MAX + 256] = "";
+		char gwhy[PATH_MAX + 256] = "", tag[64];
+		uint32_t nonce = 0;
 
-		r = git_guard_plan_session(s->workspace, s->name, s->home, &s->git, gwhy, sizeof(gwhy));
+		/*
+		 * What is held aside at the end is named for the session and a
+		 * nonce the agent never sees (it knows the session's name): it
+		 * cannot put a directory in the way of the names beforehand.
+		 */
+		if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce)) {
+			log_err("run: getrandom: %m");
+			return -EIO;
+		}
+		snprintf(tag, sizeof(tag), "%s.%08x", s->name, nonce);
+		r = git_guard_plan_session(s->workspace, tag, s->home, &s->git, gwhy, sizeof(gwhy));
 		if (r < 0) {
 			log_err("run: the workspace's repositories and agent files: %s",
 				gwhy[0] ? gwhy : strerror(-r));

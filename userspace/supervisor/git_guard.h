@@ -22,7 +22,7 @@
  *   follows), git_guard_end walks the workspace again: a git directory
  *   that was not there at the start has its hooks (all but *.sample) and
  *   the keys of its config that run programs (git_config_strip.h, a list)
- *   held aside in GITDIR/cordon-held-SESSION/, the rest of its config kept
+ *   held aside in GITDIR/cordon-held-TAG/, the rest of its config kept
  *   so the repository still works; a commondir planted anywhere, a new
  *   .git file pointing at no repository of the workspace, held the same;
  *   in a repository of the start, what was not there then to be made
@@ -32,9 +32,14 @@
  *   symlink make git run from elsewhere in the workspace
  *   (git_guard_point.h): read-only when it exists, held aside at the end
  *   when it did not.
+ * - TAG is the session's name and a nonce the agent never sees (run.c):
+ *   it cannot put a directory in the way of a held name beforehand.
  * - what git takes for a repository where the walk did not look: a .git
  *   symlink (a new one is held aside), a bare repository whose HEAD is a
- *   symlink, a symlink in place of a repository's worktrees or modules
+ *   symlink or whose objects and refs are any files git may search, or a
+ *   commondir names them; a new entry of .git/worktrees without a
+ *   commondir (a whole repository); a .git file whose path holds a line
+ *   break (git keeps it); a symlink in place of a repository's worktrees or modules
  *   directory or of an entry in them (held aside); a directory the end
  *   cannot read or name (a path past PATH_MAX) is said and passed over,
  *   the walk goes on.  The strip list reads [section.a "b"] as git does
@@ -42,7 +47,7 @@
  * - the agent and editor files below (at the workspace's top and at each
  *   repository's top: where a human opens a project) are compared with
  *   their start: one created or changed is renamed to
- *   FILE.cordon-held-SESSION and the original (kept in memory, up to
+ *   FILE.cordon-held-TAG and the original (kept in memory, up to
  *   GIT_GUARD_SAVE_MAX each, GIT_GUARD_SAVE_TOTAL in all) put back;
  *   one deleted is put back.  Held aside at the end, not refused live:
  *   the agent edits them legitimately, and no human tool reads them

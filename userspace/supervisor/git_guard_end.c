@@ -414,7 +414,11 @@ static bool seen_add(struct end *e, const struct stat *st)
 	return git_guard_plan_add_id(&e->seen, &e->n_seen, st) == 0;
 }
 
-/* A linked worktree's directory made during the session: its commondir must be git's own. */
+/*
+ * A linked worktree's directory made during the session: its commondir
+ * must be git's own; without one, git takes it for a whole repository
+ * (its own config and hooks), and so does this.
+ */
 static void end_new_worktree(struct end *e, int wfd, const char *wpath)
 {
 	char buf[64];
@@ -422,7 +426,11 @@ static void end_new_worktree(struct end *e, int wfd, const char *wpath)
 					O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
-	if (fd >= 0 || errno != ENOENT) {
+	if (fd < 0 && errno == ENOENT) {
+		end_new_gitdir(e, wfd, wpath);
+		return;
+	}
+	{
 		buf[n > 0 ? n : 0] = 0;
 		buf[strcspn(buf, "\r\n")] = 0;
 		if (strcmp(buf, "../.."))
@@ -551,7 +559,8 @@ static void end_modules(struct end *e, int dfd, const char *dpath, int depth)
 		snprintf(sub, sizeof(sub), "%s/%s", dpath, de->d_name);
 		if (fstatat(fd, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    (fstatat(fd, "config", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		     fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0))
+		     fstatat(fd, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		     fstatat(fd, "commondir", &st, AT_SYMLINK_NOFOLLOW) == 0))
 			end_gitdir(e, fd, sub, depth);
 		else
 			end_modules(e, fd, sub, depth + 1);
@@ -605,8 +614,10 @@ static void end_gitfile(struct end *e, const char *path)
 	fd = openat(pfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	buf[n > 0 ? n : 0] = 0;
-	buf[strcspn(buf, "\r\n")] = 0;
-	t = !strncmp(buf, "gitdir: ", 8) ? buf + 8 : NULL;
+	/* As git reads it: only the end's line breaks go; one inside is refused (held). */
+	for (n = (ssize_t)strlen(buf); n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'); n--)
+		buf[n - 1] = 0;
+	t = !strncmp(buf, "gitdir: ", 8) && !strpbrk(buf, "\r\n") ? buf + 8 : NULL;
 	if (t) {
 		if (*t == '/')
 			snprintf(target, sizeof(target), "%s", t);

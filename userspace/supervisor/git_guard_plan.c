@@ -69,10 +69,11 @@ static bool exists(const char *dir, const char *name)
 	return (size_t)snprintf(p, sizeof(p), "%s/%s", dir, name) < sizeof(p) && lstat(p, &st) == 0;
 }
 
-/* A directory git would take for a repository's: HEAD, and config or objects. */
+/* A directory git would take for a repository's: HEAD, and config, objects or commondir. */
 static bool gitdir_like(const char *dir)
 {
-	return exists(dir, "HEAD") && (exists(dir, "config") || exists(dir, "objects"));
+	return exists(dir, "HEAD") &&
+	       (exists(dir, "config") || exists(dir, "objects") || exists(dir, "commondir"));
 }
 
 /* Read-only: each of NAMES in DIR that is a file or directory (never a symlink). */

@@ -41,6 +41,7 @@ static int extend(struct git_guard_walk *w, size_t plen, const char *name)
 static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 {
 	bool head = false, objects = false, refs = false, repo = false;
+	bool objects_any = false, refs_any = false, commondir = false;
 	_cleanup_free_ char *subs = NULL;       /* the subdirectories' names, NUL after each */
 	size_t n_subs = 0, subs_len = 0, subs_cap = 0;
 	ssize_t got = 0, off = 0;
@@ -105,9 +106,16 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 			w->path[plen] = 0;
 			continue;
 		}
-		/* git takes HEAD as a symlink too, and objects and refs through one. */
-		if ((type == DT_REG || type == DT_LNK) && !strcmp(de->d_name, "HEAD"))
+		/*
+		 * git takes HEAD as a symlink too, objects and refs through one,
+		 * and is content with any objects and refs it may search (even
+		 * executable files), or a commondir naming where they are.
+		 */
+		if (type != DT_DIR && !strcmp(de->d_name, "HEAD"))
 			head = true;
+		objects_any |= !strcmp(de->d_name, "objects");
+		refs_any |= !strcmp(de->d_name, "refs");
+		commondir |= !strcmp(de->d_name, "commondir");
 		if (type == DT_LNK) {
 			objects |= !strcmp(de->d_name, "objects");
 			refs |= !strcmp(de->d_name, "refs");
@@ -136,6 +144,12 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 		return r;
 	if (!top && head && objects && refs)
 		return w->gitdir(w, dfd);       /* a bare repository, at w->path */
+	/* One git would take for a repository, of an odd shape: handed over, and walked too. */
+	if (!top && head && ((objects_any && refs_any) || commondir)) {
+		r = w->gitdir(w, dfd);
+		if (r < 0)
+			return r;
+	}
 	for (size_t o = 0; n_subs--; o += strlen(subs + o) + 1) {
 		int l = extend(w, plen, subs + o);
 
