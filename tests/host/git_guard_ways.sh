@@ -198,7 +198,13 @@ if [ "$gconf_saved" = none ]; then rm -f "$AGENT_HOME/.gitconfig"; else mv "$gco
 gconf_saved=
 
 # --- repositories hidden from the walk, or redirected ----------------------------
-fresh() { rm -rf "$WS/app" "$WS"/c?; repo "$WS/r"; mkdir -p "$WS/r/src"; chown "$AGENT" "$WS/r/src"; }
+fresh() {
+    rm -rf "$WS/app" "$WS"/c? "$WS/.r-old" "$WS/meta" "$WS/meta.old" "$WS/notes" \
+        "$WS/HEAD" "$WS/config" "$WS/objects" "$WS/refs" "$WS"/cordon-held-*
+    repo "$WS/r"
+    mkdir -p "$WS/r/src" "$WS/notes"
+    chown "$AGENT" "$WS/r/src" "$WS/notes"
+}
 AG='git -c user.email=a@a -c user.name=a'
 row "a new repository behind a .git symlink, its HEAD a symlink" fresh "
     cd \"\$1\" && $AG init -q app && cd app && $AG commit -q --allow-empty -m i &&
@@ -288,6 +294,32 @@ row "the held directory's name taken beforehand (the session's name is the agent
     cd \"\$1\" && $AG init -q app && git -C app config core.fsmonitor \"echo ran >>\$2; false\" &&
     mkdir -p \"app/.git/cordon-held-\$CORDON_SESSION/config/x\" \"app/.git/config.cordon-new-\$CORDON_SESSION/x\"" \
     "$WS/app"
+
+row "the workspace's top made a repository (a directory of it the human works in)" fresh '
+    cd "$1" && mkdir -p objects refs/heads && echo "ref: refs/heads/main" >HEAD &&
+    printf "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = \"echo ran >>%s; false\"\n" "$2" >config' \
+    "$WS/notes"
+row "a repository below a directory shaped as a bare one" fresh "
+    cd \"\$1/r\" && mkdir tools && cd tools && echo 'ref: refs/heads/main' >HEAD && mkdir objects refs &&
+    $AG init -q app && git -C app config core.fsmonitor \"echo ran >>\$2; false\"" "$WS/r/tools/app"
+row "a repository of the start renamed, a clone inside its .git in its place (a symlink)" fresh "
+    cd \"\$1\" && mv r .r-old && git clone -q .r-old .r-old/.git/x/r &&
+    git -C .r-old/.git/x/r config core.fsmonitor \"echo ran >>\$2; false\" && ln -s .r-old/.git/x/r r" \
+    "$WS/r"
+separate() {
+    fresh
+    rm -rf "$WS/r"
+    mkdir -p "$WS/r" "$WS/meta"
+    chown "$AGENT" "$WS/r" "$WS/meta"
+    g init -q --separate-git-dir "$WS/meta/r.git" "$WS/r"
+    g -C "$WS/r" commit -q --allow-empty -m init
+}
+row "a separate git directory's parent renamed, its path led to a clone inside it" separate "
+    cd \"\$1\" && mv meta meta.old && git clone -q --bare meta.old/r.git meta.old/r.git/hide/r.git &&
+    git --git-dir=meta.old/r.git/hide/r.git config core.bare false &&
+    git --git-dir=meta.old/r.git/hide/r.git config core.fsmonitor \"echo ran >>\$2; false\" &&
+    ln -s meta.old/r.git/hide meta" "$WS/r"
+fresh
 
 # The agent's own work on such a repository still goes on.
 husky

@@ -650,6 +650,32 @@ static void config_pointers_and_their_cap(void **state)
 	assert_non_null(strstr(why, "GIT_GUARD_MAX_CONFIGS"));
 }
 
+/*
+ * A watched file over GIT_GUARD_HASH_MAX is not read (an agent's sparse
+ * 20 GB .envrc held the end for a minute): it counts as changed, and is
+ * held aside, even when it is as it was at the start.
+ */
+static void a_huge_watched_file_is_not_read(void **state)
+{
+	struct fixture *f = *state;
+	struct held_log *l = calloc(1, sizeof(*l));
+	struct git_guard g;
+	int fd, i;
+
+	fd = open(at(f, ".envrc"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)GIT_GUARD_HASH_MAX + 1), 0);
+	close(fd);
+	assert_int_equal(git_guard_plan_session(f->ws, "s4", NULL, &g, NULL, 0), 0);
+	assert_int_equal(git_guard_end(&g, log_held, l), 1);
+	i = find_held(l, at(f, ".envrc"));
+	assert_true(i >= 0);
+	assert_int_equal(l->what[i], GIT_GUARD_FILE_CHANGED);
+	assert_true(l->moved[i][0]);
+	git_guard_free(&g);
+	free(l);
+}
+
 /* The cost: 50,000 files in 500 directories, with 10 repositories. */
 static void plan_cost_on_50000_files(void **state)
 {
@@ -703,6 +729,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(planted_symlinks_are_moved_not_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(caps_fail_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(config_pointers_and_their_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_huge_watched_file_is_not_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(plan_cost_on_50000_files, setup, teardown),
 	};
 

@@ -39,7 +39,9 @@
  *   symlink or whose objects and refs are any files git may search, or a
  *   commondir names them; a new entry of .git/worktrees without a
  *   commondir (a whole repository); a .git file whose path holds a line
- *   break (git keeps it); a symlink in place of a repository's worktrees or modules
+ *   break (git keeps it); the end's walk goes into every git directory
+ *   (a repository made inside one, reached by a symlink or a rename, is
+ *   found there), the workspace's top included; a symlink in place of a repository's worktrees or modules
  *   directory or of an entry in them (held aside); a directory the end
  *   cannot read or name (a path past PATH_MAX) is said and passed over,
  *   the walk goes on.  The strip list reads [section.a "b"] as git does
@@ -58,8 +60,8 @@
  *
  * What it cannot close: while the session runs, a git run by the human in
  * the workspace reads what the agent just made (a new repository, a
- * commondir); a repository inside a git directory (the walk does not go
- * into one) that the human enters by name; a repository whose git directory is not called .git and
+ * commondir); a repository below a git directory is found at the end
+ * only (the plan's walk does not go into one: not read-only meanwhile); a repository whose git directory is not called .git and
  * lacks HEAD, objects or refs at the start but gains them; keys of a
  * config a later git adds that run programs (the list); files other than
  * those listed (a Makefile, package.json scripts, .idea/: the human runs

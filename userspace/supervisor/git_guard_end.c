@@ -476,12 +476,17 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 	struct stat st;
 	size_t i;
 
-	if (++e->gitdirs > 2 * GIT_GUARD_MAX_REPOS || fstat(gfd, &st) < 0) {
+	if (fstat(gfd, &st) < 0 ||
+	    (!git_guard_plan_has_id(e->seen, e->n_seen, &st, NULL) &&
+	     ++e->gitdirs > 2 * GIT_GUARD_MAX_REPOS)) {
 		say(e, GIT_GUARD_INCOMPLETE, gpath, NULL, false,
 		    "more git directories than twice GIT_GUARD_MAX_REPOS, or one not readable: "
 		    "not looked into");
 		return;
 	}
+	/* Met already: a module or linked worktree of a repository, the walk going inside it. */
+	if (git_guard_plan_has_id(e->seen, e->n_seen, &st, NULL))
+		return;
 	(void)seen_add(e, &st);
 	if (!git_guard_plan_has_id(g->dir_ids, g->n_dirs, &st, &i))
 		end_new_gitdir(e, gfd, gpath);
@@ -703,6 +708,7 @@ int git_guard_end(const struct git_guard *g,
 	w->gitfile = end_on_gitfile;
 	w->root = end_on_root;
 	w->skipped = end_skipped;
+	w->into_gitdirs = true;
 	/* Past the plan's cap, not unbounded: an agent's millions of files end it, said. */
 	w->max_entries = 20 * (size_t)GIT_GUARD_MAX_ENTRIES;
 	w->ctx = &e;

@@ -104,7 +104,9 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 				close(fd);
 			}
 			w->path[plen] = 0;
-			continue;
+			/* The end goes into it too, after this directory is read (one buffer). */
+			if (r < 0 || type != DT_DIR || !w->into_gitdirs)
+				continue;
 		}
 		/*
 		 * git takes HEAD as a symlink too, objects and refs through one,
@@ -142,10 +144,13 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 	}
 	if (r < 0)
 		return r;
-	if (!top && head && objects && refs)
+	if (!top && head && objects && refs && !w->into_gitdirs)
 		return w->gitdir(w, dfd);       /* a bare repository, at w->path */
-	/* One git would take for a repository, of an odd shape: handed over, and walked too. */
-	if (!top && head && ((objects_any && refs_any) || commondir)) {
+	/*
+	 * One git would take for a repository, of an odd shape (or any, in
+	 * the end's walk, the top included): handed over, and walked too.
+	 */
+	if ((!top || w->into_gitdirs) && head && ((objects_any && refs_any) || commondir)) {
 		r = w->gitdir(w, dfd);
 		if (r < 0)
 			return r;

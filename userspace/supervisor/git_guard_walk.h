@@ -13,6 +13,7 @@
 #define CORDON_GIT_GUARD_WALK_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The walk's caps: over either, git_guard_plan_session fails (-E2BIG, WHY names it). */
@@ -29,6 +30,12 @@ struct git_guard_walk {
 	 */
 	void (*skipped)(struct git_guard_walk *w, int err);
 	size_t max_entries;             /* 0: GIT_GUARD_MAX_ENTRIES */
+	/*
+	 * The end's walk also goes into every git directory it hands over
+	 * (and treats the workspace's top as one may be): a repository made
+	 * inside one, reached through a symlink or a rename, is found there.
+	 */
+	bool into_gitdirs;
 	/* getdents64's, shared: a directory is read whole before the walk goes below it. */
 	char buf[32768] __attribute__((aligned(8)));
 	size_t entries;

@@ -94,6 +94,11 @@ int git_guard_watch_probe(int rootfd, const char *rel, struct git_guard_wstate *
 	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &s->st) < 0)
 		return -errno;
+	if ((size_t)s->st.st_size > GIT_GUARD_HASH_MAX) {
+		s->big = true;
+		*pfd = TAKE_FD(dfd);
+		return 0;
+	}
 	if (keep && (size_t)s->st.st_size <= GIT_GUARD_SAVE_MAX &&
 	    (size_t)s->st.st_size <= *keep) {
 		if (!(s->data = malloc((size_t)s->st.st_size + 1)))
@@ -141,7 +146,8 @@ bool git_guard_watch_same_leaf(const struct git_guard_wstate *a,
 	if (a->leaf != b->leaf)
 		return false;
 	if (a->leaf == W_REG)
-		return !memcmp(a->sha, b->sha, sizeof(a->sha)) && a->st.st_mode == b->st.st_mode;
+		return !a->big && !b->big && !memcmp(a->sha, b->sha, sizeof(a->sha)) &&
+		       a->st.st_mode == b->st.st_mode;
 	return a->leaf == W_ABSENT || git_guard_watch_same_obj(&a->st, &b->st);
 }
 

@@ -19,6 +19,12 @@
  */
 #define GIT_GUARD_SAVE_MAX    (1u << 20)
 #define GIT_GUARD_SAVE_TOTAL  (64u << 20)
+/*
+ * A watched file bigger than this is not read (an agent's sparse 20 GB
+ * .envrc held the end for a minute, a 16 TB one would for hours): no
+ * agent or editor configuration is that big, so it counts as changed.
+ */
+#define GIT_GUARD_HASH_MAX    (16u << 20)
 
 /* The agent and editor files watched, relative to each root. */
 #define GIT_GUARD_WATCHED \
@@ -34,6 +40,7 @@ struct git_guard_wstate {
 	struct stat dst, st;
 	unsigned char sha[32];
 	unsigned char *data;            /* the whole file, when small enough (the plan only) */
+	bool big;                       /* over GIT_GUARD_HASH_MAX: not read, never the same */
 };
 
 /* REL (relative to the workspace WSFD) opened without following any symlink; fd or -errno. */
