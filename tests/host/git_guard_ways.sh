@@ -319,6 +319,62 @@ row "a separate git directory's parent renamed, its path led to a clone inside i
     git --git-dir=meta.old/r.git/hide/r.git config core.bare false &&
     git --git-dir=meta.old/r.git/hide/r.git config core.fsmonitor \"echo ran >>\$2; false\" &&
     ln -s meta.old/r.git/hide meta" "$WS/r"
+row "a linked worktree whose commondir holds a line break" fresh "
+    cd \"\$1/r/.git\" && d=\$(printf 'worktrees/..\\nfooX') && d=\${d%X} &&
+    git clone -q --bare \"\$1/r\" \"\$d\" && rm \"\$d/HEAD\" &&
+    git config --file \"\$d/config\" core.bare false &&
+    git config --file \"\$d/config\" core.fsmonitor \"echo ran >>\$2; false\" &&
+    mkdir worktrees/evil && cp HEAD worktrees/evil/ && echo \"\$1/r/src/.git\" >worktrees/evil/gitdir &&
+    printf '../..\\nfoo\\n' >worktrees/evil/commondir &&
+    echo \"gitdir: \$1/r/.git/worktrees/evil\" >\"\$1/r/src/.git\"" "$WS/r/src"
+fresh
+
+# A worktree's commondir that leads nowhere: holding it must not leave a
+# whole repository behind (git would take the directory for one).  No
+# control: without cordon git refuses the broken pointer.
+fresh
+printf '%s\n' "cd \"\$1/r/.git\" && git clone -q --bare \"\$1/r\" worktrees/evil &&
+    git config --file worktrees/evil/config core.bare false &&
+    git config --file worktrees/evil/config core.fsmonitor \"echo ran >>\$2; false\" &&
+    echo x >worktrees/evil/commondir && echo \"gitdir: \$1/r/.git/worktrees/evil\" >\"\$1/r/src/.git\" &&
+    echo attack-done" >"$WS/attack.sh"
+rm -f "$marks/held-whole"
+o=$("$cordon" run -q --user "$AGENT" --workspace "$WS" --approve deny --audit "$scratch/held-whole.jsonl" \
+    -- /bin/sh "$WS/attack.sh" "$WS" "$marks/held-whole" 2>/dev/null </dev/null)
+human "$WS/r/src"
+ok "a worktree's bad commondir held: the directory left is stripped as a repository" \
+    sh -c 'test "$1" = attack-done && test ! -e "$2"' _ "$o" "$marks/held-whole"
+fresh
+
+# --- no false alarm: normal work on legitimate layouts holds nothing -------------------
+quiet() {  # quiet NAME WORKSPACE DIR: a session committing in DIR; nothing held, hooks intact
+    printf 'cd "%s" && git -c user.email=a@a -c user.name=a commit -q --allow-empty -m agent && echo attack-done\n' "$3" \
+        >"$2/quiet.sh"
+    o=$("$cordon" run -q --user "$AGENT" --workspace "$2" --approve deny --audit "$scratch/$1.jsonl" \
+        -- /bin/sh "$2/quiet.sh" 2>"$scratch/$1.err" </dev/null)
+    rm -f "$2/quiet.sh"
+    ok "no false alarm, $1: the agent's work done, nothing held ($(grep -c workspace-held "$scratch/$1.jsonl"))" \
+        sh -c 'test "$1" = attack-done && ! grep -q workspace-held "$2"' _ "$o" "$scratch/$1.jsonl"
+}
+submodule
+rm -rf "$WS/wt"
+g -C "$WS/r" worktree add -q "$WS/wt" >/dev/null 2>&1
+g -C "$WS/wt" -c protocol.file.allow=always submodule update -q --init >/dev/null 2>&1
+mod=$(ls -d "$WS"/r/.git/worktrees/wt/modules/sub 2>/dev/null)
+hook_text /dev/null >"$mod/hooks/pre-push" && chmod +x "$mod/hooks/pre-push" && chown "$AGENT" "$mod/hooks/pre-push"
+quiet "submodules of a linked worktree" "$WS" "$WS/wt"
+ok "  its submodule's hook is where the human put it" test -x "$mod/hooks/pre-push"
+WS2=$(mktemp -d /var/tmp/cordon-ws.XXXXXX)
+chown "$AGENT" "$WS2"
+chmod 0755 "$WS2"
+rm -rf "$scratch/bsrc"
+repo "$scratch/bsrc"
+rmdir "$WS2" && g clone -q --bare "$scratch/bsrc" "$WS2" && chmod 0755 "$WS2"
+g -C "$WS2" worktree add -q "$WS2/main" >/dev/null 2>&1
+hook_text /dev/null >"$WS2/hooks/pre-push" && chmod +x "$WS2/hooks/pre-push" && chown "$AGENT" "$WS2/hooks/pre-push"
+quiet "a workspace that is a bare repository with its worktree" "$WS2" "$WS2/main"
+ok "  its hook is where the human put it" test -x "$WS2/hooks/pre-push"
+rm -rf "$WS2"
 fresh
 
 # The agent's own work on such a repository still goes on.

@@ -36,7 +36,7 @@ static const char *const runs_code[] = {
 	"interactive.difffilter", "submodule.*.!update", "sendemail.*", "tar.*.command",
 	"man.*.cmd", "man.*.path", "web.browser", "browser.*.cmd", "browser.*.path",
 	"instaweb.*", "trailer.*.command", "trailer.*.cmd", "guitool.*.cmd",
-	"hook.*.command", "imap.tunnel",
+	"hook.*.command", "imap.tunnel", "help.browser", "man.viewer",
 };
 
 struct entry {

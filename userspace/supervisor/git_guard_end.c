@@ -430,12 +430,16 @@ static void end_new_worktree(struct end *e, int wfd, const char *wpath)
 		end_new_gitdir(e, wfd, wpath);
 		return;
 	}
-	{
-		buf[n > 0 ? n : 0] = 0;
-		buf[strcspn(buf, "\r\n")] = 0;
-		if (strcmp(buf, "../.."))
-			hold_say(e, GIT_GUARD_COMMONDIR, wfd, "commondir", wfd, wpath, NULL,
-				 "not git's own ../..");
+	/* As git reads it: only the end's line breaks go ("../..\nfoo" is a path elsewhere). */
+	buf[n > 0 ? n : 0] = 0;
+	for (n = (ssize_t)strlen(buf); n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'); n--)
+		buf[n - 1] = 0;
+	if (strcmp(buf, "../..")) {
+		/* Without it, the directory is a repository of its own to git: taken as one. */
+		hold_say(e, GIT_GUARD_COMMONDIR, wfd, "commondir", wfd, wpath, NULL,
+			 "not git's own ../..");
+		end_new_gitdir(e, wfd, wpath);
+		return;
 	}
 	strip_config(e, wfd, wpath, "config.worktree");
 }
@@ -504,7 +508,7 @@ static void end_gitdir(struct end *e, int gfd, const char *gpath, int depth)
 		while (d && (de = readdir(d))) {
 			_cleanup_close_ int fd = -1;
 
-			if (de->d_name[0] == '.')
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
 			snprintf(sub, sizeof(sub), "%s/worktrees", gpath);
 			fd = openat(wfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -713,9 +717,14 @@ int git_guard_end(const struct git_guard *g,
 	w->max_entries = 20 * (size_t)GIT_GUARD_MAX_ENTRIES;
 	w->ctx = &e;
 	r = git_guard_walk(w, g->workspace);
-	if (r < 0)
-		say(&e, GIT_GUARD_INCOMPLETE, w->path, NULL, false,
-		    w->cap ? w->cap : strerror(-r));
+	if (r < 0) {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "the walk stopped here (%s): a repository in what "
+			 "it had not reached is not checked; look before running git in the workspace",
+			 w->cap ? w->cap : strerror(-r));
+		say(&e, GIT_GUARD_INCOMPLETE, w->path, NULL, false, detail);
+	}
 	for (size_t i = 0; i < e.n_gitfiles; i++)
 		end_gitfile(&e, e.gitfiles[i]);
 	for (size_t i = 0; i < g->n_pointed; i++)

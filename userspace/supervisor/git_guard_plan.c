@@ -174,6 +174,10 @@ static int plan_gitdir(struct git_guard *g, const char *dir, int depth)
 			r = add_known(g, &st, pinned(wt, "config.worktree") ? GIT_GUARD_HAD_CONFIG_WT : 0);
 			if (r >= 0)
 				r = add_ro(g, wt, linked);
+			/* A linked worktree's own submodules: WORKTREE/modules/NAME. */
+			if (r >= 0 && (size_t)snprintf(wt, sizeof(wt), "%s/%s/modules", sub,
+						       de->d_name) < sizeof(wt) && is_kind(wt, S_IFDIR))
+				r = plan_modules(g, wt, depth + 1);
 		}
 		closedir(d);
 		if (r < 0)

@@ -41,7 +41,7 @@ static int extend(struct git_guard_walk *w, size_t plen, const char *name)
 static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 {
 	bool head = false, objects = false, refs = false, repo = false;
-	bool objects_any = false, refs_any = false, commondir = false;
+	bool objects_any = false, refs_any = false, commondir = false, top_repo = false;
 	_cleanup_free_ char *subs = NULL;       /* the subdirectories' names, NUL after each */
 	size_t n_subs = 0, subs_len = 0, subs_cap = 0;
 	ssize_t got = 0, off = 0;
@@ -147,16 +147,23 @@ static int walk_dir(struct git_guard_walk *w, int dfd, size_t plen, bool top)
 	if (!top && head && objects && refs && !w->into_gitdirs)
 		return w->gitdir(w, dfd);       /* a bare repository, at w->path */
 	/*
-	 * One git would take for a repository, of an odd shape (or any, in
-	 * the end's walk, the top included): handed over, and walked too.
+	 * One git would take for a repository, of an odd shape, or any in the
+	 * end's walk, or the workspace's top itself (a bare repository with
+	 * its worktrees inside, in the plan too): handed over, and walked.
 	 */
-	if ((!top || w->into_gitdirs) && head && ((objects_any && refs_any) || commondir)) {
+	if (head && ((objects_any && refs_any) || commondir)) {
 		r = w->gitdir(w, dfd);
 		if (r < 0)
 			return r;
+		top_repo = top;
 	}
 	for (size_t o = 0; n_subs--; o += strlen(subs + o) + 1) {
-		int l = extend(w, plen, subs + o);
+		int l;
+
+		/* The plan does not go through a top repository's objects (its cost); the end does. */
+		if (top_repo && !w->into_gitdirs && !strcmp(subs + o, "objects"))
+			continue;
+		l = extend(w, plen, subs + o);
 
 		if (l < 0 && w->skipped) {
 			w->skipped(w, l);       /* w->path: its parent (PATH_MAX) */
