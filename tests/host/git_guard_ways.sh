@@ -329,6 +329,32 @@ row "a linked worktree whose commondir holds a line break" fresh "
     echo \"gitdir: \$1/r/.git/worktrees/evil\" >\"\$1/r/src/.git\"" "$WS/r/src"
 fresh
 
+# "../.." then 58 line breaks then a path: git reads it all (a helper in
+# the workspace writes the names with line breaks).
+cat >"$WS/mk63.py" <<'EOF2'
+import os, sys
+w = sys.argv[1] + "/r/"
+nl = "\n"
+os.makedirs(w + ".git/worktrees/evil")
+os.mkdir(w + ".git/worktrees/.." + nl * 58)
+open(w + ".git/worktrees/evil/HEAD", "w").write("ref: refs/heads/main" + nl)
+open(w + ".git/worktrees/evil/gitdir", "w").write(w + "src/.git" + nl)
+open(w + ".git/worktrees/evil/commondir", "w").write("../.." + nl * 58 + "/../../evil" + nl)
+open(w + "src/.git", "w").write("gitdir: " + w + ".git/worktrees/evil" + nl)
+EOF2
+row "a linked worktree whose commondir goes on past its first 63 bytes" fresh "
+    cd \"\$1/r/.git\" && git clone -q --bare \"\$1/r\" evil && rm evil/HEAD &&
+    git config --file evil/config core.bare false &&
+    git config --file evil/config core.fsmonitor \"echo ran >>\$2; false\" &&
+    python3 \"\$1/mk63.py\" \"\$1\"" "$WS/r/src"
+many_hooks() { rm -rf "$WS/app"; }
+row "a new repository with 200 hooks (said once, held whole)" many_hooks "
+    cd \"\$1\" && $AG init -q app && cd app/.git/hooks &&
+    for i in \$(seq 199); do : >h\$i; done &&
+    printf '#!/bin/sh\\necho ran >>%s\\n' \"\$2\" >pre-commit && chmod +x pre-commit" "$WS/app"
+ok "  one record for the directory" sh -c '[ "$(grep -c "\"workspace-held\".*\"hook\"" "$1")" = 1 ]' _ "$log.jsonl"
+fresh
+
 # A worktree's commondir that leads nowhere: holding it must not leave a
 # whole repository behind (git would take the directory for one).  No
 # control: without cordon git refuses the broken pointer.

@@ -284,6 +284,7 @@ static void end_hooks(struct end *e, int gfd, const char *gpath)
 		int dfd = fcntl(hfd, F_DUPFD_CLOEXEC, 3);
 		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 		struct dirent *de;
+		size_t count = 0;
 
 		/* Names first: the directory is not changed while it is read. */
 		while (d && (de = readdir(d))) {
@@ -298,11 +299,18 @@ static void end_hooks(struct end *e, int gfd, const char *gpath)
 			names = nn;
 			memcpy(names + len, de->d_name, l + 1);
 			len += l + 1;
+			count++;
 		}
 		if (d)
 			closedir(d);
 		else if (dfd >= 0)
 			close(dfd);
+		/* Past git's own names, the directory whole, said once (150,000 were 150,000 records). */
+		if (count > 64) {
+			hold_say(e, GIT_GUARD_HOOK, gfd, "hooks", gfd, gpath, NULL,
+				 "more than 64 hooks: the directory held whole");
+			return;
+		}
 		for (size_t off = 0; off < len; off += strlen(names + off) + 1)
 			hold_say(e, GIT_GUARD_HOOK, hfd, names + off, gfd, gpath, "hooks", NULL);
 	}
@@ -421,9 +429,10 @@ static bool seen_add(struct end *e, const struct stat *st)
  */
 static void end_new_worktree(struct end *e, int wfd, const char *wpath)
 {
-	char buf[64];
+	char buf[PATH_MAX + 2];
 	_cleanup_close_ int fd = openat(wfd, "commondir", O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 					O_CLOEXEC);
+	/* The whole of it (git reads it all: "../.." and 58 line breaks then a path is a path). */
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
 	if (fd < 0 && errno == ENOENT) {
